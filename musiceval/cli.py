@@ -1,0 +1,132 @@
+"""The ``musiceval`` command: ``score``, ``generate`` and ``report``.
+
+``musiceval score <protocol> FILE --json`` prints exactly one JSON object on stdout::
+
+    {"protocol": .., "n": <items scored>, "n_failed": <items not scored>, "metrics": {..}}
+
+``--per-item FILE`` writes one JSON line per item (failed items carry ``error``). Input errors
+print one line naming the file, line and field on stderr and exit with code 2 (a traceback only
+with ``--debug``); partial results are never written as if complete.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from musiceval.records import to_jsonable
+from musiceval.scoring import InputError, ScoreOutput, load_scorers
+
+EXIT_INPUT_ERROR = 2
+
+
+def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    p.add_argument("file", nargs="?", help="input file (responses / outputs)")
+    p.add_argument("--format", choices=list(formats), default=formats[0], help="input layout (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument("--per-item", metavar="FILE", help="write per-item scores and failures as JSON lines")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="musiceval", description="Evaluate music language models.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    score = sub.add_parser("score", help="score recorded responses with one protocol")
+    protocols = score.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
+    for name, scorer in sorted(load_scorers().items()):
+        p = protocols.add_parser(name, help=scorer.help, description=scorer.help)
+        _add_common(p, scorer.formats)
+        scorer.configure(p)
+        p.set_defaults(_scorer=scorer)
+
+    try:
+        from musiceval import generate
+    except ImportError:
+        generate = None  # type: ignore[assignment]
+    if generate is not None:
+        g = sub.add_parser("generate", help="run a model over a dataset and fill the response cache")
+        generate.configure(g)
+        g.set_defaults(_run=generate.run)
+
+    report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
+    report.add_argument("results_dir", type=Path)
+    report.set_defaults(_run=_run_report)
+    return parser
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from musiceval.report import read_parts, write_reports, write_run
+
+    results_dir: Path = args.results_dir
+    results = results_dir / "results.json"
+    if results.is_file():
+        run = json.loads(results.read_text(encoding="utf-8"))
+        write_reports(results_dir, run)
+    elif (results_dir / "parts").is_dir() and read_parts(results_dir):
+        run = write_run(results_dir, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
+    else:
+        raise InputError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")
+    print(f"{results_dir / 'report.html'}  ({', '.join(f'{v} {k}' for k, v in run['counts'].items())})")
+    return 0
+
+
+def _write_per_item(path: str, out: ScoreOutput) -> None:
+    target = Path(path)
+    tmp = target.with_name(target.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for row in out.per_item:
+            fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
+        scored = {str(r.get("item_id")) for r in out.per_item}
+        for row in out.failures:
+            if str(row.get("item_id")) not in scored:
+                fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
+    os.replace(tmp, target)  # only a complete file gets the requested name
+
+
+def _print_human(out: ScoreOutput) -> None:
+    print(f"{out.protocol}: n={out.n} n_failed={out.n_failed}")
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, float):
+            print(f"  {prefix:<40} {value:.4f}")
+        else:
+            print(f"  {prefix:<40} {value}")
+
+    walk("", out.metrics)
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    out: ScoreOutput = args._scorer.score(args)
+    if args.per_item:
+        _write_per_item(args.per_item, out)
+    if args.json:
+        print(json.dumps(to_jsonable(out.as_json()), allow_nan=False, default=str))
+    else:
+        _print_human(out)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run = getattr(args, "_run", None) or _run_score
+    try:
+        return int(run(args) or 0)
+    except (InputError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError, ValueError) as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(f"musiceval: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

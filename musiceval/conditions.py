@@ -1,0 +1,195 @@
+"""The five free-form conditions: Correct, Random, Noise, Skyline, Adversarial.
+
+Every condition is scored against the same reference (SPEC.md, protocol 1).
+
+- **Correct**: the model's answer with the intended audio (the recorded ``model_output``).
+- **Random**: each question is paired with a different recording of the same dataset: a seeded
+  derangement, never the clip itself (:func:`derangement`, :func:`random_audio_assignment`).
+  For *recorded* responses to one shared prompt (the four generic captioning questions, or any
+  task whose prompt is identical for every clip) the Random condition is exactly "the response
+  the model gave for another clip with the same prompt": the model saw the same text and a
+  different recording, which is the Random condition's definition, so no rerun is needed
+  (:func:`random_recorded_responses`). Items whose prompt no other item shares have no Random
+  response and are reported, never silently given one.
+  ``draws=K`` gives K independent derangements; scores are averaged over the draws per item
+  (:func:`mean_over_draws`).
+- **Noise**: white Gaussian noise of the clip's length instead of the audio (MuChoMusic's audio
+  attention test): :func:`noise_like`.
+- **Skyline / Adversarial**: the reference rewritten to keep every musical fact (paraphrase) or to
+  change the facts with minimal edits; from the suite's LLM rewriter
+  (:mod:`musiceval.llm.rewrite`) or a hand-written fixture set (:func:`load_rewrites`).
+
+Seeding: every random choice takes ``seed``; per-group streams derive from ``(seed, crc32(group))``
+so one group's draw does not depend on the order or presence of the others.
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Hashable, Mapping, Sequence
+
+import numpy as np
+
+from musiceval.records import Item
+
+
+def _rng(seed: int, key: str = "") -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(key.encode("utf-8"))]))
+
+
+def derangement(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random permutation of ``range(n)`` with no fixed point (rejection sampling).
+
+    Raises ``ValueError`` for ``n < 2`` (one item has no other item to pair with).
+    """
+    if n < 2:
+        raise ValueError(f"a derangement needs at least 2 items (got {n})")
+    idx = np.arange(n)
+    while True:  # accepted with probability ~1/e per try
+        perm = rng.permutation(n)
+        if not np.any(perm == idx):
+            return perm
+
+
+def random_audio_assignment(items: Sequence[Item], seed: int, *, draws: int = 1) -> list[dict[str, str]]:
+    """For each draw, map item id -> the audio of a *different* clip of the same dataset.
+
+    The derangement runs over distinct clips (``item.audio``), so an item never receives its own
+    recording even when several questions share it.
+    """
+    clips = sorted({it.audio for it in items if it.audio is not None})
+    missing = [it.id for it in items if it.audio is None]
+    if missing:
+        raise ValueError(f"{len(missing)} items have no audio (first: {missing[0]!r}); Random audio needs the clips")
+    out = []
+    for d in range(draws):
+        perm = derangement(len(clips), _rng(seed, f"audio/{d}"))
+        swap = {clips[i]: clips[perm[i]] for i in range(len(clips))}
+        out.append({it.id: swap[it.audio] for it in items})
+    return out
+
+
+@dataclass(frozen=True)
+class RandomResponses:
+    """Random-condition texts from recorded responses: ``draws[k][item_id] -> text``."""
+
+    draws: tuple[dict[str, str], ...]
+    #: items with no other item sharing their prompt, hence no Random response
+    unpaired: tuple[str, ...]
+
+
+def random_recorded_responses(
+    item_ids: Sequence[str],
+    prompts: Sequence[Hashable],
+    responses: Sequence[str],
+    seed: int,
+    *,
+    draws: int = 1,
+    clips: Sequence[Hashable] | None = None,
+) -> RandomResponses:
+    """Derange recorded responses among items that share the same prompt.
+
+    Parameters
+    ----------
+    item_ids, prompts, responses : sequences of equal length
+        The prompt is what the model saw as text; equal prompts form one group.
+    seed : int
+    draws : int
+        Number of independent derangements.
+    clips : sequence, optional
+        The recording of each item. When given, a partner with the same recording is also
+        rejected (possible only if one clip was asked the same prompt twice).
+    """
+    if not (len(item_ids) == len(prompts) == len(responses)):
+        raise ValueError("item_ids, prompts and responses must have the same length")
+    groups: dict[Hashable, list[int]] = defaultdict(list)
+    for k, p in enumerate(prompts):
+        groups[p].append(k)
+    unpaired = [item_ids[k] for ks in groups.values() if len(ks) < 2 for k in ks]
+    out: list[dict[str, str]] = []
+    for d in range(draws):
+        mapping: dict[str, str] = {}
+        for prompt, ks in groups.items():
+            if len(ks) < 2:
+                continue
+            rng = _rng(seed, f"prompt/{d}/{prompt}")
+            for _ in range(1000):
+                perm = derangement(len(ks), rng)
+                if clips is None or all(clips[ks[i]] != clips[ks[perm[i]]] for i in range(len(ks))):
+                    break
+            else:
+                raise ValueError(f"prompt {prompt!r}: no derangement avoids repeating a clip")
+            for i, k in enumerate(ks):
+                mapping[item_ids[k]] = responses[ks[perm[i]]]
+        out.append(mapping)
+    return RandomResponses(draws=tuple(out), unpaired=tuple(unpaired))
+
+
+def mean_over_draws(score_draw: Callable[[dict[str, str]], Mapping[str, float]], draws: Sequence[dict[str, str]]) -> dict[str, float]:
+    """Average per-item scores over K Random draws (each draw scored by ``score_draw``)."""
+    totals: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for draw in draws:
+        for item_id, value in score_draw(draw).items():
+            totals[item_id] += float(value)
+            counts[item_id] += 1
+    return {i: totals[i] / counts[i] for i in totals}
+
+
+def noise_like(waveform: np.ndarray, seed: int) -> np.ndarray:
+    """Noise condition audio: white Gaussian noise with the clip's length and RMS level.
+
+    Delegates to :func:`musiceval.data.audio.white_noise_like` (one definition in the suite).
+    """
+    from musiceval.data.audio import white_noise_like
+
+    return white_noise_like(waveform, seed)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A Skyline paraphrase and an Adversarial rewrite of one reference."""
+
+    item_id: str
+    question: str
+    reference: str
+    skyline: str
+    adversarial: str
+    #: "hand-written" or "llm:<model>:<prompt version>"; never blurred
+    source: str
+
+
+def load_rewrites(path: str | Path) -> dict[str, Rewrite]:
+    """Load a Skyline/Adversarial set: JSON lines ``{id, question, reference, skyline,
+    adversarial, source}``. Raises ``ValueError`` naming the line and field of a bad record."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"rewrite set {str(path)!r} not found; write it with musiceval.llm.rewrite or use fixtures/freeform/rewrites_handwritten.jsonl")
+    out: dict[str, Rewrite] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise ValueError(f"{path}:{lineno}: expected a JSON object")
+            for key in ("id", "reference", "skyline", "adversarial", "source"):
+                if not isinstance(rec.get(key), str) or not rec[key].strip():
+                    raise ValueError(f"{path}:{lineno}: field {key!r} must be a non-empty string")
+            if rec["id"] in out:
+                raise ValueError(f"{path}:{lineno}: duplicate id {rec['id']!r}")
+            out[rec["id"]] = Rewrite(
+                item_id=rec["id"],
+                question=str(rec.get("question", "")),
+                reference=rec["reference"],
+                skyline=rec["skyline"],
+                adversarial=rec["adversarial"],
+                source=rec["source"],
+            )
+    return out

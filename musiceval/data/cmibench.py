@@ -1,0 +1,240 @@
+"""CMI-Bench files: instruction JSONL and model output files.
+
+Layouts (nicolaus625/CMI-bench):
+
+- Instructions ``CMI_<task>.jsonl``: one JSON object per line with ``instruction``, ``input``
+  ("<|SOA|><AUDIO><|EOA|>"), ``output`` (ground truth), ``split`` (list), ``task_type``
+  (``{"major": [...], "minor": [...]}``), ``audio_path`` (list), ``audio_start``, ``audio_end``,
+  ``source``, ``other``.
+- Outputs ``<model>_<task>.jsonl``: despite the extension, ONE JSON array of objects
+  ``{question, response, correct_answer, audioid, other}``. Real JSON-lines files are read too.
+
+The task is the longest name in :data:`TASKS` that the file name ends with, so model names may
+contain underscores (``ltu_as_GTZAN.jsonl``). One malformed record (not an object, a missing or
+non-text ``response``, a missing ``correct_answer``) is an :class:`~musiceval.records.ItemFailure`,
+never a crash; a file that is not JSON at all raises :class:`CmiBenchFormatError` naming the file
+and the fix.
+
+Item ids are ``"<index>|<audio key>"`` where the audio key is ``audioid`` after its last
+``data/`` or ``testdata/`` component, so the outputs of two models on the same file pair up.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from musiceval.records import ItemFailure
+
+TASKS = (
+    "GTZAN", "GS_key", "EMO_arousal", "EMO_valence", "Nsynth_instrument", "Nsynth_pitch",
+    "VocalSet_tech", "gtzan_beat", "gtzan_downbeat", "ballroom_beat", "ballroom_downbeat",
+    "DSing", "Guzheng_Tech", "MTT", "MTG_genre", "MTG_emotion", "MTG_instrument", "MTG_top50tags",
+    "MusicCaps", "SDD", "MedleyDB",
+)
+#: Files larger than this are refused (the largest real output file is about 4 MB).
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+class CmiBenchFormatError(ValueError):
+    """A whole file is unusable: the message names the file, the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One model answer in a CMI-Bench output file."""
+
+    item_id: str
+    index: int
+    question: str
+    response: str
+    correct_answer: str
+    audioid: str
+    group: str
+    other: Any = ""
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    task: str
+    model: str
+    path: str
+    records: tuple[OutputRecord, ...]
+    failures: tuple[ItemFailure, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.records) + len(self.failures)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One line of a ``CMI_<task>.jsonl`` instruction file."""
+
+    line: int
+    instruction: str
+    output: str
+    input: str = "<|SOA|><AUDIO><|EOA|>"
+    split: tuple[str, ...] = ()
+    task_major: tuple[str, ...] = ()
+    task_minor: tuple[str, ...] = ()
+    audio_path: tuple[str, ...] = ()
+    audio_start: float | None = None
+    audio_end: float | None = None
+    source: str = ""
+    other: Mapping[str, Any] = field(default_factory=dict)
+
+
+def task_from_filename(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """``(model, task)`` of ``<model>_<task>.jsonl`` (``("CMI", task)`` for instruction files).
+
+    Raises
+    ------
+    ValueError
+        When the name ends with no known task; pass ``--task`` then.
+    """
+    stem = Path(path).name
+    stem = re.sub(r"\.(jsonl|json)$", "", stem, flags=re.I)
+    for task in sorted(TASKS, key=len, reverse=True):
+        if stem == task:
+            return "", task
+        if stem.endswith("_" + task):
+            return stem[: -len(task) - 1], task
+    raise ValueError(
+        f"{Path(path).name}: cannot tell the CMI-Bench task from the file name (expected "
+        f"'<model>_<task>.jsonl' with task one of {', '.join(TASKS)}); pass --task"
+    )
+
+
+def audio_key(audioid: str) -> str:
+    """``audioid`` after its last ``data/`` or ``testdata/`` directory (model-independent)."""
+    norm = audioid.replace("\\", "/")
+    m = list(re.finditer(r"(?:^|/)(?:test)?data/", norm))
+    return norm[m[-1].end():] if m else norm.lstrip("./")
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise CmiBenchFormatError(f"{path}: no such file; pass the path of a CMI-Bench output or instruction file")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise CmiBenchFormatError(f"{path}: {size} bytes exceeds the {MAX_FILE_BYTES} byte limit; split the file")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+
+
+def _as_text(value: Any) -> str | None:
+    """Text of a field: strings as is, numbers via ``str``, a list by its first element."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def _parse_items(text: str, path: Path) -> list[tuple[int, Any]]:
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CmiBenchFormatError(
+                f"{path}:{exc.lineno}: invalid JSON array ({exc.msg}); the file must be one JSON array "
+                "of {question, response, correct_answer, audioid, other} objects"
+            ) from None
+        return list(enumerate(data))
+    items: list[tuple[int, Any]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            items.append((lineno, ItemFailure(f"line{lineno}", f"invalid JSON on line {lineno}: {exc.msg}")))
+    if not items:
+        raise CmiBenchFormatError(f"{path}: empty file; expected a JSON array of model outputs")
+    return items
+
+
+def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> OutputFile:
+    """Read a CMI-Bench output file into records and per-item failures."""
+    p = Path(path)
+    model, file_task = ("", task) if task else task_from_filename(p)
+    if file_task not in TASKS:
+        raise ValueError(f"unknown CMI-Bench task {file_task!r}; one of {', '.join(TASKS)}")
+    records: list[OutputRecord] = []
+    failures: list[ItemFailure] = []
+    for index, obj in _parse_items(_read_text(p), p):
+        if isinstance(obj, ItemFailure):
+            failures.append(obj)
+            continue
+        where = f"{p.name}[{index}]"
+        if not isinstance(obj, dict):
+            failures.append(ItemFailure(str(index), f"{where}: record is {type(obj).__name__}, not an object"))
+            continue
+        audioid = _as_text(obj.get("audioid")) or ""
+        item_id = f"{index}|{audio_key(audioid)}"
+        response = _as_text(obj.get("response"))
+        answer = _as_text(obj.get("correct_answer"))
+        if response is None:
+            failures.append(ItemFailure(item_id, f"{where}: field 'response' missing or not text"))
+            continue
+        if answer is None:
+            failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' missing or not text"))
+            continue
+        records.append(OutputRecord(
+            item_id=item_id, index=index, question=_as_text(obj.get("question")) or "", response=response,
+            correct_answer=answer, audioid=audioid, group=audio_key(audioid) or str(index), other=obj.get("other", ""),
+        ))
+    return OutputFile(task=file_task, model=model, path=str(p), records=tuple(records), failures=tuple(failures))
+
+
+def _tuple_of_str(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return ()
+
+
+def _float_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def load_instructions(path: str | os.PathLike[str]) -> tuple[list[Instruction], list[ItemFailure]]:
+    """Read a ``CMI_<task>.jsonl`` instruction file; malformed lines become failures."""
+    p = Path(path)
+    rows: list[Instruction] = []
+    failures: list[ItemFailure] = []
+    for lineno, line in enumerate(_read_text(p).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: invalid JSON ({exc.msg})"))
+            continue
+        if not isinstance(obj, dict):
+            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: not an object"))
+            continue
+        instruction, output = _as_text(obj.get("instruction")), _as_text(obj.get("output"))
+        if instruction is None or output is None:
+            missing = "instruction" if instruction is None else "output"
+            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: field '{missing}' missing or not text"))
+            continue
+        tt = obj.get("task_type") if isinstance(obj.get("task_type"), dict) else {}
+        rows.append(Instruction(
+            line=lineno, instruction=instruction, output=output, input=str(obj.get("input", "")),
+            split=_tuple_of_str(obj.get("split")), task_major=_tuple_of_str(tt.get("major")),
+            task_minor=_tuple_of_str(tt.get("minor")), audio_path=_tuple_of_str(obj.get("audio_path")),
+            audio_start=_float_or_none(obj.get("audio_start")), audio_end=_float_or_none(obj.get("audio_end")),
+            source=str(obj.get("source", "")), other=obj.get("other") if isinstance(obj.get("other"), dict) else {},
+        ))
+    return rows, failures

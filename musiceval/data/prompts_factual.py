@@ -1,0 +1,91 @@
+"""Prompt templates for factual QA (SPEC section 2): per-task phrasings and the variants.
+
+- :data:`PHRASINGS`: several phrasings per task; the first is the paper's ("Which instruments
+  are used in this piece of music?", "What genre does this piece of music fall under?", "Which
+  classical composer's style does this piece resemble the most?");
+- :func:`among_prompt`: "Among {all labels}, ..." lists the vocabulary (raises recall, lowers
+  precision in the paper);
+- :func:`binary_prompt`: "Between A and B, ..." (build the pairs with
+  :func:`musiceval.metrics.sets.binary_choices`, true label first in exactly half);
+- :func:`true_false_prompts`: one "Is {label} used in this song?" per label.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+TASKS = ("instrument", "genre", "composer")
+
+PHRASINGS: dict[str, tuple[str, ...]] = {
+    "instrument": (
+        "Which instruments are used in this piece of music?",
+        "What instruments can you hear in this music?",
+        "List the musical instruments that play in this recording.",
+        "What's the music instrument?",
+    ),
+    "genre": (
+        "What genre does this piece of music fall under?",
+        "What is the genre of this music?",
+        "Which music genre best describes this track?",
+    ),
+    "composer": (
+        "Which classical composer's style does this piece resemble the most?",
+        "Who composed this piece of music?",
+        "Which composer's style is this piece closest to?",
+    ),
+}
+
+_AMONG = {
+    "instrument": "Among {labels}, which instruments are used in this piece of music?",
+    "genre": "Among {labels}, what genre does this piece of music fall under?",
+    "composer": "Among {labels}, which classical composer's style does this piece resemble the most?",
+}
+_BINARY = {
+    "instrument": "Between {a} and {b}, which instrument is used in this piece of music?",
+    "genre": "Between {a} and {b}, which genre does this piece of music fall under?",
+    "composer": "Between {a} and {b}, which composer's style does this piece resemble the most?",
+}
+_TRUE_FALSE = {
+    "instrument": "Is {label} used in this song? Answer yes or no.",
+    "genre": "Is this song {label} music? Answer yes or no.",
+    "composer": "Does this piece resemble the style of {label}? Answer yes or no.",
+}
+
+
+def _check(task: str) -> None:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+
+
+def _display(label: str) -> str:
+    return label.replace("_", " ")
+
+
+def phrasing(task: str, style: int = 0) -> str:
+    """Phrasing number ``style`` of a task's question (0 is the paper's)."""
+    _check(task)
+    options = PHRASINGS[task]
+    if not 0 <= style < len(options):
+        raise ValueError(f"task {task!r} has phrasings 0..{len(options) - 1}, got {style}")
+    return options[style]
+
+
+def among_prompt(task: str, labels: Sequence[str]) -> str:
+    """The "Among {all labels}, ..." variant: ``among_prompt("genre", ["pop", "rock"])``."""
+    _check(task)
+    if not labels:
+        raise ValueError("the 'Among' prompt needs the vocabulary's labels")
+    names = [_display(x) for x in labels]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return _AMONG[task].format(labels=listed)
+
+
+def binary_prompt(task: str, a: str, b: str) -> str:
+    """The binary-choice variant "Between A and B, ..."."""
+    _check(task)
+    return _BINARY[task].format(a=_display(a), b=_display(b))
+
+
+def true_false_prompts(task: str, labels: Sequence[str]) -> dict[str, str]:
+    """One yes/no question per label: ``{label: "Is {label} used in this song? ..."}``."""
+    _check(task)
+    return {label: _TRUE_FALSE[task].format(label=_display(label)) for label in labels}

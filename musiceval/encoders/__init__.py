@@ -1,0 +1,8 @@
+"""Text encoders used inside metrics (CLAPText, sentence cosine, CMI-Bench tagging, triplets).
+
+Every encoder implements :class:`musiceval.encoders.base.TextEncoder`; :func:`load_text_encoder`
+resolves a user-facing name (``minilm``, a sentence-transformers directory or hub id, ``clap:...``).
+"""
+from musiceval.encoders.base import EmbeddingCache, TextEncoder, embed_distinct, register_encoder, load_text_encoder
+
+__all__ = ["EmbeddingCache", "TextEncoder", "embed_distinct", "register_encoder", "load_text_encoder"]

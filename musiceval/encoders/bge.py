@@ -1,0 +1,48 @@
+"""BGE text encoders (``bge:<dir-or-hub-id>``): CLS pooling and L2 normalisation.
+
+BAAI's BGE models (Xiao et al. 2023, "C-Pack") take the final hidden state of the first ([CLS])
+token, not the mean of all tokens. CMI-Bench scores its tagging tasks with ``bge-large-en-v1.5``
+(``bge:BAAI/bge-large-en-v1.5``). The retrieval query instruction
+(:data:`BGE_QUERY_INSTRUCTION`) is applied by the caller, because whether to apply it is a
+scoring rule (see docs/cmi-bench.md), not a property of the weights.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from musiceval.encoders.base import l2_normalise, register_encoder
+from musiceval.encoders.sentence import MeanPoolingEncoder
+
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+BGE_LARGE_EN = "BAAI/bge-large-en-v1.5"
+
+
+class ClsPoolingEncoder(MeanPoolingEncoder):
+    """A transformers encoder whose sentence vector is the [CLS] token's last hidden state."""
+
+    def __init__(self, name_or_path: str, **kwargs: object) -> None:
+        super().__init__(name_or_path, **kwargs)  # type: ignore[arg-type]
+        self.id = self.id.replace("meanpool:", "clspool:", 1)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                batch = list(texts[start : start + self.batch_size])
+                enc = self.tokenizer(
+                    batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+                ).to(self.device)
+                out.append(self.model(**enc).last_hidden_state[:, 0].float().cpu().numpy())
+                self.n_encoded += len(batch)
+        if not out:
+            return np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
+        return l2_normalise(np.concatenate(out)).astype(np.float32)
+
+
+@register_encoder("bge")
+def _load_bge(arg: str) -> ClsPoolingEncoder:
+    return ClsPoolingEncoder(arg or BGE_LARGE_EN, max_length=512)

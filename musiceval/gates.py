@@ -1,0 +1,330 @@
+"""Release gates: statistical comparisons that end in PASS, FAIL or INCONCLUSIVE.
+
+A :class:`Gate` turns :class:`~musiceval.records.ItemScores` into a
+:class:`~musiceval.records.GateResult` with an estimate, a two-sided ``1 - alpha`` interval, a
+one-sided p-value and the name of the test used, hands every result (and the per-item scores it
+consumed) to a sink, and then calls ``on_result`` so that a test harness can fail or xfail.
+It has no pytest dependency: notebooks use it directly with a list as the sink.
+
+The outcome rule is :func:`musiceval.stats.decide`: PASS when the interval's lower bound clears
+the margin, FAIL when its upper bound is below it, INCONCLUSIVE otherwise. p-values are reported
+alongside (and Holm-adjusted across a run by the report), never used to flip an outcome.
+
+>>> from musiceval.records import ItemScores
+>>> rows = []
+>>> gate = Gate(GateConfig(n_resamples=2000), sink=rows.append)
+>>> a = ItemScores("acc", ids=[str(i) for i in range(200)], values=[1.0] * 150 + [0.0] * 50)
+>>> gate.binomial_greater(a, 0.25, name="accuracy beats chance").outcome.value
+'PASS'
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from musiceval import stats
+from musiceval.records import GateResult, ItemScores, Outcome, to_jsonable
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    alpha: float = 0.05
+    n_resamples: int = 10_000
+    ci_method: str = "bca"
+    seed: int = 0
+    protocol: str = ""
+
+    @classmethod
+    def from_thresholds(cls, thresholds: Mapping[str, Any], *, seed: int = 0) -> "GateConfig":
+        d = thresholds.get("defaults", {})
+        return cls(
+            alpha=float(d.get("alpha", 0.05)),
+            n_resamples=int(d.get("n_resamples", 10_000)),
+            ci_method=str(d.get("ci_method", "bca")),
+            seed=seed,
+        )
+
+
+def gate_seed(run_seed: int, name: str) -> int:
+    """A per-gate seed derived from the run seed and the gate name, so a gate's resamples do
+    not depend on which xdist worker ran it or in what order."""
+    return (run_seed * 1_000_003 + zlib.crc32(name.encode("utf-8"))) % 2**32
+
+
+def align_paired(a: ItemScores, b: ItemScores) -> tuple[np.ndarray, np.ndarray, tuple[str, ...] | None, list[str]]:
+    """Values of ``a`` and ``b`` on their common item ids, the groups, and the unpaired ids."""
+    b_index = {i: k for k, i in enumerate(b.ids)}
+    keep_a = [k for k, i in enumerate(a.ids) if i in b_index]
+    keep_b = [b_index[a.ids[k]] for k in keep_a]
+    common = {a.ids[k] for k in keep_a}
+    unpaired = sorted((set(a.ids) | set(b.ids)) - common)
+    groups = a.groups if a.groups is not None else b.groups
+    if groups is not None:
+        src = a if a.groups is not None else b
+        pos = {i: k for k, i in enumerate(src.ids)}
+        groups = tuple(src.groups[pos[a.ids[k]]] for k in keep_a)  # type: ignore[index]
+    return a.values[keep_a], b.values[keep_b], groups, unpaired
+
+
+def _has_clusters(groups: Sequence[str] | None) -> bool:
+    return groups is not None and len(set(groups)) < len(groups)
+
+
+class Gate:
+    """Records gate results; see the module docstring."""
+
+    def __init__(
+        self,
+        config: GateConfig = GateConfig(),
+        *,
+        sink: Callable[[dict[str, Any]], None] = lambda row: None,
+        on_result: Callable[[GateResult], None] = lambda result: None,
+        nodeid: str = "",
+    ):
+        self.config = config
+        self.sink = sink
+        self.on_result = on_result
+        self.nodeid = nodeid
+        self.results: list[GateResult] = []
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _interval(self, values: np.ndarray, groups: Sequence[str] | None, seed: int) -> stats.Interval:
+        return stats.paired_bootstrap_ci(
+            values,
+            groups=groups if _has_clusters(groups) else None,
+            alpha=self.config.alpha,
+            n_resamples=self.config.n_resamples,
+            seed=seed,
+            method=self.config.ci_method,
+        )
+
+    def _conclude(self, result: GateResult, inputs: Sequence[ItemScores] = ()) -> GateResult:
+        result = replace(
+            result,
+            nodeid=self.nodeid,
+            alpha=self.config.alpha,
+            protocol=result.protocol or self.config.protocol,
+            seed=result.seed if result.seed is not None else self.config.seed,
+        )
+        for scores in inputs:
+            self.record_scores(scores, gate=result.name, protocol=result.protocol)
+        self.results.append(result)
+        self.sink({"type": "gate", **to_jsonable(result)})
+        self.on_result(result)
+        return result
+
+    def _empty(self, name: str, test: str, threshold: float, protocol: str, metric: str, n_failed: int) -> GateResult:
+        return GateResult(
+            name=name, outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan),
+            p_value=None, n=0, threshold=threshold, test=test, protocol=protocol, metric=metric,
+            n_failed=n_failed, detail="no scored items: nothing to decide",
+        )
+
+    # ------------------------------------------------------------------ gates
+
+    def paired_greater(
+        self, a: ItemScores, b: ItemScores, *, name: str, margin: float = 0.0, protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """``mean(a - b) > margin`` on the items both conditions scored (paired by item id).
+
+        Interval: paired bootstrap (BCa by default; whole clusters resampled when items share a
+        group). p-value: sign-flip permutation test of ``a - b - margin`` (clustered likewise).
+        """
+        metric = metric or a.metric
+        va, vb, groups, unpaired = align_paired(a, b)
+        n_failed = len(a.failures) + len(b.failures) + len(unpaired)
+        test = "paired bootstrap CI + sign-flip test"
+        if va.size == 0:
+            return self._conclude(self._empty(name, test, margin, protocol, metric, n_failed), (a, b))
+        seed = gate_seed(self.config.seed, name)
+        diff = va - vb
+        ci = self._interval(diff, groups, seed)
+        clustered = groups if _has_clusters(groups) else None
+        p = stats.sign_flip_test(diff - margin, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
+        detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
+        if unpaired:
+            detail += f"; {len(unpaired)} unpaired items excluded"
+        return self._conclude(
+            GateResult(
+                name=name, outcome=stats.decide(ci, margin), estimate=float(diff.mean()), ci=(ci.low, ci.high),
+                p_value=p, n=int(diff.size), threshold=margin, test=f"{test} ({ci.method})",
+                protocol=protocol, metric=metric, n_failed=n_failed, detail=detail, seed=seed,
+            ),
+            (a, b),
+        )
+
+    def greater_than_chance(
+        self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """``mean(scores) > chance`` for a known chance level: bootstrap interval of the mean,
+        sign-flip test of ``scores - chance``. The estimate is the mean minus chance."""
+        metric = metric or scores.metric
+        test = "bootstrap CI vs fixed chance + sign-flip test"
+        if scores.n == 0:
+            return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
+        seed = gate_seed(self.config.seed, name)
+        diff = scores.values - chance
+        ci = self._interval(diff, scores.groups, seed)
+        clustered = scores.groups if _has_clusters(scores.groups) else None
+        p = stats.sign_flip_test(diff, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
+        return self._conclude(
+            GateResult(
+                name=name, outcome=stats.decide(ci, 0.0), estimate=float(diff.mean()), ci=(ci.low, ci.high),
+                p_value=p, n=scores.n, threshold=chance, test=f"{test} ({ci.method})", protocol=protocol,
+                metric=metric, n_failed=len(scores.failures),
+                detail=f"mean={scores.mean():.4f}, chance={chance:.4f}", seed=seed,
+            ),
+            (scores,),
+        )
+
+    def beats_permutation_null(
+        self, scores: ItemScores, null_means: Sequence[float] | np.ndarray, *, name: str, protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """``mean(scores)`` above the chance level estimated by permutation.
+
+        ``null_means`` are the mean scores under permutations of the item-label link (see
+        :func:`musiceval.stats.permutation_null`). Estimate: observed mean minus the null mean;
+        interval: bootstrap of the observed mean minus the null mean; p-value: Monte Carlo
+        permutation p-value.
+        """
+        metric = metric or scores.metric
+        null = np.asarray(null_means, dtype=float)
+        chance = float(null.mean())
+        test = f"permutation null ({null.size} permutations) + bootstrap CI"
+        if scores.n == 0:
+            return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
+        seed = gate_seed(self.config.seed, name)
+        ci = self._interval(scores.values - chance, scores.groups, seed)
+        p = stats.permutation_p_value(scores.mean(), null)
+        return self._conclude(
+            GateResult(
+                name=name, outcome=stats.decide(ci, 0.0), estimate=scores.mean() - chance, ci=(ci.low, ci.high),
+                p_value=p, n=scores.n, threshold=chance, test=f"{test} ({ci.method})", protocol=protocol,
+                metric=metric, n_failed=len(scores.failures),
+                detail=f"mean={scores.mean():.4f}, permutation chance={chance:.4f} (sd {null.std():.4f})", seed=seed,
+            ),
+            (scores,),
+        )
+
+    def binomial_greater(
+        self, correct: ItemScores, p0: float, *, name: str, protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """Accuracy (0/1 per item) above the chance rate ``p0``.
+
+        Independent items: exact binomial test and Clopper-Pearson interval. Items sharing a
+        group (several questions per track): cluster bootstrap interval and a clustered
+        sign-flip test instead, because the binomial would overstate the evidence.
+        """
+        metric = metric or correct.metric
+        values = correct.values
+        if correct.n and not np.all((values == 0) | (values == 1)):
+            raise ValueError(f"binomial_greater needs 0/1 outcomes; {correct.metric!r} has other values")
+        if correct.n == 0:
+            return self._conclude(self._empty(name, "exact binomial", p0, protocol, metric, len(correct.failures)), (correct,))
+        seed = gate_seed(self.config.seed, name)
+        k, n = int(values.sum()), correct.n
+        if _has_clusters(correct.groups):
+            ci = self._interval(values - p0, correct.groups, seed)
+            p = stats.sign_flip_test(values - p0, groups=correct.groups, n_resamples=self.config.n_resamples, seed=seed)
+            low, high, test = ci.low, ci.high, f"clustered {ci.method} + sign-flip test"
+        else:
+            cp = stats.clopper_pearson(k, n, self.config.alpha)
+            p = stats.binomial_test_greater(k, n, p0)
+            low, high, test = cp.low - p0, cp.high - p0, "exact binomial test + Clopper-Pearson CI"
+        return self._conclude(
+            GateResult(
+                name=name, outcome=stats.decide((low, high), 0.0), estimate=k / n - p0, ci=(low, high), p_value=p,
+                n=n, threshold=p0, test=test, protocol=protocol, metric=metric, n_failed=len(correct.failures),
+                detail=f"accuracy={k / n:.4f} ({k}/{n}), chance={p0:.4f}", seed=seed,
+            ),
+            (correct,),
+        )
+
+    def mcnemar_greater(
+        self, a: ItemScores, b: ItemScores, *, name: str, protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """Paired 0/1 outcomes: condition ``a`` right more often than ``b`` on the same items.
+
+        Exact one-sided McNemar p-value; interval from the paired bootstrap of the accuracy
+        difference (clustered when items share a group).
+        """
+        metric = metric or a.metric
+        va, vb, groups, unpaired = align_paired(a, b)
+        n_failed = len(a.failures) + len(b.failures) + len(unpaired)
+        if va.size == 0:
+            return self._conclude(self._empty(name, "exact McNemar", 0.0, protocol, metric, n_failed), (a, b))
+        seed = gate_seed(self.config.seed, name)
+        p, a_only, b_only = stats.mcnemar_exact(va == 1, vb == 1)
+        ci = self._interval(va - vb, groups, seed)
+        return self._conclude(
+            GateResult(
+                name=name, outcome=stats.decide(ci, 0.0), estimate=float((va - vb).mean()), ci=(ci.low, ci.high),
+                p_value=p, n=int(va.size), threshold=0.0, test=f"exact McNemar + paired {ci.method}",
+                protocol=protocol, metric=metric, n_failed=n_failed,
+                detail=f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}; discordant {a_only}/{b_only}",
+                seed=seed,
+            ),
+            (a, b),
+        )
+
+    def at_least(
+        self, scores: ItemScores, threshold: float, *, name: str, protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """``mean(scores) >= threshold``: PASS when the interval's lower bound is at or above it."""
+        metric = metric or scores.metric
+        test = "bootstrap CI of the mean"
+        if scores.n == 0:
+            return self._conclude(self._empty(name, test, threshold, protocol, metric, len(scores.failures)), (scores,))
+        seed = gate_seed(self.config.seed, name)
+        ci = self._interval(scores.values, scores.groups, seed)
+        outcome = Outcome.PASS if ci.low >= threshold else Outcome.FAIL if ci.high < threshold else Outcome.INCONCLUSIVE
+        return self._conclude(
+            GateResult(
+                name=name, outcome=outcome, estimate=scores.mean(), ci=(ci.low, ci.high), p_value=None, n=scores.n,
+                threshold=threshold, test=f"{test} ({ci.method})", protocol=protocol, metric=metric,
+                n_failed=len(scores.failures), seed=seed,
+            ),
+            (scores,),
+        )
+
+    def finding(
+        self,
+        name: str,
+        *,
+        estimate: float,
+        ci: tuple[float, float] = (math.nan, math.nan),
+        detail: str = "",
+        protocol: str = "",
+        metric: str = "",
+        n: int = 0,
+    ) -> GateResult:
+        """Record a finding (a known property of a metric or model), shown in the report; never fails."""
+        return self._conclude(
+            GateResult(
+                name=name, outcome=Outcome.FINDING, estimate=float(estimate), ci=tuple(map(float, ci)),  # type: ignore[arg-type]
+                p_value=None, n=n, threshold=math.nan, test="finding", protocol=protocol, metric=metric, detail=detail,
+            )
+        )
+
+    # ------------------------------------------------------------------ extra report content
+
+    def record_scores(self, *item_scores: ItemScores, gate: str = "", protocol: str = "") -> None:
+        for s in item_scores:
+            self.sink({
+                "type": "scores", "gate": gate, "protocol": protocol or self.config.protocol, "metric": s.metric,
+                "condition": s.condition, "ids": list(s.ids), "values": to_jsonable(s.values),
+                "groups": list(s.groups) if s.groups is not None else None,
+                "failures": [to_jsonable(f) for f in s.failures], "nodeid": self.nodeid,
+            })
+
+    def record_table(self, protocol: str, name: str, rows: list[dict[str, Any]]) -> None:
+        self.sink({"type": "table", "protocol": protocol, "name": name, "rows": to_jsonable(rows), "nodeid": self.nodeid})
+
+    def record_bars(self, protocol: str, name: str, values: Mapping[str, float], ylabel: str = "") -> None:
+        self.sink({"type": "bars", "protocol": protocol, "name": name, "values": to_jsonable(dict(values)),
+                   "ylabel": ylabel, "nodeid": self.nodeid})

@@ -1,0 +1,358 @@
+"""``musiceval generate``: run a Music LM over a dataset manifest and fill the response cache.
+
+::
+
+    musiceval generate --model hf:/models/qwen2-audio --dataset data/manifest.jsonl \\
+        --conditions correct,random,noise,text_only --cache .musiceval/responses [--concurrency 8]
+
+The expensive GPU step runs once; ``pytest evals/ --model SPEC --response-cache DIR`` (and any
+later ``generate`` run) reuses the cached answers. A killed run resumes where it stopped: finished
+batches are in the cache, the torn last line of a killed writer is ignored and reported.
+
+Manifest (JSON lines, one item per line): ``id``; ``question`` (or ``prompt`` / ``instruction``);
+``audio`` (a path relative to the data directory, or CMI-Bench's ``audio_path`` list);
+optional ``audio_start`` / ``audio_end`` (seconds), ``reference``, ``labels``, ``choices``,
+``answer``, ``group``; other keys go to ``meta``. Paths are resolved against ``--data-dir``
+(default: the manifest's folder) and may not leave it.
+
+Conditions: ``correct`` (the item's audio), ``random`` (another clip of the same manifest, a
+seeded derangement over distinct clips: never the clip itself), ``noise`` (white Gaussian noise of
+the clip's length and RMS, seeded per item), ``text_only`` (no audio). ``skyline`` and
+``adversarial`` rewrite references and need no model run.
+
+Exit status: 0 all answered, 1 some items failed (each listed with its reason on stderr; the
+rest are cached), 2 unusable input (manifest, model spec).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from musiceval.data.audio import (
+    AudioError,
+    audio_content_hash,
+    chunk_audio,
+    load_audio,
+    resolve_audio_path,
+    white_noise_like,
+)
+from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, MusicLM, Request, load_model
+from musiceval.models.cache import ResponseCache, cache_key, redact_spec
+from musiceval.records import Item, ItemFailure, Response, to_jsonable
+
+__all__ = [
+    "MODEL_CONDITIONS",
+    "GenerationResult",
+    "ManifestError",
+    "load_manifest",
+    "random_partners",
+    "generate_responses",
+    "configure",
+    "run",
+]
+
+MODEL_CONDITIONS = ("correct", "random", "noise", "text_only")
+_ITEM_FIELDS = {"id", "question", "prompt", "instruction", "audio", "audio_path", "audio_start",
+                "audio_end", "reference", "output", "labels", "choices", "answer", "group", "meta"}
+
+
+class ManifestError(ValueError):
+    """The manifest file as a whole is unusable (missing, not JSON lines)."""
+
+
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    return (str(value),)
+
+
+def load_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
+    """Read a JSON-lines manifest into :class:`Item` records; bad lines become failures."""
+    path = Path(path)
+    if not path.is_file():
+        raise ManifestError(f"manifest '{path}' not found; pass --dataset <manifest.jsonl>")
+    items: list[Item] = []
+    failures: list[ItemFailure] = []
+    seen: set[str] = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{no}"
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                failures.append(ItemFailure(where, f"{where}: not a JSON object ({exc})"))
+                continue
+            item_id = str(row.get("id", "")).strip() or where
+            question = row.get("question") or row.get("prompt") or row.get("instruction")
+            audio = row.get("audio") if row.get("audio") is not None else row.get("audio_path")
+            if isinstance(audio, list):
+                audio = audio[0] if audio else None
+            problem = None
+            if not isinstance(question, str) or not question.strip():
+                problem = "field 'question' (or 'prompt'/'instruction') is missing or empty"
+            elif item_id in seen:
+                problem = f"duplicate id {item_id!r}"
+            elif audio is not None and not isinstance(audio, str):
+                problem = "field 'audio' must be a path string"
+            if problem:
+                failures.append(ItemFailure(item_id, f"{where}: {problem}"))
+                continue
+            seen.add(item_id)
+            meta = dict(row.get("meta") or {})
+            meta.update({k: v for k, v in row.items() if k not in _ITEM_FIELDS})
+            for k in ("audio_start", "audio_end"):
+                if row.get(k) is not None:
+                    meta[k] = float(row[k])
+            items.append(Item(
+                id=item_id, question=question, audio=audio,
+                reference=row.get("reference", row.get("output")),
+                labels=_as_tuple(row.get("labels")), choices=_as_tuple(row.get("choices")),
+                answer=None if row.get("answer") is None else str(row["answer"]),
+                group=None if row.get("group") is None else str(row["group"]), meta=meta,
+            ))
+    return items, failures
+
+
+def _clip(item: Item) -> tuple[str, float | None, float | None] | None:
+    if item.audio is None:
+        return None
+    return item.audio, item.meta.get("audio_start"), item.meta.get("audio_end")
+
+
+def random_partners(items: Sequence[Item], seed: int) -> dict[str, Item]:
+    """For each item with audio, an item whose clip is different (seeded derangement over clips).
+
+    Sattolo's algorithm permutes the distinct clips into a single cycle, so no clip maps to
+    itself; questions about the same clip share the same partner clip.
+    """
+    firsts: dict[tuple, Item] = {}
+    for item in items:
+        clip = _clip(item)
+        if clip is not None:
+            firsts.setdefault(clip, item)
+    clips = list(firsts)
+    if len(clips) < 2:
+        return {}
+    rng = np.random.default_rng(seed)
+    perm = list(range(len(clips)))
+    for i in range(len(clips) - 1, 0, -1):
+        j = int(rng.integers(0, i))
+        perm[i], perm[j] = perm[j], perm[i]
+    partner_of = {clips[i]: firsts[clips[perm[i]]] for i in range(len(clips))}
+    return {item.id: partner_of[_clip(item)] for item in items if _clip(item) is not None}
+
+
+def _item_seed(seed: int, item_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{seed}:{item_id}".encode(), digest_size=8).digest(), "little")
+
+
+@dataclass
+class GenerationResult:
+    responses: list[Response] = field(default_factory=list)
+    failures: list[ItemFailure] = field(default_factory=list)
+    n_cached: int = 0
+    n_generated: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        return {"n_responses": len(self.responses), "n_cached": self.n_cached,
+                "n_generated": self.n_generated, "n_failed": len(self.failures)}
+
+
+def generate_responses(
+    model: MusicLM,
+    items: Sequence[Item],
+    *,
+    conditions: Iterable[str] = ("correct",),
+    data_dir: str | Path,
+    cache: ResponseCache | None = None,
+    settings: GenerationSettings = GenerationSettings(),
+    batch_size: int = 16,
+    progress: bool = False,
+) -> GenerationResult:
+    """Answer every (item, condition), reusing and filling ``cache``; one bad item never stops it.
+
+    Returns the responses (one per chunk when the model chunks) in item order and the failures,
+    each naming the item, the condition and the reason.
+    """
+    conditions = list(dict.fromkeys(conditions))
+    unknown = [c for c in conditions if c not in MODEL_CONDITIONS]
+    if unknown:
+        raise ValueError(f"conditions {unknown} need no model run or do not exist; choose from {', '.join(MODEL_CONDITIONS)}")
+    result = GenerationResult()
+    partners = random_partners(items, settings.seed) if "random" in conditions else {}
+    spec = redact_spec(model.spec)
+
+    @lru_cache(maxsize=64)
+    def decoded(clip: tuple[str, float | None, float | None]) -> np.ndarray:
+        path = resolve_audio_path(clip[0], data_dir)
+        return load_audio(path, model.sample_rate, start=clip[1], end=clip[2])
+
+    def audio_for(item: Item, condition: str) -> tuple[np.ndarray | None, dict[str, Any]]:
+        if condition == "text_only" or not getattr(model, "needs_audio", True):
+            return None, {}
+        if _clip(item) is None:
+            raise AudioError(f"item {item.id!r} has no audio; condition {condition!r} needs it")
+        if condition == "random":
+            if item.id not in partners:
+                raise AudioError("the random condition needs at least two distinct clips in the manifest")
+            partner = partners[item.id]
+            return decoded(_clip(partner)), {"audio_from": partner.id}
+        audio = decoded(_clip(item))
+        if condition == "noise":
+            return white_noise_like(audio, _item_seed(settings.seed, item.id)), {}
+        return audio, {}
+
+    tasks = [(item, c) for item in items for c in conditions]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), unit="item", desc=f"generate {spec}", dynamic_ncols=True, file=sys.stderr)
+    try:
+        for start in range(0, len(tasks), max(1, batch_size)):
+            _run_block(model, tasks[start : start + batch_size], audio_for, cache, settings, spec, result)
+            if bar is not None:
+                bar.update(len(tasks[start : start + batch_size]))
+    finally:
+        if bar is not None:
+            bar.close()
+    return result
+
+
+def _run_block(model, block, audio_for, cache, settings, spec, result: GenerationResult) -> None:
+    sdict = settings.as_dict()
+    pending: list[tuple[Request, dict[str, Any]]] = []
+    for item, condition in block:
+        try:
+            audio, extra = audio_for(item, condition)
+        except AudioError as exc:
+            result.failures.append(ItemFailure(item.id, f"{condition}: {exc}"))
+            continue
+        chunks: list[np.ndarray | None] = [audio]
+        if audio is not None:
+            if model.chunk_seconds:
+                chunks = list(chunk_audio(audio, model.sample_rate, model.chunk_seconds))
+            elif model.max_audio_seconds and len(audio) > model.max_audio_seconds * model.sample_rate:
+                chunks = [audio[: int(model.max_audio_seconds * model.sample_rate)]]
+                extra = {**extra, "truncated_to_s": model.max_audio_seconds}
+        for index, chunk in enumerate(chunks):
+            audio_hash = audio_content_hash(chunk, model.sample_rate)
+            if not getattr(model, "needs_audio", True):  # answers are per item, not per waveform
+                audio_hash = f"item:{item.id}"
+            key = cache_key(model=spec, revision=model.revision, settings=sdict, prompt=item.question,
+                            audio_hash=audio_hash, condition=condition, chunk=index)
+            record = {"key": key, "item_id": item.id, "condition": condition, "chunk": index,
+                      "n_chunks": len(chunks), "model": spec, "revision": model.revision,
+                      "settings": sdict, "prompt": item.question, "audio_hash": audio_hash, "meta": extra}
+            hit = cache.get(key) if cache is not None else None
+            if hit is not None:
+                result.n_cached += 1
+                result.responses.append(_response(record, hit["text"], hit.get("meta", {}), cached=True))
+            else:
+                pending.append((Request(item.id, item.question, chunk, condition, index), record))
+    if not pending:
+        return
+    try:
+        answers = model.generate([req for req, _ in pending], settings)
+        if len(answers) != len(pending):
+            raise RuntimeError(f"returned {len(answers)} answers for {len(pending)} requests")
+    except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
+        answers = [Answer(error=f"model {spec} raised {type(exc).__name__}: {exc}"[:500])] * len(pending)
+    fresh = []
+    for (req, record), answer in zip(pending, answers):
+        if not answer.ok:
+            result.failures.append(ItemFailure(req.item_id, f"{req.condition} chunk {req.chunk}: {answer.error}"))
+            continue
+        meta = {**record["meta"], **dict(answer.meta)}
+        fresh.append({**record, "text": answer.text, "meta": to_jsonable(meta)})
+        result.responses.append(_response(record, answer.text, meta, cached=False))
+    result.n_generated += len(fresh)
+    if cache is not None and fresh:
+        cache.put_many(fresh)
+
+
+def _response(record: dict[str, Any], text: str, meta: dict[str, Any], *, cached: bool) -> Response:
+    full = {**meta, "chunk": record["chunk"], "n_chunks": record["n_chunks"], "settings": record["settings"],
+            "revision": record["revision"], "audio_hash": record["audio_hash"], "cache_key": record["key"],
+            "cached": cached}
+    return Response(record["item_id"], record["condition"], record["model"], record["prompt"], text, full)
+
+
+# -- command line ------------------------------------------------------------------------------
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="model spec, e.g. hf:<dir>, openai-compatible:<url>#<model>")
+    parser.add_argument("--dataset", required=True, type=Path, help="manifest (JSON lines) of items")
+    parser.add_argument("--data-dir", type=Path, default=None, help="audio root (default: the manifest's folder)")
+    parser.add_argument("--conditions", default="correct", help=f"comma-separated, from {','.join(MODEL_CONDITIONS)}")
+    parser.add_argument("--cache", type=Path, default=Path(".musiceval/responses"), help="response cache directory")
+    parser.add_argument("--out", type=Path, default=None, help="also write the responses as musiceval JSON lines")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (openai-compatible)")
+    parser.add_argument("--batch-size", type=int, default=None, help="requests per model call (default: max(16, 4*concurrency))")
+    parser.add_argument("--device", default=None, help="torch device for hf: models (default cuda if present)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = GenerationSettings(args.temperature, args.max_tokens, args.seed)
+        conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+        bad = [c for c in conditions if c not in MODEL_CONDITIONS]
+        if bad or not conditions:
+            raise ValueError(f"--conditions {args.conditions!r}: choose from {','.join(MODEL_CONDITIONS)}")
+        items, failures = load_manifest(args.dataset)
+        items = items[: args.limit] if args.limit is not None else items
+        options = {"concurrency": args.concurrency}
+        if args.device:
+            options["device"] = args.device
+        model = load_model(args.model, **options)
+    except (ManifestError, ModelSpecError, ValueError) as exc:
+        print(f"musiceval generate: error: {exc}", file=sys.stderr)
+        return 2
+    cache = ResponseCache(args.cache)
+    try:
+        result = generate_responses(
+            model, items, conditions=conditions, data_dir=args.data_dir or args.dataset.parent,
+            cache=cache, settings=settings, batch_size=args.batch_size or max(16, 4 * args.concurrency),
+            progress=not args.no_progress,
+        )
+    finally:
+        model.close()
+    result.failures[:0] = failures
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            for r in result.responses:
+                f.write(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n")
+    for failure in result.failures:
+        print(f"FAILED {failure.item_id}: {failure.reason}", file=sys.stderr)
+    summary = {"model": redact_spec(model.spec), "n_items": len(items), **result.summary(),
+               "cache": str(cache.path), "cache_lines_ignored": len(cache.torn)}
+    print(json.dumps(summary))
+    return 1 if result.failures else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="musiceval generate", description=__doc__.split("\n")[0])
+    configure(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""vcrpy cassettes for the suite's LLM calls: record once, replay byte for byte, never leak a key.
+
+Policy (one cassette per test):
+
+- record mode ``none`` unless ``MUSICEVAL_RECORD=1`` (then ``once``: record a cassette that does
+  not exist yet). CI (``CI=true``) never records: ``MUSICEVAL_RECORD`` is refused there.
+- In ``none`` mode a missing cassette raises :class:`CassetteMissing` before any request, naming
+  the file and the command that records it; a request absent from an existing cassette raises
+  vcrpy's ``CannotOverwriteExistingCassetteException``: no network call is ever made.
+- Requests match on method, path and body (not host or port), so a cassette recorded against
+  any OpenAI-compatible endpoint replays against any base URL.
+- ``authorization``, ``api-key``, ``openai-organization``, ``openai-project``, ``cookie`` and every
+  ``x-stainless-*`` header are removed from recorded requests, and cookies and organisation
+  headers from responses; compressed bodies are stored decoded.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+FILTERED_REQUEST_HEADERS = ("authorization", "api-key", "openai-organization", "openai-project", "cookie")
+FILTERED_RESPONSE_HEADERS = ("set-cookie", "openai-organization", "openai-project")
+MATCH_ON = ("method", "path", "body")
+
+
+class CassetteMissing(FileNotFoundError):
+    """A cassette that replay needs does not exist."""
+
+
+def record_mode(explicit: str | None = None) -> str:
+    """``none`` by default and always in CI; ``once`` when ``MUSICEVAL_RECORD=1`` outside CI."""
+    if explicit is not None:
+        if explicit not in ("none", "once", "new_episodes", "all"):
+            raise ValueError(f"unknown vcrpy record mode {explicit!r}")
+        return explicit
+    recording = os.environ.get("MUSICEVAL_RECORD", "") not in ("", "0")
+    if recording and os.environ.get("CI", "").lower() in ("true", "1"):
+        raise RuntimeError("MUSICEVAL_RECORD is set on CI: CI replays cassettes and must never record; unset it")
+    return "once" if recording else "none"
+
+
+def _strip_request(request):
+    for name in list(request.headers):
+        if name.lower().startswith("x-stainless") or name.lower() in FILTERED_REQUEST_HEADERS:
+            del request.headers[name]
+    return request
+
+
+def _strip_response(response):
+    headers = response.get("headers", {})
+    for name in list(headers):
+        if name.lower() in FILTERED_RESPONSE_HEADERS:
+            del headers[name]
+    return response
+
+
+def make_vcr(mode: str):
+    import vcr
+
+    return vcr.VCR(
+        record_mode=mode,
+        match_on=MATCH_ON,
+        filter_headers=FILTERED_REQUEST_HEADERS,
+        before_record_request=_strip_request,
+        before_record_response=_strip_response,
+        decode_compressed_response=True,
+    )
+
+
+def record_command(cassette: Path, test_id: str | None = None) -> str:
+    target = test_id or "<the test that uses it>"
+    return f"MUSICEVAL_RECORD=1 OPENAI_API_KEY=... pytest {target}  (writes {cassette})"
+
+
+@contextmanager
+def use_cassette(path: str | Path, *, mode: str | None = None, test_id: str | None = None) -> Iterator[object]:
+    """Context manager: all HTTP inside goes through the cassette ``path`` under the policy above."""
+    path = Path(path)
+    mode = record_mode(mode)
+    if mode == "none" and not path.is_file():
+        raise CassetteMissing(f"LLM cassette {path} is missing and recording is off; record it with: {record_command(path, test_id)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with make_vcr(mode).use_cassette(str(path)) as cassette:
+        yield cassette
+
+
+def is_cassette_miss(exc: BaseException) -> bool:
+    """True when ``exc`` (or an exception it wraps) is vcrpy refusing an unrecorded request."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__name__ == "CannotOverwriteExistingCassetteException":
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

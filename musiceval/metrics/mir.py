@@ -1,0 +1,283 @@
+"""CMI-Bench MIR tasks scored from model responses: one parser and one metric family per task.
+
+Two modes (``compat``):
+
+- ``None`` (default): the corrected rules of :mod:`musiceval.parsers` and the metric modules.
+- ``"cmi-bench"``: the CMI-Bench toolkit's ``evaluate.py`` rules, quirks included, so the published
+  numbers reproduce from raw outputs. Every difference is listed in docs/cmi-bench.md.
+
+Task families and metric keys:
+
+============================  ==========================================  ========================
+family                        tasks                                        metrics
+============================  ==========================================  ========================
+classification                GTZAN, Nsynth_instrument, VocalSet_tech,     accuracy
+                              Nsynth_pitch
+key                           GS_key                                       weighted_score
+regression                    EMO_arousal, EMO_valence                     r2
+beats                         gtzan_/ballroom_ beat / downbeat             f_measure, cmlt, amlt
+lyrics                        DSing                                        wer, cer
+tagging                       MTT, MTG_genre/emotion/instrument/top50tags  roc_auc, pr_auc
+guzheng                       Guzheng_Tech                                 macro_f1, micro_f1
+melody                        MedleyDB                                     overall_accuracy
+captioning                    MusicCaps, SDD                               free-form metric names
+============================  ==========================================  ========================
+
+:func:`score_task` is pure apart from the ``embed`` callable that tagging needs (a function from
+texts to L2-normalised rows) and the captioning backends it imports.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from musiceval.data.cmibench import OutputRecord
+from musiceval.data.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
+from musiceval.metrics import mir_families as fam
+from musiceval.records import ItemFailure, ItemScores
+
+COMPAT_MODES = (None, "cmi-bench")
+FAMILIES = {
+    **dict.fromkeys(("GTZAN", "Nsynth_instrument", "VocalSet_tech"), "classification"),
+    "Nsynth_pitch": "pitch",
+    "GS_key": "key",
+    **dict.fromkeys(("EMO_arousal", "EMO_valence"), "regression"),
+    **dict.fromkeys(("gtzan_beat", "gtzan_downbeat", "ballroom_beat", "ballroom_downbeat"), "beats"),
+    "DSing": "lyrics",
+    **dict.fromkeys(("MTT", "MTG_genre", "MTG_emotion", "MTG_instrument", "MTG_top50tags"), "tagging"),
+    "Guzheng_Tech": "guzheng",
+    "MedleyDB": "melody",
+    **dict.fromkeys(("MusicCaps", "SDD"), "captioning"),
+}
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+class TaskError(ValueError):
+    """A task that cannot be scored as a whole (the message says why and what to do)."""
+
+
+@dataclass
+class TaskResult:
+    """Everything one task's scoring produced."""
+
+    task: str
+    compat: str | None
+    n: int
+    metrics: dict[str, float]
+    #: per-item scores by metric name (the units gates consume)
+    per_item: dict[str, ItemScores] = field(default_factory=dict)
+    #: per-item scores of the task's trivial baseline, by metric name
+    baseline: dict[str, ItemScores] = field(default_factory=dict)
+    #: aggregate metrics of the trivial baseline
+    baseline_metrics: dict[str, float] = field(default_factory=dict)
+    failures: list[ItemFailure] = field(default_factory=list)
+    #: per-label breakdowns (per genre / instrument / technique / tag)
+    breakdown: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def check_valence_file(task: str, records: Sequence[OutputRecord]) -> None:
+    """Refuse EMO_valence outputs produced from the arousal prompt (upstream CMI-Bench bug).
+
+    ``CMI_EMO_valence.jsonl`` is byte-identical to the arousal file: the models were asked for
+    arousal and the references are arousal annotations, so a "valence" score is an arousal score.
+    """
+    if task != "EMO_valence" or not records:
+        return
+    asks_arousal = sum("arousal" in r.question.lower() and "valence" not in r.question.lower() for r in records)
+    if asks_arousal > len(records) / 2:
+        raise TaskError(
+            f"EMO_valence: {asks_arousal} of {len(records)} questions ask for AROUSAL: this output was "
+            "generated from CMI_EMO_valence.jsonl, which upstream is a copy of the arousal file, so it "
+            "measures arousal, not valence. Regenerate with a valence instruction and valence references, "
+            "or score it with --compat cmi-bench to reproduce the published (arousal) number"
+        )
+
+
+def _scores(metric: str, records: Sequence[OutputRecord], values: Sequence[float], keep: Sequence[bool] | None = None) -> ItemScores:
+    keep = [True] * len(records) if keep is None else list(keep)
+    return ItemScores(
+        metric=metric,
+        ids=tuple(r.item_id for r, k in zip(records, keep) if k),
+        values=np.array([v for v, k in zip(values, keep) if k], dtype=float),
+        groups=tuple(r.group for r, k in zip(records, keep) if k),
+    )
+
+
+def _classification(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    from musiceval.metrics.mir_classification import accuracy_items, majority_predictions, per_label_accuracy
+
+    golds = [r.correct_answer for r in records]
+    values, failures = fam.classify(task, records, compat, CLASS_VOCABULARIES.get(task, ()))
+    majority = majority_predictions(golds)
+    base = accuracy_items(golds, majority)
+    res = TaskResult(task, compat, len(records), {"accuracy": float(np.mean(values)) if len(values) else float("nan")})
+    res.per_item["accuracy"] = _scores("accuracy", records, values)
+    res.baseline["accuracy"] = _scores("accuracy", records, base)
+    res.baseline_metrics = {"accuracy": float(base.mean()) if len(base) else float("nan"), "majority_label": majority[0] if majority else ""}  # type: ignore[dict-item]
+    res.failures = failures
+    res.breakdown["per_label"] = per_label_accuracy(golds, values)
+    return res
+
+
+def _key(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    from musiceval.metrics.mir_classification import key_weighted_items, majority_predictions, per_label_accuracy
+
+    golds = [r.correct_answer for r in records]
+    values, failures = fam.key_scores(records, compat)
+    base = key_weighted_items(golds, majority_predictions(golds))
+    res = TaskResult(task, compat, len(records), {"weighted_score": float(np.mean(values)) if len(values) else float("nan")})
+    res.per_item["weighted_score"] = _scores("weighted_score", records, values)
+    res.baseline["weighted_score"] = _scores("weighted_score", records, base)
+    res.baseline_metrics = {"weighted_score": float(base.mean()) if len(base) else float("nan")}
+    res.failures = failures
+    res.breakdown["per_label"] = per_label_accuracy(golds, values)
+    return res
+
+
+def _regression(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    if compat is None:
+        check_valence_file(task, records)
+    contrib, keep, failures, baseline = fam.regression_scores(records, compat)
+    sel = [r for r, k in zip(records, keep) if k]
+    res = TaskResult(task, compat, len(records), {"r2": float(np.mean(contrib))})
+    res.per_item["r2"] = _scores("r2", sel, contrib)
+    res.baseline["r2"] = _scores("r2", sel, baseline)
+    res.baseline_metrics = {"r2": float(np.mean(baseline))}
+    res.failures = failures
+    if task == "EMO_valence":
+        res.notes.append("EMO_valence upstream is a copy of EMO_arousal: this number measures arousal")
+    return res
+
+
+def _beats(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    table, keep, failures, base_table, tempo = fam.beat_table(records, compat)
+    sel = [r for r, k in zip(records, keep) if k]
+    res = TaskResult(task, compat, len(records), {m: float(np.mean(v)) if len(v) else float("nan") for m, v in table.items()})
+    for m in table:
+        res.per_item[m] = _scores(m, sel, table[m])
+        res.baseline[m] = _scores(m, sel, base_table[m])
+    res.baseline_metrics = {m: float(np.mean(v)) if len(v) else float("nan") for m, v in base_table.items()}
+    res.baseline_metrics["tempo_bpm"] = tempo
+    res.failures = failures
+    return res
+
+
+def _lyrics(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    wer, cer, keep, failures = fam.lyrics_scores(records, compat)
+    sel = [r for r, k in zip(records, keep) if k]
+    res = TaskResult(task, compat, len(records), {"wer": float(np.mean(wer)) if wer else float("nan"), "cer": float(np.mean(cer)) if cer else float("nan")})
+    res.per_item["wer"] = _scores("wer", sel, wer)
+    res.per_item["cer"] = _scores("cer", sel, cer)
+    # the empty transcript: every reference word deleted, WER = CER = 1
+    res.baseline["wer"] = _scores("wer", sel, [1.0] * len(sel))
+    res.baseline["cer"] = _scores("cer", sel, [1.0] * len(sel))
+    res.baseline_metrics = {"wer": 1.0, "cer": 1.0}
+    res.failures = failures
+    return res
+
+
+def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, embed: Embed | None, query_prefix: str) -> TaskResult:
+    from musiceval.metrics.mir_tagging import macro_auc, per_item_auc
+
+    if embed is None:
+        raise TaskError(f"{task}: tagging needs a text encoder (pass --encoder, e.g. minilm or bge:BAAI/bge-large-en-v1.5)")
+    tags = tuple(sorted(t.lower().strip() for t in TAG_VOCABULARIES[task]))
+    y_true, scores = fam.tag_matrices(records, tags, compat, embed, query_prefix)
+    summary = macro_auc(y_true, scores, tags)
+    res = TaskResult(task, compat, len(records), {"roc_auc": summary["roc_auc"], "pr_auc": summary["pr_auc"]})  # type: ignore[dict-item]
+    item_auc = per_item_auc(y_true, scores)
+    keep = ~np.isnan(item_auc)
+    sel = [r for r, k in zip(records, keep) if k]
+    res.per_item["item_roc_auc"] = _scores("item_roc_auc", sel, item_auc[keep])
+    res.baseline_metrics = {"roc_auc": 0.5}
+    res.breakdown["per_tag"] = summary["per_tag"]
+    if summary["excluded"]:
+        res.notes.append(f"tags without both classes, left out of the macro mean: {', '.join(summary['excluded'])}")  # type: ignore[arg-type]
+    if int((~keep).sum()):
+        res.notes.append(f"{int((~keep).sum())} items without a true tag have no per-item AUC")
+    return res
+
+
+def _guzheng(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    out = fam.guzheng_scores(records, compat)
+    res = TaskResult(task, compat, len(records), out["metrics"])
+    sel = [r for r, k in zip(records, out["keep"]) if k]
+    res.per_item["item_f1"] = _scores("item_f1", sel, out["item_f1"])
+    res.baseline["item_f1"] = _scores("item_f1", sel, out["baseline_item_f1"])
+    res.baseline_metrics = out["baseline_metrics"]
+    res.failures = out["failures"]
+    res.breakdown["per_class_f1"] = out["per_class_f1"]
+    if compat:
+        res.notes.append("cmi-bench labels: 'macro_f1' holds the micro F1 and 'micro_f1' the macro F1 (toolkit swap)")
+    return res
+
+
+def _melody(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    values, keep, failures = fam.melody_scores(records, compat)
+    sel = [r for r, k in zip(records, keep) if k]
+    res = TaskResult(task, compat, len(records), {"overall_accuracy": float(np.mean(values)) if values else float("nan")})
+    res.per_item["overall_accuracy"] = _scores("overall_accuracy", sel, values)
+    res.failures = failures
+    return res
+
+
+def _captioning(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+    from musiceval.metrics.mir_captioning import caption_scores
+
+    per_metric, failures, notes = caption_scores([r.correct_answer for r in records], [r.response for r in records], compat=compat)
+    res = TaskResult(task, compat, len(records), {m: float(np.mean(v)) for m, v in per_metric.items()})
+    for m, v in per_metric.items():
+        res.per_item[m] = _scores(m, records, v)
+    res.failures = failures
+    res.notes.extend(notes)
+    return res
+
+
+def score_task(
+    task: str,
+    records: Sequence[OutputRecord],
+    *,
+    compat: str | None = None,
+    embed: Embed | None = None,
+    query_prefix: str = "",
+) -> TaskResult:
+    """Score one task's output records.
+
+    Parameters
+    ----------
+    task : str
+        A CMI-Bench task name (see :data:`FAMILIES`).
+    records : sequence of OutputRecord
+        The well-formed records of the output file (malformed ones are the loader's failures).
+    compat : None or "cmi-bench"
+        Scoring rules: corrected (default) or the toolkit's.
+    embed : callable, optional
+        Texts -> L2-normalised embedding rows; required for tagging tasks.
+    query_prefix : str
+        Text put before each response before embedding (BGE's retrieval instruction in default
+        mode when the encoder is BGE; empty in compat mode, as the toolkit's ``encode`` adds none).
+    """
+    if compat not in COMPAT_MODES:
+        raise ValueError(f"compat must be None or 'cmi-bench', got {compat!r}")
+    family = FAMILIES.get(task)
+    if family is None:
+        raise ValueError(f"unknown CMI-Bench task {task!r}; one of {', '.join(FAMILIES)}")
+    if not records:
+        raise TaskError(f"{task}: no scorable records")
+    if family in ("classification", "pitch"):
+        return _classification(task, records, compat)
+    if family == "tagging":
+        return _tagging(task, records, compat, embed, query_prefix)
+    return {
+        "key": _key, "regression": _regression, "beats": _beats, "lyrics": _lyrics,
+        "guzheng": _guzheng, "melody": _melody, "captioning": _captioning,
+    }[family](task, records, compat)
+
+
+def is_bge(encoder_spec: str) -> bool:
+    """Whether an encoder spec names a BGE model (its query instruction then applies by default)."""
+    return bool(re.search(r"(^bge:|bge-)", encoder_spec, re.I))

@@ -1,0 +1,302 @@
+"""Per-family loops of :mod:`musiceval.metrics.mir`: parse every response, score every item.
+
+Each function takes the task's records and the mode (``compat=None`` or ``"cmi-bench"``) and
+returns per-item values plus :class:`~musiceval.records.ItemFailure` rows. Unparseable responses
+stay in the denominator with the score the family's rule gives them (0 for accuracy, key, beats,
+melody and frames; the mean for regression) and are listed as failures; items whose reference
+cannot be read are left out and listed.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from musiceval.data.cmibench import OutputRecord
+from musiceval.parsers import ParseError
+from musiceval.records import ItemFailure
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text[:n].replace("\n", " ") + ("..." if len(text) > n else "")
+
+
+def classify(task: str, records: Sequence[OutputRecord], compat: str | None, vocabulary: Sequence[str]) -> tuple[np.ndarray, list[ItemFailure]]:
+    """0/1 per item for multi-class tasks (and Nsynth_pitch)."""
+    from musiceval.parsers.labels import find_labels, is_correct_cmi, normalise_cmi
+    from musiceval.parsers.numbers import parse_midi_pitch
+
+    golds = [r.correct_answer for r in records]
+    failures: list[ItemFailure] = []
+    if compat:
+        labels = sorted(set(golds))
+        norm = [normalise_cmi(x) for x in labels]
+        if len(set(norm)) != len(norm):  # the toolkit asserts this
+            raise ValueError(f"{task}: two labels normalise to the same string; the toolkit would stop here")
+        return np.array([float(is_correct_cmi(r.response, r.correct_answer, labels)) for r in records]), failures
+    values = []
+    labels = list(dict.fromkeys([*vocabulary, *golds]))
+    for r in records:
+        if task == "Nsynth_pitch":
+            try:
+                pred: str | None = str(parse_midi_pitch(r.response))
+            except ParseError as exc:
+                pred = None
+                failures.append(ItemFailure(r.item_id, f"{exc}: {_short(r.response)!r}"))
+        else:
+            found = find_labels(r.response, labels)
+            pred = found[0] if len(found) == 1 else None
+            if pred is None:
+                why = "no label named" if not found else f"several labels named: {', '.join(found[:4])}"
+                failures.append(ItemFailure(r.item_id, f"{why}: {_short(r.response)!r}"))
+        values.append(float(pred is not None and normalise_cmi(pred) == normalise_cmi(r.correct_answer)))
+    return np.array(values), failures
+
+
+def key_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.ndarray, list[ItemFailure]]:
+    import mir_eval
+
+    from musiceval.parsers.key import parse_key, parse_key_cmi
+
+    values, failures = [], []
+    for r in records:
+        if compat:
+            pred = parse_key_cmi(r.response)
+        else:
+            try:
+                pred = parse_key(r.response)
+            except ParseError as exc:
+                pred = None
+                failures.append(ItemFailure(r.item_id, f"{exc}: {_short(r.response)!r}"))
+        try:
+            values.append(0.0 if pred is None else float(mir_eval.key.weighted_score(r.correct_answer, pred)))
+        except ValueError as exc:  # a reference key mir_eval cannot read
+            values.append(0.0)
+            failures.append(ItemFailure(r.item_id, f"reference key {r.correct_answer!r}: {exc}"))
+    return np.array(values), failures
+
+
+def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.ndarray, list[bool], list[ItemFailure], np.ndarray]:
+    """Per-item R^2 contributions of the model and of the mean predictor."""
+    from musiceval.metrics.mir_regression import r2_items, standardise_predictions
+    from musiceval.parsers.numbers import parse_rating, parse_rating_cmi
+
+    keep, refs, preds, failures = [], [], [], []
+    for r in records:
+        try:
+            ref = float(r.correct_answer)
+        except ValueError:
+            keep.append(False)
+            failures.append(ItemFailure(r.item_id, f"reference {r.correct_answer!r} is not a number"))
+            continue
+        if not np.isfinite(ref):
+            keep.append(False)
+            failures.append(ItemFailure(r.item_id, f"reference {r.correct_answer!r} is not finite"))
+            continue
+        keep.append(True)
+        refs.append(ref)
+        if compat:
+            pred = parse_rating_cmi(r.response)
+            if pred is None:
+                failures.append(ItemFailure(r.item_id, f"no rating, imputed with the mean: {_short(r.response)!r}"))
+        else:
+            try:
+                pred = parse_rating(r.response)
+            except ParseError as exc:
+                pred = None
+                failures.append(ItemFailure(r.item_id, f"{exc}, imputed with the mean: {_short(r.response)!r}"))
+        preds.append(pred)
+    if len(refs) < 2:
+        raise ValueError("fewer than two items with a numeric reference: R^2 is undefined")
+    z = standardise_predictions(preds)
+    y = np.array(refs)
+    return r2_items(y, z), keep, failures, r2_items(y, np.full_like(y, y.mean()))
+
+
+def beat_table(records: Sequence[OutputRecord], compat: str | None) -> tuple[dict[str, list[float]], list[bool], list[ItemFailure], dict[str, list[float]], float]:
+    """F-measure, CMLt, AMLt per item for the model and the evenly-spaced baseline."""
+    from musiceval.metrics.mir_beats import beat_scores, evenly_spaced_beats, median_tempo
+    from musiceval.parsers.times import parse_times, parse_times_cmi
+
+    refs: list[np.ndarray | None] = []
+    ests: list[np.ndarray | None] = []
+    failures: list[ItemFailure] = []
+    for r in records:
+        if compat:
+            try:  # the toolkit parses reference and estimate in one try block: any error zeroes the item
+                ref, est = parse_times_cmi(r.correct_answer), parse_times_cmi(r.response)
+                if ref.size and ref.max() > 30000 or est.size and est.max() > 30000:
+                    raise ValueError("time above mir_eval's 30000 s limit")
+            except ValueError as exc:
+                ref2 = _try(lambda: parse_times_cmi(r.correct_answer))
+                refs.append(ref2 if ref2 is not None else np.zeros(0))  # still counted, as a 0
+                ests.append(None)
+                failures.append(ItemFailure(r.item_id, f"toolkit parse error ({exc}), scored 0: {_short(r.response)!r}"))
+                continue
+            refs.append(ref)
+            ests.append(est)
+            continue
+        try:
+            ref = parse_times(r.correct_answer)
+        except ParseError as exc:
+            refs.append(None)
+            ests.append(None)
+            failures.append(ItemFailure(r.item_id, f"reference beats unreadable ({exc}), item left out"))
+            continue
+        refs.append(ref)
+        try:
+            ests.append(parse_times(r.response))
+        except ParseError as exc:
+            ests.append(None)
+            failures.append(ItemFailure(r.item_id, f"{exc}, scored 0: {_short(r.response)!r}"))
+    keep = [ref is not None for ref in refs]
+    tempo = median_tempo([ref for ref in refs if ref is not None and ref.size >= 2])
+    table: dict[str, list[float]] = {"f_measure": [], "cmlt": [], "amlt": []}
+    base: dict[str, list[float]] = {"f_measure": [], "cmlt": [], "amlt": []}
+    for ref, est in zip(refs, ests):
+        if ref is None:
+            continue
+        for m, v in beat_scores(ref, est).items():
+            table[m].append(v)
+        metronome = evenly_spaced_beats(float(ref[-1]), tempo) if ref.size else np.zeros(0)
+        for m, v in beat_scores(ref, metronome).items():
+            base[m].append(v)
+    return table, keep, failures, base, tempo
+
+
+def _try(fn: Callable[[], np.ndarray]) -> np.ndarray | None:
+    try:
+        return fn()
+    except ValueError:
+        return None
+
+
+def lyrics_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[list[float], list[float], list[bool], list[ItemFailure]]:
+    import jiwer
+
+    from musiceval.metrics.mir_lyrics import wer_cer
+    from musiceval.parsers.lyrics import clean_lyrics, clean_lyrics_cmi, strip_prefix, strip_prefix_cmi
+
+    wers, cers, keep, failures = [], [], [], []
+    for r in records:
+        try:
+            if compat:
+                ref, hyp = clean_lyrics_cmi(r.correct_answer), clean_lyrics_cmi(strip_prefix_cmi(r.response))
+                w, c = float(jiwer.wer(ref, hyp)), float(jiwer.cer(ref, hyp))
+            else:
+                w, c = wer_cer(clean_lyrics(r.correct_answer), clean_lyrics(strip_prefix(r.response)))
+        except ValueError as exc:
+            keep.append(False)
+            failures.append(ItemFailure(r.item_id, f"not scorable ({exc}), item left out"))
+            continue
+        keep.append(True)
+        wers.append(w)
+        cers.append(c)
+    return wers, cers, keep, failures
+
+
+def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
+                 embed: Callable[[Sequence[str]], np.ndarray], query_prefix: str) -> tuple[np.ndarray, np.ndarray]:
+    """Ground-truth matrix and response-tag cosine similarities."""
+    from musiceval.metrics.mir_tagging import tag_truth, tag_truth_cmi
+
+    truth = tag_truth_cmi if compat else tag_truth
+    y_true = np.stack([truth(r.correct_answer, tags) for r in records])
+    texts = [r.response.lower().strip() if compat else r.response.strip() for r in records]
+    resp = np.asarray(embed([query_prefix + t for t in texts]), dtype=np.float32)
+    tag_emb = np.asarray(embed(list(tags)), dtype=np.float32)
+    return y_true, resp @ tag_emb.T
+
+
+def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[str, Any]:
+    from musiceval.metrics.mir_sequence import frame_counts, frame_f1
+    from musiceval.parsers.guzheng import TECHNIQUES, events_to_frames, frames_cmi, parse_events
+
+    failures: list[ItemFailure] = []
+    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    keep: list[bool] = []
+    empty = np.zeros((1000, len(TECHNIQUES)), dtype=bool)
+    for r in records:
+        if compat:
+            ref_cmi = frames_cmi(r.correct_answer)
+            if ref_cmi is None:
+                keep.append(False)
+                failures.append(ItemFailure(r.item_id, "reference unreadable by the toolkit rule, item left out"))
+                continue
+            pred = frames_cmi(r.response)
+            if pred is None:
+                failures.append(ItemFailure(r.item_id, f"the toolkit would raise here; scored as no technique: {_short(r.response)!r}"))
+                pred = empty
+            pairs.append((ref_cmi.astype(bool), pred.astype(bool)))
+        else:
+            try:
+                ref = events_to_frames(parse_events(r.correct_answer))
+            except ParseError as exc:
+                keep.append(False)
+                failures.append(ItemFailure(r.item_id, f"reference unreadable ({exc}), item left out"))
+                continue
+            try:
+                pred = events_to_frames(parse_events(r.response))
+            except ParseError as exc:
+                failures.append(ItemFailure(r.item_id, f"{exc}; scored as no technique: {_short(r.response)!r}"))
+                pred = empty
+            pairs.append((ref, pred))
+        keep.append(True)
+    if not pairs:
+        raise ValueError("no item with a readable reference")
+    counts = [frame_counts(t, p) for t, p in pairs]
+    total = frame_f1(np.sum(counts, axis=0))
+    # baseline: every frame labelled with the technique most frequent over all reference frames
+    top = int(np.argmax(sum(t.sum(0) for t, _ in pairs)))
+    const = np.zeros_like(empty)
+    const[:, top] = True
+    base_counts = [frame_counts(t, const) for t, _ in pairs]
+    base_total = frame_f1(np.sum(base_counts, axis=0))
+    metrics = {"macro_f1": total["macro_f1"], "micro_f1": total["micro_f1"]}
+    if compat:  # evaluate.py unpacks (micro, macro) as (macro, micro)
+        metrics = {"macro_f1": total["micro_f1"], "micro_f1": total["macro_f1"]}
+    return {
+        "metrics": metrics,
+        "keep": keep,
+        "failures": failures,
+        "item_f1": [frame_f1(c)["micro_f1"] for c in counts],
+        "baseline_item_f1": [frame_f1(c)["micro_f1"] for c in base_counts],
+        "baseline_metrics": {"macro_f1": base_total["macro_f1"], "micro_f1": base_total["micro_f1"], "technique": TECHNIQUES[top]},
+        "per_class_f1": dict(zip(TECHNIQUES, total["per_class_f1"])),
+    }
+
+
+def melody_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[list[float], list[bool], list[ItemFailure]]:
+    from musiceval.metrics.mir_sequence import melody_overall_accuracy
+    from musiceval.parsers.melody import parse_melody, parse_melody_cmi
+
+    values, keep, failures = [], [], []
+    for r in records:
+        if compat:
+            ref, est = parse_melody_cmi(r.correct_answer), parse_melody_cmi(r.response)
+            if ref is None or est is None:
+                keep.append(True)
+                values.append(0.0)
+                failures.append(ItemFailure(r.item_id, f"unreadable by the toolkit rule, scored 0: {_short(r.response)!r}"))
+                continue
+        else:
+            try:
+                ref = parse_melody(r.correct_answer)
+            except ParseError as exc:
+                keep.append(False)
+                failures.append(ItemFailure(r.item_id, f"reference unreadable ({exc}), item left out"))
+                continue
+            try:
+                est = parse_melody(r.response)
+            except ParseError as exc:
+                keep.append(True)
+                values.append(0.0)
+                failures.append(ItemFailure(r.item_id, f"{exc}, scored 0: {_short(r.response)!r}"))
+                continue
+        try:
+            values.append(melody_overall_accuracy(ref[0], ref[1], est[0], est[1]))
+            keep.append(True)
+        except (ValueError, IndexError) as exc:  # the toolkit prints and skips such items
+            keep.append(False)
+            failures.append(ItemFailure(r.item_id, f"mir_eval.melody failed ({exc}), item left out"))
+    return values, keep, failures

@@ -1,0 +1,90 @@
+"""Multi-label tagging (MagnaTagATune, MTG-Jamendo): macro ROC-AUC and PR-AUC from similarities.
+
+Conventions
+-----------
+``y_true`` is a 0/1 matrix (items x tags); ``scores`` a real matrix of the same shape, here the
+cosine similarity between the embedded response and each embedded tag. Macro averages are taken
+over tags with at least one positive and one negative item; other tags are listed as excluded
+(sklearn raises for them in ROC-AUC).
+
+Ground truth:
+
+- CMI-Bench rule (:func:`tag_truth_cmi`): tag ``t`` is true when ``t`` is a substring of the
+  lowercased answer string ("classic" is true for "classical", "male" for "female",
+  "rock" for "punkrock").
+- Default (:func:`tag_truth`): the answer is split on "," and each part normalised (lowercase,
+  no ``_ - ' .``/spaces); tag ``t`` is true when it equals a part.
+
+Metrics
+-------
+- :func:`macro_auc`: macro ROC-AUC (``sklearn.metrics.roc_auc_score``) and macro average
+  precision (``sklearn.metrics.average_precision_score``, the PR-AUC of CMI-Bench), and both per tag.
+- :func:`per_item_auc`: ROC-AUC of each item's ranking of the tags (its true tags against the
+  rest), for paired comparisons between scorers.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from musiceval.parsers.labels import normalise_cmi
+
+
+def tag_truth_cmi(answer: str, tags: Sequence[str]) -> np.ndarray:
+    low = answer.lower().strip()
+    return np.array([1 if t in low else 0 for t in tags], dtype=int)
+
+
+def tag_truth(answer: str, tags: Sequence[str]) -> np.ndarray:
+    parts = {normalise_cmi(p) for p in answer.split(",") if p.strip()}
+    return np.array([1 if normalise_cmi(t) in parts else 0 for t in tags], dtype=int)
+
+
+def macro_auc(y_true: np.ndarray, scores: np.ndarray, tags: Sequence[str]) -> dict[str, object]:
+    """Macro ROC-AUC and PR-AUC over tags with both classes present.
+
+    Returns ``{"roc_auc", "pr_auc", "per_tag": {tag: {"n_pos", "roc_auc", "pr_auc"}}, "excluded"}``.
+
+    References
+    ----------
+    Ma et al. 2025, CMI-Bench (arXiv:2506.12285), multi-label evaluation; scikit-learn metrics.
+    """
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    y_true = np.asarray(y_true)
+    scores = np.asarray(scores, dtype=float)
+    if y_true.shape != scores.shape or y_true.ndim != 2 or y_true.shape[1] != len(tags):
+        raise ValueError(f"y_true {y_true.shape}, scores {scores.shape} and {len(tags)} tags disagree")
+    pos = y_true.sum(axis=0)
+    keep = (pos > 0) & (pos < y_true.shape[0])
+    if not keep.any():
+        raise ValueError("no tag has both positive and negative items: AUC is undefined")
+    per_tag: dict[str, dict[str, float]] = {}
+    rocs, aps = [], []
+    for j in np.flatnonzero(keep):
+        roc = float(roc_auc_score(y_true[:, j], scores[:, j]))
+        ap = float(average_precision_score(y_true[:, j], scores[:, j]))
+        rocs.append(roc)
+        aps.append(ap)
+        per_tag[tags[j]] = {"n_pos": int(pos[j]), "roc_auc": roc, "pr_auc": ap}
+    return {
+        "roc_auc": float(np.mean(rocs)),
+        "pr_auc": float(np.mean(aps)),
+        "per_tag": per_tag,
+        "excluded": [tags[j] for j in np.flatnonzero(~keep)],
+    }
+
+
+def per_item_auc(y_true: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per item: the probability that a true tag outscores a false one (ties count 1/2); NaN
+    for items without true tags (or without false ones)."""
+    y_true = np.asarray(y_true).astype(bool)
+    scores = np.asarray(scores, dtype=float)
+    out = np.full(y_true.shape[0], np.nan)
+    for i in range(y_true.shape[0]):
+        p, n = scores[i, y_true[i]], scores[i, ~y_true[i]]
+        if p.size and n.size:
+            diff = p[:, None] - n[None, :]
+            out[i] = float(((diff > 0) + 0.5 * (diff == 0)).mean())
+    return out

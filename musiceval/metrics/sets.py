@@ -1,0 +1,284 @@
+"""Set-based metrics for factual QA: labels extracted from an answer against ground-truth labels.
+
+Protocol 2 of the spec (the factual QA framework of the CLAPText paper): a Music LM answers a
+factual question, an extractor maps the answer to a list of labels from a closed vocabulary, and the
+predicted set is compared with the true set.
+
+Conventions
+-----------
+Every item is a pair ``(pred, true)`` of label collections; duplicates are ignored (sets).
+
+* precision ``P = |pred & true| / |pred|``, recall ``R = |pred & true| / |true|``,
+  ``F1 = 2|pred & true| / (|pred| + |true|)`` (the harmonic mean of P and R).
+* Empty cases (documented choice, see :func:`item_prf`):
+
+  - empty prediction, non-empty truth (the model named nothing from the vocabulary):
+    P = R = F1 = 0. Abstaining earns no precision.
+  - non-empty prediction, empty truth: P = R = F1 = 0.
+  - both empty: P = R = F1 = ``both_empty`` (default 1.0: nothing to find and nothing claimed).
+
+  Apart from the both-empty case these equal scikit-learn's ``zero_division=0``.
+* Macro over items: the mean of the per-item values (scikit-learn's ``average="samples"``).
+  Micro: precision/recall/F1 of the summed true positives, predictions and truths.
+* Accuracy: exact set match ``pred == true`` (subset accuracy). For single-label tasks this is
+  "the true label and no other label", the CMI-Bench rule for classification.
+
+Metrics
+-------
+:func:`item_prf`, :func:`set_scores` (per-item arrays, macro, micro, accuracy),
+:func:`per_label_scores` (support/P/R/F1 per label for bias tables),
+:func:`true_false_scores` (yes/no answers per label), :func:`aggregate_chunks` ("any" /
+"majority" over chunked answers), :func:`binary_choices` and :func:`binary_choice_correct`,
+:func:`hierarchy_labels` (FMA "same tree" scoring; "same node" is the plain exact scoring),
+:func:`permutation_null_f1` (chance by permuting predictions across items).
+
+References
+----------
+.. [1] SPEC.md, section 2 (factual QA framework).
+.. [2] scikit-learn, ``precision_recall_fscore_support``.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+LabelSets = Sequence[Iterable[str]]
+
+
+def validate(pred: LabelSets, true: LabelSets) -> tuple[list[set[str]], list[set[str]]]:
+    """Check that predictions and truths pair up and hold label strings; return them as sets.
+
+    Raises
+    ------
+    ValueError
+        naming the bad input when the lengths differ or an entry is not a collection of strings.
+    """
+    if isinstance(pred, (str, bytes)) or isinstance(true, (str, bytes)):
+        raise ValueError("pred and true must be sequences of label collections, not a string")
+    if len(pred) != len(true):
+        raise ValueError(f"pred has {len(pred)} items but true has {len(true)}; pass one label set per item")
+    out = []
+    for name, seqs in (("pred", pred), ("true", true)):
+        sets = []
+        for i, labels in enumerate(seqs):
+            if isinstance(labels, (str, bytes)):
+                raise ValueError(f"{name}[{i}] is a string ({labels!r}); pass a list of labels, e.g. [{labels!r}]")
+            labels = set(labels)
+            bad = [x for x in labels if not isinstance(x, str)]
+            if bad:
+                raise ValueError(f"{name}[{i}] holds non-string labels {bad!r}")
+            sets.append(labels)
+        out.append(sets)
+    return out[0], out[1]
+
+
+def item_prf(pred: Iterable[str], true: Iterable[str], *, both_empty: float = 1.0) -> tuple[float, float, float]:
+    """Precision, recall and F1 of one predicted label set against one true label set.
+
+    Examples
+    --------
+    The spec's hedging example, "pop/soft rock" extracted as [pop, rock] against [pop]:
+
+    >>> [round(v, 3) for v in item_prf(["pop", "rock"], ["pop"])]
+    [0.5, 1.0, 0.667]
+    >>> item_prf([], ["jazz"])
+    (0.0, 0.0, 0.0)
+    >>> item_prf([], [])
+    (1.0, 1.0, 1.0)
+    """
+    p, t = set(pred), set(true)
+    if not p and not t:
+        return both_empty, both_empty, both_empty
+    tp = len(p & t)
+    precision = tp / len(p) if p else 0.0
+    recall = tp / len(t) if t else 0.0
+    f1 = 2 * tp / (len(p) + len(t))
+    return precision, recall, f1
+
+
+def _micro(tp: int, n_pred: int, n_true: int, both_empty: float) -> tuple[float, float, float]:
+    if n_pred == 0 and n_true == 0:
+        return both_empty, both_empty, both_empty
+    return (tp / n_pred if n_pred else 0.0, tp / n_true if n_true else 0.0, 2 * tp / (n_pred + n_true))
+
+
+def set_scores(pred: LabelSets, true: LabelSets, *, both_empty: float = 1.0) -> dict:
+    """Per-item P/R/F1 and accuracy, their macro means over items, and micro totals.
+
+    Returns
+    -------
+    dict
+        ``per_item``: dict of numpy arrays ``precision``, ``recall``, ``f1``, ``accuracy``;
+        ``macro``: dict of their means; ``micro``: dict ``precision``, ``recall``, ``f1`` from the
+        summed counts; ``n``: number of items.
+
+    Examples
+    --------
+    >>> s = set_scores([["pop", "rock"], ["jazz"]], [["pop"], ["blues"]])
+    >>> round(s["macro"]["f1"], 3), s["macro"]["accuracy"], round(s["micro"]["precision"], 3)
+    (0.333, 0.0, 0.333)
+    """
+    pred_sets, true_sets = validate(pred, true)
+    n = len(pred_sets)
+    per = np.array([item_prf(p, t, both_empty=both_empty) for p, t in zip(pred_sets, true_sets)], dtype=float).reshape(n, 3)
+    acc = np.array([float(p == t) for p, t in zip(pred_sets, true_sets)], dtype=float)
+    tp = sum(len(p & t) for p, t in zip(pred_sets, true_sets))
+    n_pred = sum(len(p) for p in pred_sets)
+    n_true = sum(len(t) for t in true_sets)
+    per_item = {"precision": per[:, 0], "recall": per[:, 1], "f1": per[:, 2], "accuracy": acc}
+    macro = {k: float(v.mean()) if n else float("nan") for k, v in per_item.items()}
+    micro = dict(zip(("precision", "recall", "f1"), _micro(tp, n_pred, n_true, both_empty)))
+    return {"n": n, "per_item": per_item, "macro": macro, "micro": micro}
+
+
+def per_label_scores(pred: LabelSets, true: LabelSets, labels: Sequence[str] | None = None) -> "OrderedDict[str, dict]":
+    """Per-label support, prediction count, precision, recall and F1 (for bias tables).
+
+    For label ``l``: ``support`` = items whose truth holds ``l``, ``n_pred`` = items whose
+    prediction holds ``l``; P, R, F1 as scikit-learn's ``average=None`` with ``zero_division=0``.
+    ``labels`` fixes the rows and their order (default: every label seen, sorted).
+    """
+    pred_sets, true_sets = validate(pred, true)
+    if labels is None:
+        labels = sorted(set().union(*pred_sets, *true_sets)) if pred_sets else []
+    table: OrderedDict[str, dict] = OrderedDict()
+    for label in labels:
+        tp = sum(1 for p, t in zip(pred_sets, true_sets) if label in p and label in t)
+        n_pred = sum(1 for p in pred_sets if label in p)
+        support = sum(1 for t in true_sets if label in t)
+        precision, recall, f1 = _micro(tp, n_pred, support, 0.0)
+        table[label] = {"support": support, "n_pred": n_pred, "precision": precision, "recall": recall, "f1": f1}
+    return table
+
+
+def true_false_scores(answers: Sequence[Mapping[str, bool | None]], true: LabelSets, labels: Sequence[str]) -> dict:
+    """Score a true/false table: one yes/no answer per (item, label) ("Is {label} used ...?").
+
+    ``answers[i][label]`` is True (yes), False (no) or None (no parseable answer; counted as
+    wrong for accuracy and as "no" for the set metrics). Returns ``accuracy`` over every cell
+    of the table, ``n_unanswered``, and the set metrics of :func:`set_scores` with the labels
+    answered "yes" as the prediction.
+    """
+    if len(answers) != len(true):
+        raise ValueError(f"answers has {len(answers)} items but true has {len(true)}")
+    true_sets = [set(t) for t in true]
+    cells = correct = unanswered = 0
+    pred_sets = []
+    for i, (row, truth) in enumerate(zip(answers, true_sets)):
+        missing = [label for label in labels if label not in row]
+        if missing:
+            raise ValueError(f"answers[{i}] has no answer for labels {missing}; ask every label of the table")
+        for label in labels:
+            cells += 1
+            if row[label] is None:
+                unanswered += 1
+            elif row[label] == (label in truth):
+                correct += 1
+        pred_sets.append({label for label in labels if row[label] is True})
+    scores = set_scores(pred_sets, [t & set(labels) for t in true_sets])
+    return {"accuracy": correct / cells if cells else float("nan"), "n_cells": cells, "n_unanswered": unanswered, **scores}
+
+
+def aggregate_chunks(chunk_labels: Sequence[Sequence[str]], how: str = "any") -> list[str]:
+    """Combine the labels extracted from several chunks of one recording into one prediction.
+
+    ``how="any"``: a label counts if any chunk names it; ``"majority"``: if strictly more than half
+    of the chunks name it. Order: first mention across chunks (rule 4).
+
+    >>> aggregate_chunks([["piano"], ["piano", "violin"], ["cello"]], "majority")
+    ['piano']
+    """
+    if how not in ("any", "majority"):
+        raise ValueError(f"how must be 'any' or 'majority', got {how!r}")
+    counts: OrderedDict[str, int] = OrderedDict()
+    for labels in chunk_labels:
+        for label in dict.fromkeys(labels):
+            counts[label] = counts.get(label, 0) + 1
+    need = 1 if how == "any" else len(chunk_labels) // 2 + 1
+    return [label for label, c in counts.items() if c >= need]
+
+
+def binary_choices(true_labels: Sequence[str], vocabulary: Sequence[str], *, seed: int = 0) -> list[tuple[str, str, int]]:
+    """Build binary-choice prompts: the true label and one random distractor per item.
+
+    Returns ``(option_a, option_b, index_of_true)`` per item. The true label comes first in
+    exactly ``n // 2`` items (the odd item, if any, goes to a seeded coin flip); distractors are
+    drawn uniformly from the vocabulary minus the true label.
+    """
+    vocabulary = list(dict.fromkeys(vocabulary))
+    rng = np.random.default_rng(seed)
+    n = len(true_labels)
+    first = np.array([1] * (n // 2) + [0] * (n - n // 2))
+    if n % 2:
+        first[-1] = rng.integers(2)
+    rng.shuffle(first)
+    out = []
+    for i, label in enumerate(true_labels):
+        others = [v for v in vocabulary if v != label]
+        if not others:
+            raise ValueError(f"vocabulary {vocabulary} has no distractor for label {label!r}")
+        distractor = others[rng.integers(len(others))]
+        out.append((label, distractor, 0) if first[i] else (distractor, label, 1))
+    return out
+
+
+def binary_choice_correct(pred: Iterable[str], true_label: str, distractor: str) -> float:
+    """1.0 when the extracted labels name the true option and not the distractor, else 0.0."""
+    p = set(pred)
+    return float(true_label in p and distractor not in p)
+
+
+def hierarchy_labels(labels: Iterable[str], parent: Mapping[str, str | None]) -> list[str]:
+    """Map genres to their top-level ancestor in a tree given as ``child -> parent`` (root -> None).
+
+    Scoring the mapped sets with :func:`set_scores` is the FMA "same tree" rule: a predicted
+    genre counts when it lies in the true top-level genre's subtree. Scoring the unmapped labels
+    is "same node". Labels absent from the tree are kept as they are.
+    """
+    out = []
+    for label in labels:
+        node, seen = label, set()
+        while parent.get(node) is not None:
+            if node in seen:
+                raise ValueError(f"genre tree has a cycle through {node!r}")
+            seen.add(node)
+            node = parent[node]
+        out.append(node)
+    return list(dict.fromkeys(out))
+
+
+def binarize(sets: LabelSets, labels: Sequence[str]) -> np.ndarray:
+    """Items x labels 0/1 matrix (labels outside ``labels`` are ignored)."""
+    index = {label: j for j, label in enumerate(labels)}
+    m = np.zeros((len(sets), len(labels)), dtype=np.int32)
+    for i, s in enumerate(sets):
+        for label in s:
+            j = index.get(label)
+            if j is not None:
+                m[i, j] = 1
+    return m
+
+
+def f1_matrix(pred: np.ndarray, true: np.ndarray, *, both_empty: float = 1.0) -> np.ndarray:
+    """Per-item F1 of 0/1 matrices (rows are items); same convention as :func:`item_prf`."""
+    tp = (pred * true).sum(axis=1)
+    denom = pred.sum(axis=1) + true.sum(axis=1)
+    return np.where(denom == 0, both_empty, 2 * tp / np.maximum(denom, 1))
+
+
+def permutation_null_f1(pred: LabelSets, true: LabelSets, *, n_permutations: int = 1000, seed: int = 0) -> np.ndarray:
+    """Chance level of macro F1 by permuting predictions across items.
+
+    Keeps both label marginals and breaks only the link between an answer and its item
+    (the label-permutation chance level). Returns ``n_permutations`` null means, for
+    ``gate.beats_permutation_null``.
+    """
+    from musiceval.stats import permutation_null
+
+    pred_sets, true_sets = validate(pred, true)
+    labels = sorted(set().union(*pred_sets, *true_sets)) if pred_sets else []
+    p, t = binarize(pred_sets, labels), binarize(true_sets, labels)
+    return permutation_null(lambda perm: float(f1_matrix(p[perm], t).mean()), len(pred_sets),
+                            n_permutations=n_permutations, seed=seed)

@@ -1,0 +1,198 @@
+"""A resumable, append-only response cache shared by processes (pytest-xdist workers, generate runs).
+
+Layout: ``<dir>/responses.jsonl``, one JSON object per line, and ``<dir>/responses.jsonl.lock``
+(a :mod:`filelock` lock). Each line holds one successful answer::
+
+    {"key": "<sha256>", "item_id": .., "condition": .., "chunk": .., "model": .., "revision": ..,
+     "settings": {"temperature": .., "max_tokens": .., "seed": ..}, "prompt": .., "audio_hash": ..,
+     "text": .., "meta": {..}}
+
+Rules that make it safe to kill and resume:
+
+- the key is the SHA-256 of (model spec, revision, generation settings, prompt, audio content
+  hash, condition, chunk); the seed is part of the settings;
+- a writer holds the lock, re-reads what other processes appended since it last looked, skips
+  keys already present (no duplicates across workers), and appends whole lines with one
+  ``write`` followed by ``flush`` and ``fsync``;
+- a process killed mid-write leaves at most one torn last line (no trailing newline). Readers
+  ignore it and report it in :attr:`ResponseCache.torn` (and a warning); the next writer
+  truncates it before appending, so it never glues onto a good line;
+- errors are not cached: a failed item is retried by the next run;
+- API keys never reach the cache: the model spec is stored with URL credentials and
+  ``key=``/``token=`` query values redacted, and nothing else from the environment is written.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from filelock import FileLock
+
+__all__ = ["ResponseCache", "cache_key", "redact_spec"]
+
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|auth)=)[^&#\s]*")
+
+
+def redact_spec(spec: str) -> str:
+    """Remove credentials a user may have put in a model spec's URL (``user:key@``, ``?key=``)."""
+    spec = _URL_USERINFO.sub(lambda m: m.group("scheme") + "REDACTED@", spec)
+    return _SECRET_QUERY.sub(lambda m: m.group(1) + "REDACTED", spec)
+
+
+def cache_key(
+    *,
+    model: str,
+    revision: str,
+    settings: Mapping[str, Any],
+    prompt: str,
+    audio_hash: str,
+    condition: str,
+    chunk: int = 0,
+) -> str:
+    """The SHA-256 hex key of one request (canonical JSON of its defining fields)."""
+    payload = json.dumps(
+        {
+            "model": redact_spec(model),
+            "revision": revision,
+            "settings": dict(sorted(settings.items())),
+            "prompt": prompt,
+            "audio_hash": audio_hash,
+            "condition": condition,
+            "chunk": int(chunk),
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Append-only JSON-lines cache of responses; safe across processes.
+
+    Parameters
+    ----------
+    directory : path-like
+        Created if missing.
+    lock_timeout : float
+        Seconds to wait for the file lock before raising ``filelock.Timeout``.
+    """
+
+    FILENAME = "responses.jsonl"
+
+    def __init__(self, directory: str | os.PathLike[str], *, lock_timeout: float = 60.0) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / self.FILENAME
+        self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
+        self._records: dict[str, dict[str, Any]] = {}
+        self._offset = 0
+        #: ``(line_number, reason)`` of lines that were ignored (torn or not JSON objects)
+        self.torn: list[tuple[int, str]] = []
+        #: lines whose key was already present (only possible if the file was edited by hand)
+        self.duplicates = 0
+        self._line_no = 0
+        with self._lock:
+            self._refresh()
+            tail = self._tail_bytes()
+            if tail:
+                self._report(self._line_no + 1, f"torn last line ({tail} bytes, no newline) ignored")
+
+    # -- reading ---------------------------------------------------------------------------
+    def _report(self, line_no: int, reason: str) -> None:
+        self.torn.append((line_no, reason))
+        warnings.warn(f"response cache {self.path}: line {line_no}: {reason}", stacklevel=3)
+
+    def _tail_bytes(self) -> int:
+        size = self.path.stat().st_size if self.path.exists() else 0
+        return size - self._offset
+
+    def _refresh(self) -> None:
+        """Parse complete lines appended since the last read; leave an incomplete tail alone."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as f:
+            f.seek(self._offset)
+            data = f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        for raw in data[: end + 1].splitlines():
+            self._line_no += 1
+            try:
+                record = json.loads(raw.decode("utf-8"))
+                key = record["key"]
+                if not isinstance(key, str) or not isinstance(record.get("text"), str):
+                    raise TypeError("'key' and 'text' must be strings")
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+                self._report(self._line_no, f"not a cache record ({exc}); ignored")
+                continue
+            if key in self._records:
+                self.duplicates += 1
+                continue
+            self._records[key] = record
+        self._offset += end + 1
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached record for ``key`` (reading new lines from other processes), or None."""
+        if key not in self._records:
+            self._refresh()
+        return self._records.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        self._refresh()
+        return len(self._records)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        self._refresh()
+        return iter(list(self._records.values()))
+
+    # -- writing ---------------------------------------------------------------------------
+    def put(self, record: Mapping[str, Any]) -> bool:
+        """Append one record (must carry ``key`` and ``text``); False if the key was present."""
+        return self.put_many([record]) == 1
+
+    def put_many(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Append records whose keys are new, under one lock; returns how many were written."""
+        records = list(records)
+        for r in records:
+            if not isinstance(r.get("key"), str) or not isinstance(r.get("text"), str):
+                raise ValueError("a cache record needs string 'key' and 'text' fields")
+        with self._lock:
+            self._refresh()
+            self._truncate_torn_tail()
+            lines, new = [], {}
+            for r in records:
+                if r["key"] in self._records or r["key"] in new:
+                    continue
+                clean = dict(r)
+                if "model" in clean:
+                    clean["model"] = redact_spec(str(clean["model"]))
+                new[r["key"]] = clean
+                lines.append(json.dumps(clean, ensure_ascii=False, separators=(",", ":")) + "\n")
+            if not lines:
+                return 0
+            blob = "".join(lines).encode("utf-8")
+            with open(self.path, "ab") as f:
+                f.write(blob)
+                f.flush()
+                os.fsync(f.fileno())
+            self._records.update(new)
+            self._offset += len(blob)
+            self._line_no += len(lines)
+            return len(lines)
+
+    def _truncate_torn_tail(self) -> None:
+        # Under the lock no writer is mid-line, so an incomplete tail is a killed writer's.
+        if self._tail_bytes() > 0:
+            with open(self.path, "r+b") as f:
+                f.truncate(self._offset)

@@ -1,0 +1,176 @@
+"""The records that move through musiceval, from dataset items to gate outcomes.
+
+Data flows forward only::
+
+    Item -> (condition) -> Response -> parser/extractor -> metric -> ItemScores -> GateResult
+
+All records are plain frozen dataclasses so they pickle across pytest-xdist workers and
+serialise to JSON without custom encoders (see :func:`to_jsonable`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+CONDITIONS = ("correct", "random", "noise", "skyline", "adversarial", "text_only")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One evaluation question about one clip.
+
+    ``group`` is the unit of clustering for statistics (usually the track id: several
+    questions about one track are not independent). ``audio`` is a path or ``None`` for
+    recorded responses whose audio is not shipped.
+    """
+
+    id: str
+    question: str
+    audio: str | None = None
+    reference: str | None = None
+    labels: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    answer: str | None = None
+    group: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Response:
+    """A Music LM's free-text answer to one item under one condition."""
+
+    item_id: str
+    condition: str
+    model: str
+    prompt: str
+    text: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ItemFailure:
+    """An item that could not be scored, with the reason. Counted, never dropped silently."""
+
+    item_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """Per-item values of one metric under one condition: the unit every gate consumes.
+
+    ``ids`` pairs items across conditions: paired statistics align two ``ItemScores`` by id.
+    ``groups`` (optional, same length) gives the cluster of each item.
+    ``failures`` lists items the metric could not score; they are reported, not dropped.
+    """
+
+    metric: str
+    ids: tuple[str, ...]
+    values: np.ndarray
+    groups: tuple[str, ...] | None = None
+    condition: str = "correct"
+    failures: tuple[ItemFailure, ...] = ()
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values, dtype=float)
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
+        if values.ndim != 1 or len(values) != len(self.ids):
+            raise ValueError(
+                f"ItemScores {self.metric!r}: values must be 1-d with one value per id "
+                f"(got shape {values.shape} for {len(self.ids)} ids)"
+            )
+        if len(set(self.ids)) != len(self.ids):
+            raise ValueError(f"ItemScores {self.metric!r}: item ids must be unique")
+        if self.groups is not None:
+            groups = tuple(str(g) for g in self.groups)
+            object.__setattr__(self, "groups", groups)
+            if len(groups) != len(self.ids):
+                raise ValueError(f"ItemScores {self.metric!r}: one group per id is required")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(
+                f"ItemScores {self.metric!r}: non-finite values; record unscorable items "
+                "as failures instead"
+            )
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def mean(self) -> float:
+        return float(self.values.mean()) if self.n else math.nan
+
+    @classmethod
+    def from_mapping(
+        cls,
+        metric: str,
+        values: Mapping[str, float],
+        *,
+        condition: str = "correct",
+        groups: Mapping[str, str] | None = None,
+        failures: Sequence[ItemFailure] = (),
+    ) -> "ItemScores":
+        ids = tuple(values)
+        return cls(
+            metric=metric,
+            ids=ids,
+            values=np.array([values[i] for i in ids], dtype=float),
+            groups=tuple(groups[i] for i in ids) if groups is not None else None,
+            condition=condition,
+            failures=tuple(failures),
+        )
+
+
+class Outcome(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    SKIPPED = "SKIPPED"
+    FINDING = "FINDING"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The outcome of one release gate, with everything needed to audit it."""
+
+    name: str
+    outcome: Outcome
+    estimate: float
+    ci: tuple[float, float]
+    p_value: float | None
+    n: int
+    threshold: float
+    test: str
+    protocol: str = ""
+    metric: str = ""
+    alpha: float = 0.05
+    p_value_holm: float | None = None
+    n_failed: int = 0
+    detail: str = ""
+    nodeid: str = ""
+    seed: int | None = None
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert records, numpy values and enums to JSON-compatible Python values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    return obj

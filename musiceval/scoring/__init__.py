@@ -1,0 +1,82 @@
+"""Protocol scorers behind ``musiceval score <protocol>``.
+
+Each protocol module in this package registers itself with :func:`register_scorer`:
+
+- ``configure(parser)`` adds the protocol's own flags to its argparse sub-parser (the common
+  flags ``FILE``, ``--format``, ``--json``, ``--seed``, ``--per-item``, ``--debug`` are already
+  there and arrive in ``args``: ``args.file``, ``args.format``, ``args.seed``);
+- ``score(args) -> ScoreOutput`` does the work and returns plain data.
+
+The CLI prints ``{"protocol": .., "n": .., "n_failed": .., "metrics": {..}, **extra}`` and writes
+``per_item`` rows as JSON lines to ``--per-item``. Input problems that make the whole file unusable
+raise :class:`InputError` (exit code 2, one line naming file, line and field); one bad item is a
+row in ``failures`` instead.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+PROTOCOL_MODULES = {
+    "freeform": "musiceval.scoring.freeform",
+    "factual": "musiceval.scoring.factual",
+    "choice": "musiceval.scoring.choice",
+    "mir": "musiceval.scoring.mir",
+    "triplets": "musiceval.scoring.triplets",
+}
+
+
+class InputError(Exception):
+    """A file-level input error: the message names the file, line and field and the fix."""
+
+
+@dataclass
+class ScoreOutput:
+    protocol: str
+    n: int
+    metrics: dict[str, Any]
+    #: one dict per item: at least ``item_id``; failed items carry ``error`` (the reason)
+    per_item: list[dict[str, Any]] = field(default_factory=list)
+    #: items that could not be scored: ``{"item_id": .., "error": ..}``
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    #: extra top-level keys for the JSON object (e.g. ``task`` for mir)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_failed(self) -> int:
+        return len(self.failures)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"protocol": self.protocol, **self.extra, "n": self.n, "n_failed": self.n_failed}
+        out["metrics"] = self.metrics
+        return out
+
+
+@dataclass(frozen=True)
+class Scorer:
+    name: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    score: Callable[[argparse.Namespace], ScoreOutput]
+    help: str = ""
+    formats: tuple[str, ...] = ("musiceval",)
+
+
+_SCORERS: dict[str, Scorer] = {}
+
+
+def register_scorer(scorer: Scorer) -> Scorer:
+    _SCORERS[scorer.name] = scorer
+    return scorer
+
+
+def load_scorers() -> dict[str, Scorer]:
+    """Import every protocol module that exists and return the registered scorers."""
+    for module in PROTOCOL_MODULES.values():
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return dict(_SCORERS)

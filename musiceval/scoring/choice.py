@@ -1,0 +1,252 @@
+"""``musiceval score choice``: multiple-choice accuracy and IFR of recorded answers (MuChoMusic).
+
+::
+
+    musiceval score choice --format {musiceval,dasheng,muchomusic} FILE --matcher {muchomusic,strict} --json
+
+prints ``{"protocol": "choice", "n": .., "n_failed": .., "metrics": {"accuracy": .., "ifr": ..,
+"unanswered": .., "per_dimension": {"knowledge": {dim: {..}}, "reasoning": {..}}}}``.
+
+The headline metrics cover the ``correct`` condition in the published setting (all three
+distractors; every record when the file holds only ablations). When the file holds them,
+``metrics`` also has ``per_distractor_setting``, ``per_condition`` (e.g. ``text_only``,
+``noise``, ``random``) and ``runs`` (accuracy mean, std, min, max over runs with different
+shuffles). ``n`` counts scored records; records that could not be read are failures.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from musiceval.data.muchomusic import (
+    ChoiceDataError,
+    ChoiceRecord,
+    LoadedChoices,
+    distractor_setting,
+    load_dasheng_jsonl,
+    load_muchomusic_eval_json,
+    load_musiceval_jsonl,
+)
+from musiceval.metrics.choice import LETTERS, MATCHERS, UNANSWERED, choice_summary, get_matcher, run_spread
+from musiceval.records import Item, ItemFailure, ItemScores, Response
+from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
+
+LOADERS: dict[str, Callable[[str], LoadedChoices]] = {
+    "musiceval": load_musiceval_jsonl,
+    "dasheng": load_dasheng_jsonl,
+    "muchomusic": load_muchomusic_eval_json,
+}
+PUBLISHED_SETTING = "all"
+
+
+@dataclass(frozen=True)
+class ScoredChoice:
+    """One record after matching: the chosen and the correct option (prompt order)."""
+
+    item_id: str
+    group: str
+    condition: str
+    run: int
+    setting: str
+    predicted: int
+    correct: int
+    knowledge: tuple[str, ...]
+    reasoning: tuple[str, ...]
+
+    @property
+    def row_id(self) -> str:
+        """Unique within one condition: the item, plus run and setting when not the defaults."""
+        suffix = (f"#run{self.run}" if self.run else "") + ("" if self.setting == PUBLISHED_SETTING else f"#{self.setting}")
+        return self.item_id + suffix
+
+    def as_row(self) -> dict:
+        return {
+            "item_id": self.item_id, "condition": self.condition, "run": self.run,
+            "distractor_setting": self.setting,
+            "predicted": LETTERS[self.predicted] if self.predicted != UNANSWERED else None,
+            "answer": LETTERS[self.correct], "correct": self.predicted == self.correct,
+        }
+
+
+def _nan_to_none(obj):
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    return obj
+
+
+@dataclass
+class ChoiceResult:
+    """Matched records of one file plus the records that could not be scored."""
+
+    scored: list[ScoredChoice]
+    failures: list[ItemFailure]
+    matcher: str
+    #: the model name(s) the records carry
+    model: str = "unknown"
+
+    def select(self, condition: str = "correct", setting: str | None = None) -> list[ScoredChoice]:
+        """Records of one condition; ``setting=None`` picks the published one when present."""
+        rows = [s for s in self.scored if s.condition == condition]
+        if setting is None:
+            published = [s for s in rows if s.setting == PUBLISHED_SETTING]
+            return published or rows
+        return [s for s in rows if s.setting == setting]
+
+    def item_scores(self, metric: str = "accuracy", condition: str = "correct", setting: str | None = None) -> ItemScores:
+        """Per-record 0/1 values for a gate: ``accuracy`` (right) or ``ifr`` (mapped to an option).
+
+        Ids are item ids (with ``#run<r>`` for runs after the first) so that two conditions of
+        the same items pair up; groups are the items' clusters (tracks).
+        """
+        rows = self.select(condition, setting)
+        if metric == "accuracy":
+            values = [float(s.predicted == s.correct) for s in rows]
+        elif metric == "ifr":
+            values = [float(s.predicted != UNANSWERED) for s in rows]
+        else:
+            raise ValueError(f"metric must be 'accuracy' or 'ifr', got {metric!r}")
+        failures = tuple(self.failures) if condition == "correct" else ()
+        return ItemScores(metric=f"choice_{metric}[{self.matcher}]", ids=tuple(s.row_id for s in rows),
+                          values=np.array(values, dtype=float), groups=tuple(s.group for s in rows),
+                          condition=condition, failures=failures)
+
+    def conditions(self) -> list[str]:
+        return sorted({s.condition for s in self.scored})
+
+    def metrics(self) -> dict:
+        main = self.select("correct")
+        out = _summary(main)
+        settings = sorted({s.setting for s in self.scored if s.condition == "correct"})
+        if settings and settings != [PUBLISHED_SETTING]:
+            out["per_distractor_setting"] = {
+                name: {k: v for k, v in _summary(self.select("correct", name)).items() if k != "per_dimension"}
+                for name in settings
+            }
+        others = [c for c in self.conditions() if c != "correct"]
+        if others:
+            out["per_condition"] = {
+                c: {k: v for k, v in _summary(self.select(c)).items() if k != "per_dimension"} for c in others
+            }
+        runs = sorted({s.run for s in main})
+        if len(runs) > 1:
+            per_run = [_summary([s for s in main if s.run == r])["accuracy"] for r in runs]
+            out["runs"] = {"accuracy": run_spread(per_run)}
+        return _nan_to_none(out)
+
+
+def _summary(rows: Sequence[ScoredChoice]) -> dict:
+    summary = choice_summary(
+        [s.predicted for s in rows], [s.correct for s in rows],
+        {"knowledge": [s.knowledge for s in rows], "reasoning": [s.reasoning for s in rows]},
+    )
+    summary.pop("n")
+    return summary
+
+
+def score_records(records: Sequence[ChoiceRecord], matcher: str = "muchomusic",
+                  failures: Sequence[ItemFailure] = ()) -> ChoiceResult:
+    """Match every record's output with the named matcher."""
+    match = get_matcher(matcher)
+    scored = [
+        ScoredChoice(
+            item_id=r.item.id, group=str(r.item.group or r.item.id), condition=r.response.condition, run=r.run,
+            setting=distractor_setting(r.item), predicted=match(r.response.text, r.item.choices),
+            correct=LETTERS.index(r.item.answer), knowledge=tuple(r.item.meta.get("knowledge", ())),
+            reasoning=tuple(r.item.meta.get("reasoning", ())),
+        )
+        for r in records
+    ]
+    models = sorted({r.response.model for r in records}) or ["unknown"]
+    return ChoiceResult(scored, list(failures), matcher, model="+".join(models))
+
+
+def score_file(path: str, fmt: str = "musiceval", matcher: str = "muchomusic") -> ChoiceResult:
+    """Load a recorded-answers file in layout ``fmt`` and match it; file-level errors raise ``InputError``."""
+    if fmt not in LOADERS:
+        raise InputError(f"score choice: unknown --format {fmt!r}; choose one of {', '.join(LOADERS)}")
+    try:
+        loaded = LOADERS[fmt](path)
+    except ChoiceDataError as exc:
+        raise InputError(str(exc)) from exc
+    return score_records(loaded.records, matcher, loaded.failures)
+
+
+def generate_choice_records(
+    model,
+    items: Sequence[Item],
+    *,
+    data_dir: str | Path,
+    conditions: Sequence[str] = ("correct",),
+    runs: int = 3,
+    n_examples: int = 1,
+    seed: int = 0,
+    settings=None,
+    cache=None,
+) -> LoadedChoices:
+    """Ask a live Music LM every question of every run under each condition.
+
+    Prompts come from :func:`musiceval.data.choice_prompts.build_prompts` (options shuffled per
+    run, ``n_examples`` in-context examples); audio, the ``random`` / ``noise`` / ``text_only``
+    conditions and the response cache are those of :func:`musiceval.generate.generate_responses`.
+    A chunking model answers once per chunk; the first chunk's answer is scored (MuChoMusic clips
+    are short). Returns records ready for :func:`score_records` and one failure per unanswered
+    (item, run, condition).
+    """
+    from musiceval.data.choice_prompts import build_prompts
+    from musiceval.generate import generate_responses
+    from musiceval.models.base import GenerationSettings
+
+    by_id = {item.id: item for item in items}
+    prompts = build_prompts(items, runs=runs, n_examples=n_examples, seed=seed)
+    # One Item per (question, run): its "question" is the full prompt the model sees.
+    asked = {f"{p.item_id}#run{p.run}": p for p in prompts}
+    requests = [Item(id=key, question=p.prompt, audio=by_id[p.item_id].audio, group=by_id[p.item_id].group,
+                     meta={k: v for k, v in by_id[p.item_id].meta.items() if k in ("audio_start", "audio_end")})
+                for key, p in asked.items()]
+    result = generate_responses(model, requests, conditions=conditions, data_dir=data_dir, cache=cache,
+                                settings=settings or GenerationSettings(seed=seed))
+    loaded = LoadedChoices(failures=list(result.failures))
+    for response in result.responses:
+        if response.meta.get("chunk", 0) != 0:
+            continue
+        p = asked[response.item_id]
+        base = by_id[p.item_id]
+        meta = {**base.meta, "permutation": p.permutation}
+        if p.distractor_types:
+            meta["distractor_types"] = p.distractor_types
+        item = Item(id=p.item_id, question=base.question, audio=base.audio, choices=p.choices, answer=p.answer,
+                    group=base.group or base.id, meta=meta)
+        answer = Response(item_id=p.item_id, condition=response.condition, model=response.model,
+                          prompt=p.prompt, text=response.text, meta=response.meta)
+        loaded.records.append(ChoiceRecord(item, answer, run=p.run))
+    return loaded
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--matcher", choices=tuple(MATCHERS), default="muchomusic",
+                        help="answer matcher: 'muchomusic' (the published rule) or 'strict' (letter tokens only)")
+
+
+def _score(args: argparse.Namespace) -> ScoreOutput:
+    fmt = getattr(args, "format", None) or "musiceval"
+    if not getattr(args, "file", None):
+        raise InputError("score choice: no FILE given; pass the recorded-answers file (see --format)")
+    result = score_file(str(args.file), fmt, getattr(args, "matcher", "muchomusic"))
+    failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
+    per_item = [s.as_row() for s in result.scored] + failures
+    return ScoreOutput("choice", len(result.select("correct")), result.metrics(), per_item, failures,
+                       extra={"matcher": result.matcher})
+
+
+register_scorer(Scorer(
+    name="choice", configure=_configure, score=_score,
+    help="multiple-choice QA (MuChoMusic): accuracy, IFR and unanswered rate, per dimension",
+    formats=tuple(LOADERS),
+))

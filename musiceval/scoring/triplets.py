@@ -1,0 +1,188 @@
+"""``musiceval score triplets``: musical knowledge of a text encoder on AudioSet triplets (SPEC 5).
+
+:func:`evaluate_triplets` is the library entry point (the evals use it): it renders every triplet
+under every prompt (or text variant), embeds each distinct string once through
+:func:`musiceval.encoders.embed_distinct`, and compares in bulk with
+:func:`musiceval.metrics.triplets.triplet_correct_indexed`.
+
+Modes (``--prompts``): ``paper`` (the 20 prompts, ordinary triplets), ``negation`` (the 4 negation
+prompts, negation triplets), ``label``, ``definition``, ``label+definition`` (one condition each,
+ordinary triplets). Triplets of the other kind in a file are counted in ``n_other_kind``, not
+scored. A triplet whose label has no ontology description fails in the definition modes.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from musiceval.data.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
+from musiceval.data.triplets import (
+    TripletFileError,
+    TripletSet,
+    generate_triplets,
+    load_triplet_csv,
+    negation_triplets,
+    sample_triplets,
+)
+import musiceval.encoders.layer  # noqa: F401  (registers the layer: and bertscore: encoders)
+from musiceval.encoders import EmbeddingCache, TextEncoder, embed_distinct, load_text_encoder
+from musiceval.metrics.triplets import (
+    NEGATION_PROMPTS,
+    PAPER_PROMPTS,
+    VARIANTS,
+    label_text,
+    mean_std_across_prompts,
+    render_triplet,
+    triplet_correct_indexed,
+)
+from musiceval.records import ItemFailure, ItemScores
+from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
+
+MODES = ("paper", "negation", *VARIANTS)
+
+
+@dataclass(frozen=True)
+class TripletEvaluation:
+    """Per-triplet correctness under each condition (a prompt or a text variant)."""
+
+    mode: str
+    ids: tuple[str, ...]
+    anchors: tuple[str, ...]
+    correct: Mapping[str, np.ndarray]
+    failures: tuple[ItemFailure, ...] = ()
+    n_other_kind: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def per_prompt(self) -> dict[str, float]:
+        return {c: float(v.mean()) if v.size else float("nan") for c, v in self.correct.items()}
+
+    def item_scores(self, metric: str = "triplet_accuracy") -> ItemScores:
+        """Per triplet, the fraction of conditions under which it is correct; clustered by anchor."""
+        values = np.mean(np.stack(list(self.correct.values())), axis=0) if self.n else np.zeros(0)
+        return ItemScores(metric, self.ids, values, groups=self.anchors, condition=self.mode, failures=self.failures)
+
+    def summary(self) -> dict:
+        per_prompt = self.per_prompt()
+        mean, std = mean_std_across_prompts(per_prompt) if self.n else (float("nan"), float("nan"))
+        return {"mean": mean, "std": std, "per_prompt": per_prompt}
+
+
+def _conditions(mode: str) -> tuple[str, ...]:
+    if mode == "paper":
+        return PAPER_PROMPTS
+    if mode == "negation":
+        return NEGATION_PROMPTS
+    if mode in VARIANTS:
+        return (mode,)
+    raise ValueError(f"unknown prompt mode {mode!r}; expected one of {MODES}")
+
+
+def evaluate_triplets(
+    encoder: TextEncoder,
+    triplets: TripletSet,
+    mode: str = "paper",
+    *,
+    definitions: Mapping[str, str] | None = None,
+    cache: EmbeddingCache | None = None,
+) -> TripletEvaluation:
+    """Score ``triplets`` with ``encoder`` under every condition of ``mode``.
+
+    ``definitions`` maps label -> description (needed by the ``definition`` modes; see
+    :func:`musiceval.data.audioset.definitions`).
+    """
+    conditions = _conditions(mode)
+    negation = mode == "negation"
+    chosen = [t for t in triplets.triplets if t.negated == negation]
+    n_other = len(triplets) - len(chosen)
+    failures = list(triplets.failures)
+    defs = dict(definitions or {})
+    if mode in ("definition", "label+definition"):
+        kept = []
+        for t in chosen:
+            missing = [lab for lab in (t.anchor, t.positive, t.negative) if not defs.get(lab)]
+            if missing:
+                failures.append(ItemFailure(t.id, f"no ontology definition for {missing}"))
+            else:
+                kept.append(t)
+        chosen = kept
+
+    labels = list(dict.fromkeys(lab for t in chosen for lab in (t.anchor, t.positive, t.negative)))
+    position = {lab: i for i, lab in enumerate(labels)}
+    roles = [np.array([position[getattr(t, r)] for t in chosen], dtype=np.int64) for r in ("anchor", "positive", "negative")]
+    strings: dict[str, int] = {}  # distinct text -> row of the embedding matrix
+    plan: dict[str, tuple[np.ndarray, ...]] = {}
+    for cond in conditions:
+        # Render at label level: a label's text depends only on the condition and on whether
+        # it stands as a (negated) negative, so each text is formed and embedded once.
+        if mode in VARIANTS:
+            texts = [label_text(lab, mode, defs.get(lab)) for lab in labels]
+            ap_texts = neg_texts = texts
+        else:
+            rendered = [render_triplet(lab, lab, lab, prompt=cond, negated=negation) for lab in labels]
+            ap_texts, neg_texts = [r[0] for r in rendered], [r[2] for r in rendered]
+        needed_ap = set(roles[0].tolist()) | set(roles[1].tolist())
+        needed_neg = set(roles[2].tolist())
+        ap_rows = np.array([strings.setdefault(s, len(strings)) if i in needed_ap else -1 for i, s in enumerate(ap_texts)], dtype=np.int64)
+        neg_rows = np.array([strings.setdefault(s, len(strings)) if i in needed_neg else -1 for i, s in enumerate(neg_texts)], dtype=np.int64)
+        plan[cond] = (ap_rows[roles[0]], ap_rows[roles[1]], neg_rows[roles[2]])
+    embeddings = embed_distinct(encoder, list(strings), cache=cache) if strings else np.zeros((0, 1))
+    correct = {cond: triplet_correct_indexed(embeddings, *idx) for cond, idx in plan.items()}
+    return TripletEvaluation(
+        mode=mode,
+        ids=tuple(t.id for t in chosen),
+        anchors=tuple(t.anchor for t in chosen),
+        correct=correct,
+        failures=tuple(failures),
+        n_other_kind=n_other,
+    )
+
+
+def load_triplets(source: str, *, mode: str = "paper", ontology=None, seed: int = 0, max_triplets: int | None = None) -> TripletSet:
+    """``genre``/``instrument`` (generated from the ontology; negation triplets in negation mode)
+    or the path of a triplet CSV."""
+    if source in SUBTREE_ROOTS:
+        subtree = (ontology or load_ontology()).subtree(source)
+        make = negation_triplets if mode == "negation" else generate_triplets
+        return make(subtree, seed=seed, max_triplets=max_triplets, name=source)
+    return sample_triplets(load_triplet_csv(source), max_triplets, seed=seed)
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoder", default="minilm", help="minilm (bundled all-MiniLM-L6-v2), st:<dir>, clap:<...>, layer:<dir>@<n>, bertscore:<model>[@<n>]")
+    parser.add_argument("--triplets", default=None, help="genre, instrument, or a CSV with header anchor,positive,negative (default: FILE)")
+    parser.add_argument("--prompts", default="paper", choices=MODES, help="prompt set or text variant")
+    parser.add_argument("--ontology", default=None, help="AudioSet ontology.json (default: the bundled copy)")
+    parser.add_argument("--max-triplets", type=int, default=None, help="score a seeded sample of at most N triplets (--seed)")
+    parser.add_argument("--embedding-cache", default=None, help="directory of an on-disk embedding cache")
+
+
+def _score(args: argparse.Namespace) -> ScoreOutput:
+    source = args.triplets or getattr(args, "file", None)
+    if not source:
+        raise InputError("score triplets: no triplets given; pass --triplets genre|instrument|FILE.csv")
+    try:
+        ontology = load_ontology(args.ontology)
+        triplets = load_triplets(str(source), mode=args.prompts, ontology=ontology,
+                                 seed=args.seed or 0, max_triplets=args.max_triplets)
+    except (TripletFileError, FileNotFoundError, ValueError) as exc:
+        raise InputError(str(exc)) from exc
+    encoder = load_text_encoder(args.encoder)
+    cache = EmbeddingCache(args.embedding_cache) if args.embedding_cache else None
+    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=ontology_definitions(ontology), cache=cache)
+    per_item = [
+        {"item_id": i, "anchor": a, **{c: bool(v[k]) for c, v in result.correct.items()}}
+        for k, (i, a) in enumerate(zip(result.ids, result.anchors))
+    ]
+    failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
+    extra = {"encoder": args.encoder, "triplets": str(source), "prompts": args.prompts, "n_other_kind": result.n_other_kind}
+    return ScoreOutput("triplets", result.n, result.summary(), per_item, failures, extra)
+
+
+register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets"))

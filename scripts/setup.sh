@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up .venv for musiceval: CPU torch 2.13.0 first (so nothing pulls CUDA wheels), then the
+# package with [dev], then WordNet for METEOR. Idempotent; a no-op in seconds when already done
+# (re-runs pip only when pyproject.toml changed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+stamp=".venv/.musiceval-setup-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  if ! .venv/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null; then
+    .venv/bin/python -m pip install -q torch==2.13.0
+  fi
+  .venv/bin/python -m pip install -q -e ".[dev]"
+  rm -f .venv/.musiceval-setup-*
+  touch "$stamp"
+fi
+if [ -f scripts/install_wordnet.sh ]; then
+  NLTK_DATA="${NLTK_DATA:-$PWD/.venv/nltk_data}" bash scripts/install_wordnet.sh
+fi

@@ -1,0 +1,165 @@
+"""``musiceval score choice`` and the live multiple-choice run (with a fake Music LM)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from musiceval.cli import main
+from musiceval.data.choice_prompts import build_prompts
+from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES
+from musiceval.gates import Gate, GateConfig
+from musiceval.metrics.choice import LETTERS
+from musiceval.models.base import Answer
+from musiceval.records import Item, Outcome
+from musiceval.scoring.choice import generate_choice_records, score_file, score_records
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"
+
+
+def _cli(capsys, *argv) -> tuple[int, dict | None, str]:
+    code = main(["score", "choice", *argv])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+@pytest.mark.parametrize("matcher,ifr", [("muchomusic", 0.995), ("strict", 1.0)])
+def test_cli_scores_the_dasheng_fixture(capsys, matcher, ifr):
+    code, out, _ = _cli(capsys, "--format", "dasheng", str(FIXTURE), "--matcher", matcher, "--json")
+    assert code == 0
+    assert out["protocol"] == "choice" and out["n"] == 200 and out["n_failed"] == 0
+    # accuracy = share of the 200 recorded answers equal to the answer letter (computed here)
+    rows = [json.loads(line) for line in FIXTURE.read_text("utf-8").splitlines()]
+    expected = sum(r["model_output"].strip()[-1] == r["answer"] for r in rows) / len(rows)
+    assert out["metrics"]["accuracy"] == pytest.approx(expected)
+    assert out["metrics"]["ifr"] == pytest.approx(ifr)
+    assert out["metrics"]["unanswered"] == pytest.approx(1 - ifr)
+    assert out["metrics"]["per_dimension"] == {}
+
+
+def test_cli_counts_bad_items_and_writes_per_item(capsys, tmp_path):
+    good = {"item_id": "q1", "question": "Which?", "choices": ["alpha", "beta", "gamma", "delta"], "answer": "C", "text": "(C)",
+            "knowledge": ["melody"], "reasoning": ["lyrics"]}
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join([
+        json.dumps(good),
+        json.dumps({**good, "item_id": "q2", "text": "A or B"}),
+        json.dumps({**good, "item_id": "q3", "choices": ["alpha", "beta", "gamma"]}),
+        json.dumps({**good, "item_id": "q4", "answer": None}),
+        json.dumps({**good, "item_id": "q5", "choices": ["alpha", "Alpha", "gamma", "delta"]}),
+        json.dumps({**good, "item_id": "q6", "answer": "F"}),
+        "{oops",
+    ]), encoding="utf-8")
+    per_item = tmp_path / "per_item.jsonl"
+    code, out, _ = _cli(capsys, str(path), "--json", "--per-item", str(per_item))
+    assert code == 0 and out["n"] == 2 and out["n_failed"] == 5
+    assert out["metrics"]["accuracy"] == 0.5 and out["metrics"]["ifr"] == 0.5
+    assert out["metrics"]["per_dimension"]["knowledge"]["melody"]["accuracy"] == 0.5
+    assert out["metrics"]["per_dimension"]["reasoning"]["lyrics"]["n"] == 2
+    rows = [json.loads(line) for line in per_item.read_text().splitlines()]
+    errors = {r["item_id"]: r["error"] for r in rows if "error" in r}
+    assert set(errors) == {"q3", "q4", "q5", "q6", "r.jsonl:7"}
+    assert [r["predicted"] for r in rows if "error" not in r] == ["C", None]
+
+
+def test_cli_input_errors_exit_2(capsys, tmp_path):
+    code, out, err = _cli(capsys, str(tmp_path / "missing.jsonl"), "--json")
+    assert code == 2 and out is None and "file not found" in err
+    code, out, err = _cli(capsys, "--json")
+    assert code == 2 and "no FILE given" in err
+
+
+def test_runs_conditions_and_settings_are_reported(tmp_path):
+    items = [Item(id=f"q{i}", question=f"Q{i}?", choices=(f"r{i}", f"n{i}", f"t{i}", f"f{i}"), answer="A",
+                  meta={"distractor_types": (ANSWER_TYPE, *DISTRACTOR_TYPES)}) for i in range(10)]
+    by_id = {i.id: i for i in items}
+    rows = []
+    for p in build_prompts(items, runs=3, n_examples=1, seed=0):
+        right = p.run < 2 or int(p.item_id[1:]) % 2 == 0  # run 2 gets half wrong
+        letter = p.answer if right else LETTERS[(LETTERS.index(p.answer) + 1) % 4]
+        rows.append(p.to_record(by_id[p.item_id], letter))
+        rows.append(p.to_record(by_id[p.item_id], "I cannot tell", condition="noise"))
+    for p in build_prompts(items, runs=1, n_examples=0, distractors=("incorrect_but_related",), seed=0):
+        rows.append(p.to_record(by_id[p.item_id], p.answer))
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    result = score_file(str(path), "musiceval", "muchomusic")
+    metrics = result.metrics()
+    assert metrics["accuracy"] == pytest.approx(25 / 30)  # the published setting only
+    assert metrics["runs"]["accuracy"]["mean"] == pytest.approx(25 / 30)
+    assert metrics["runs"]["accuracy"]["min"] == 0.5 and metrics["runs"]["accuracy"]["n_runs"] == 3
+    assert metrics["per_distractor_setting"]["incorrect_but_related"]["accuracy"] == 1.0
+    assert metrics["per_condition"]["noise"]["ifr"] == 0.0
+    acc = result.item_scores("accuracy")
+    assert acc.n == 30 and len(set(acc.ids)) == 30
+    noise = result.item_scores("accuracy", "noise")
+    assert set(noise.ids) == set(acc.ids)  # conditions pair up item by item
+    rows_ = Gate(GateConfig(n_resamples=500))
+    assert rows_.mcnemar_greater(acc, noise, name="drop").outcome is Outcome.PASS
+
+
+# --------------------------------------------------------------------------- live run, fake model
+
+SR = 8000
+
+
+class ToneModel:
+    """A fake Music LM that 'listens': it knows which clip it hears from the tone's pitch and
+    answers that clip's correct option; with no audio or with noise it answers (A)."""
+
+    spec, revision, sample_rate, max_audio_seconds, chunk_seconds = "tone:fake", "1", SR, None, None
+
+    def __init__(self, answer_of_freq: dict[int, str]):
+        self.answer_of_freq = answer_of_freq
+        self.calls = 0
+
+    def generate(self, requests, settings):
+        self.calls += len(requests)
+        out = []
+        for r in requests:
+            options = re.findall(r"\(([A-D])\) (.*?) (?=\(|\n)", r.prompt.rsplit("Question:", 1)[-1])
+            guess = "A"
+            if r.audio is not None:
+                spectrum = np.abs(np.fft.rfft(r.audio))
+                freq = int(round(np.argmax(spectrum) * SR / len(r.audio)))
+                text = self.answer_of_freq.get(freq)
+                guess = next((letter for letter, opt in options if opt == text), "A")
+            out.append(Answer(text=f"({guess})"))
+        return out
+
+    def close(self):
+        pass
+
+
+def test_live_run_passes_the_audio_attention_test(tmp_path):
+    freqs = [200 + 50 * i for i in range(24)]
+    items, answer_of_freq = [], {}
+    for i, f in enumerate(freqs):
+        t = np.arange(SR) / SR
+        sf.write(tmp_path / f"clip{i}.wav", 0.5 * np.sin(2 * np.pi * f * t), SR)
+        items.append(Item(id=f"q{i}", question=f"What is heard in clip {i}?", audio=f"clip{i}.wav",
+                          choices=(f"right{i}", f"near{i}", f"true{i}", f"far{i}"), answer="A", group=f"clip{i}",
+                          meta={"distractor_types": (ANSWER_TYPE, *DISTRACTOR_TYPES)}))
+        answer_of_freq[f] = f"right{i}"
+    items.append(Item(id="broken", question="?", audio="missing.wav", choices=("a", "b", "c", "d"), answer="A"))
+    model = ToneModel(answer_of_freq)
+    loaded = generate_choice_records(model, items, data_dir=tmp_path,
+                                     conditions=("correct", "noise", "random", "text_only"), runs=2, n_examples=1)
+    # the clip that cannot be read fails under correct and noise, and as some item's random partner
+    assert {"broken#run0", "broken#run1"} <= {f.item_id for f in loaded.failures}
+    assert all("missing.wav" in f.reason for f in loaded.failures)
+    assert len(loaded.records) + len(loaded.failures) == 25 * 2 * 4  # every (item, run, condition) accounted for
+    result = score_records(loaded.records, "strict", loaded.failures)
+    metrics = result.metrics()
+    assert metrics["runs"]["accuracy"]["mean"] == 1.0 and metrics["ifr"] == 1.0
+    assert metrics["per_condition"]["random"]["accuracy"] < 0.5
+    gate = Gate(GateConfig(n_resamples=500))
+    for condition in ("noise", "random", "text_only"):
+        outcome = gate.mcnemar_greater(result.item_scores("accuracy"), result.item_scores("accuracy", condition),
+                                       name=f"drop {condition}").outcome
+        assert outcome is Outcome.PASS
