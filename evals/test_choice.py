@@ -25,12 +25,11 @@ random track instead of the question's audio.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from musiceval.scoring.choice import ChoiceResult, generate_choice_records, score_file, score_records
+from musiceval.scoring.choice import ChoiceResult, detect_format, generate_choice_records, score_file, score_records
 
 EMBEDDED = Path("choice") / "dev_midashenglm.jsonl"
 DATA_DIR_RESPONSES = Path("choice") / "responses.jsonl"
@@ -44,23 +43,6 @@ HOW_TO_PROVIDE = (
     "--model recorded:FILE with such records; or run a live model (--model hf:...) with "
     "--data-dir DIR holding DIR/choice/manifest.jsonl and the audio"
 )
-
-
-def _detect_format(path: Path) -> str:
-    """The layout of a recorded-answers file, from its first record's keys."""
-    with path.open("rb") as fh:
-        head = fh.read(1 << 16).lstrip()
-    if head.startswith(b"["):
-        return "muchomusic"
-    try:
-        first = json.loads(head.splitlines()[0]) if head else {}
-    except (json.JSONDecodeError, UnicodeDecodeError, IndexError):
-        return "musiceval"
-    if isinstance(first, dict) and "answer_orders" in first:
-        return "muchomusic"
-    if isinstance(first, dict) and "model_output" in first:
-        return "dasheng"
-    return "musiceval"
 
 
 def _live(model_spec: str, data_dir, cache_dir, seed: int, cfg: dict) -> ChoiceResult:
@@ -98,7 +80,7 @@ def choice(model_spec, fixtures_dir, data_dir, thresholds, musiceval_seed, music
         path = Path(model_spec.partition(":")[2])
         if not path.is_file():
             pytest.fail(f"--model {model_spec}: file not found; pass recorded:<existing file>")
-        return score_file(str(path), _detect_format(path), cfg["matcher"])
+        return score_file(str(path), detect_format(path), cfg["matcher"])
     if model_spec != "recorded":
         return _live(model_spec, data_dir, musiceval_cache_dir, musiceval_seed, cfg)
     if data_dir is not None and (Path(data_dir) / DATA_DIR_RESPONSES).is_file():
@@ -115,14 +97,38 @@ def _available(choice: ChoiceResult, condition: str, gate, purpose: str) -> bool
     return False
 
 
+def _report_rows(choice: ChoiceResult) -> list[dict]:
+    """Accuracy / IFR / unanswered overall, per dimension, per distractor setting and condition."""
+    metrics = choice.metrics()
+    keys = ("n", "accuracy", "ifr", "unanswered")
+
+    def row(slice_: str, value: str, block: dict) -> dict:
+        return {"slice": slice_, "value": value, **{k: block.get(k) for k in keys}}
+
+    rows = [row("overall", "correct audio", {**metrics, "n": len(choice.select("correct"))})]
+    for family, dims in metrics["per_dimension"].items():
+        rows += [row(family, d, block) for d, block in dims.items()]
+    for name in metrics.get("per_distractor_setting", {}):
+        rows.append(row("distractors", name, {**metrics["per_distractor_setting"][name],
+                                              "n": len(choice.select("correct", name))}))
+    for name, block in metrics.get("per_condition", {}).items():
+        rows.append(row("condition", name, {**block, "n": len(choice.select(name))}))
+    if "runs" in metrics:
+        spread = metrics["runs"]["accuracy"]
+        rows.append(row("runs", f"{spread['n_runs']} shuffles: sd {spread['std']:.4f}, "
+                                f"range {spread['min']:.4f}-{spread['max']:.4f}", {"accuracy": spread["mean"]}))
+    return rows
+
+
 def test_choice_accuracy_beats_chance(choice, gate, thresholds):
     """MiDashengLM (or the model under test) answers above the 25 % chance of four options."""
     metrics = choice.metrics()
-    rows = [{"family": "overall", "dimension": "all", **{k: metrics[k] for k in ("accuracy", "ifr", "unanswered")}}]
-    for family, dims in metrics["per_dimension"].items():
-        rows += [{"family": family, "dimension": d, **block} for d, block in dims.items()]
-    gate.record_table(PROTOCOL, f"{choice.model} multiple-choice accuracy ({choice.matcher} matcher)", rows)
     chance = thresholds["choice"]["chance"]
+    gate.record_table(PROTOCOL, f"{choice.model} multiple-choice results ({choice.matcher} matcher)",
+                      _report_rows(choice))
+    bars = {"correct audio": metrics["accuracy"], "chance": chance}
+    bars.update({c: b["accuracy"] for c, b in metrics.get("per_condition", {}).items()})
+    gate.record_bars(PROTOCOL, f"{choice.model} multiple-choice accuracy by condition", bars, ylabel="accuracy")
     gate.binomial_greater(choice.item_scores("accuracy"), chance,
                           name=f"{choice.model} multiple-choice accuracy beats {chance * 100:g} % chance",
                           protocol=PROTOCOL, metric="accuracy")

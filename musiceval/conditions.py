@@ -100,28 +100,42 @@ def random_recorded_responses(
     draws : int
         Number of independent derangements.
     clips : sequence, optional
-        The recording of each item. When given, a partner with the same recording is also
-        rejected (possible only if one clip was asked the same prompt twice).
+        The recording (or track) of each item. When given, a partner from the same recording
+        is also rejected; a prompt group where one recording holds more than half of the items
+        has no such derangement and its items are reported as unpaired.
     """
     if not (len(item_ids) == len(prompts) == len(responses)):
         raise ValueError("item_ids, prompts and responses must have the same length")
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for k, p in enumerate(prompts):
         groups[p].append(k)
-    unpaired = [item_ids[k] for ks in groups.values() if len(ks) < 2 for k in ks]
+
+    def feasible(ks: list[int]) -> bool:
+        # a clip-avoiding derangement exists iff no clip holds more than half of the group
+        if len(ks) < 2:
+            return False
+        if clips is None:
+            return True
+        counts: dict[Hashable, int] = defaultdict(int)
+        for k in ks:
+            counts[clips[k]] += 1
+        return max(counts.values()) * 2 <= len(ks)
+
+    unpaired = [item_ids[k] for ks in groups.values() if not feasible(ks) for k in ks]
     out: list[dict[str, str]] = []
     for d in range(draws):
         mapping: dict[str, str] = {}
         for prompt, ks in groups.items():
-            if len(ks) < 2:
+            if not feasible(ks):
                 continue
             rng = _rng(seed, f"prompt/{d}/{prompt}")
-            for _ in range(1000):
+            for _ in range(100_000):  # rejection sampling; feasible groups accept with positive probability
                 perm = derangement(len(ks), rng)
                 if clips is None or all(clips[ks[i]] != clips[ks[perm[i]]] for i in range(len(ks))):
                     break
             else:
-                raise ValueError(f"prompt {prompt!r}: no derangement avoids repeating a clip")
+                raise ValueError(f"prompt {prompt!r}: no clip-avoiding derangement found in 100,000 draws "
+                                 "(one recording holds about half of the group); pass clips=None or split the group")
             for i, k in enumerate(ks):
                 mapping[item_ids[k]] = responses[ks[perm[i]]]
         out.append(mapping)

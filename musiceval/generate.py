@@ -134,26 +134,22 @@ def _clip(item: Item) -> tuple[str, float | None, float | None] | None:
 
 
 def random_partners(items: Sequence[Item], seed: int) -> dict[str, Item]:
-    """For each item with audio, an item whose clip is different (seeded derangement over clips).
+    """For each item with audio, an item holding a different recording (the Random condition).
 
-    Sattolo's algorithm permutes the distinct clips into a single cycle, so no clip maps to
-    itself; questions about the same clip share the same partner clip.
+    Uses :func:`musiceval.conditions.random_audio_assignment` (a seeded derangement over distinct
+    recordings, so questions about one clip never get that clip back); the partner item supplies
+    its ``audio_start``/``audio_end`` window. Empty when fewer than two recordings exist.
     """
-    firsts: dict[tuple, Item] = {}
-    for item in items:
-        clip = _clip(item)
-        if clip is not None:
-            firsts.setdefault(clip, item)
-    clips = list(firsts)
-    if len(clips) < 2:
+    from musiceval.conditions import random_audio_assignment
+
+    with_audio = [item for item in items if item.audio is not None]
+    holder: dict[str, Item] = {}
+    for item in with_audio:
+        holder.setdefault(item.audio, item)
+    if len(holder) < 2:
         return {}
-    rng = np.random.default_rng(seed)
-    perm = list(range(len(clips)))
-    for i in range(len(clips) - 1, 0, -1):
-        j = int(rng.integers(0, i))
-        perm[i], perm[j] = perm[j], perm[i]
-    partner_of = {clips[i]: firsts[clips[perm[i]]] for i in range(len(clips))}
-    return {item.id: partner_of[_clip(item)] for item in items if _clip(item) is not None}
+    (assignment,) = random_audio_assignment(with_audio, seed)
+    return {item_id: holder[audio] for item_id, audio in assignment.items()}
 
 
 def _item_seed(seed: int, item_id: str) -> int:
@@ -185,8 +181,10 @@ def generate_responses(
 ) -> GenerationResult:
     """Answer every (item, condition), reusing and filling ``cache``; one bad item never stops it.
 
-    Returns the responses (one per chunk when the model chunks) in item order and the failures,
-    each naming the item, the condition and the reason.
+    Returns the responses (one per chunk when the model chunks) in (item, condition) order and the
+    failures, each naming the item, the condition and the reason. Requests go to the model
+    ``batch_size`` (item, condition) pairs at a time; each finished batch is in the cache before
+    the next starts, so an interrupted run loses at most one batch.
     """
     conditions = list(dict.fromkeys(conditions))
     unknown = [c for c in conditions if c not in MODEL_CONDITIONS]
@@ -236,6 +234,7 @@ def generate_responses(
 def _run_block(model, block, audio_for, cache, settings, spec, result: GenerationResult) -> None:
     sdict = settings.as_dict()
     pending: list[tuple[Request, dict[str, Any]]] = []
+    slots: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
     for item, condition in block:
         try:
             audio, extra = audio_for(item, condition)
@@ -259,23 +258,27 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
                       "n_chunks": len(chunks), "model": spec, "revision": model.revision,
                       "settings": sdict, "prompt": item.question, "audio_hash": audio_hash, "meta": extra}
             hit = cache.get(key) if cache is not None else None
-            if hit is not None:
-                result.n_cached += 1
-                result.responses.append(_response(record, hit["text"], hit.get("meta", {}), cached=True))
-            else:
+            slots.append((record, hit))
+            if hit is None:
                 pending.append((Request(item.id, item.question, chunk, condition, index), record))
-    if not pending:
-        return
-    try:
-        answers = model.generate([req for req, _ in pending], settings)
-        if len(answers) != len(pending):
-            raise RuntimeError(f"returned {len(answers)} answers for {len(pending)} requests")
-    except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
-        answers = [Answer(error=f"model {spec} raised {type(exc).__name__}: {exc}"[:500])] * len(pending)
+    answers: list[Answer] = []
+    if pending:
+        try:
+            answers = model.generate([req for req, _ in pending], settings)
+            if len(answers) != len(pending):
+                raise RuntimeError(f"returned {len(answers)} answers for {len(pending)} requests")
+        except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
+            answers = [Answer(error=f"model {spec} raised {type(exc).__name__}: {exc}"[:500])] * len(pending)
+    answer_of = {id(record): answer for (_, record), answer in zip(pending, answers)}
     fresh = []
-    for (req, record), answer in zip(pending, answers):
+    for record, hit in slots:  # responses in task order, cached or not
+        if hit is not None:
+            result.n_cached += 1
+            result.responses.append(_response(record, hit["text"], hit.get("meta", {}), cached=True))
+            continue
+        answer = answer_of[id(record)]
         if not answer.ok:
-            result.failures.append(ItemFailure(req.item_id, f"{req.condition} chunk {req.chunk}: {answer.error}"))
+            result.failures.append(ItemFailure(record["item_id"], f"{record['condition']} chunk {record['chunk']}: {answer.error}"))
             continue
         meta = {**record["meta"], **dict(answer.meta)}
         fresh.append({**record, "text": answer.text, "meta": to_jsonable(meta)})
@@ -298,14 +301,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, type=Path, help="manifest (JSON lines) of items")
     parser.add_argument("--data-dir", type=Path, default=None, help="audio root (default: the manifest's folder)")
     parser.add_argument("--conditions", default="correct", help=f"comma-separated, from {','.join(MODEL_CONDITIONS)}")
-    parser.add_argument("--cache", type=Path, default=Path(".musiceval/responses"), help="response cache directory")
+    parser.add_argument("--cache", type=Path, default=Path(".musiceval/cache/responses"), help="response cache directory (pytest reads <--cache-dir>/responses)")
     parser.add_argument("--out", type=Path, default=None, help="also write the responses as musiceval JSON lines")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (openai-compatible)")
-    parser.add_argument("--batch-size", type=int, default=None, help="requests per model call (default: max(16, 4*concurrency))")
+    parser.add_argument("--batch-size", type=int, default=None, help="(item, condition) pairs per model call, cached as each finishes (default: max(16, 4*concurrency))")
     parser.add_argument("--device", default=None, help="torch device for hf: models (default cuda if present)")
-    parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--max-tokens", type=int, default=256)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="answer length limit (default 256)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds sampling, the random pairing and the noise (default 0)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N items")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 

@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=int, default=0, help="seed of every random choice in the run (default 0); written into the results")
     group.addoption("--inconclusive", choices=("xfail", "fail"), default=None, help="how an INCONCLUSIVE gate is reported (default from thresholds [defaults].inconclusive, else xfail)")
     group.addoption("--fixtures-dir", default=None, help="embedded data directory (default: fixtures/ under the rootdir)")
+    group.addoption("--concurrency", type=int, default=8, help="requests in flight for openai-compatible models (default 8)")
     group.addoption("--cache-dir", default=os.environ.get("MUSICEVAL_CACHE"), help="embedding and response caches (default: .musiceval/cache; env MUSICEVAL_CACHE)")
     try:
         group.addoption("--strict", action="store_true", default=False, help=_STRICT_HELP)

@@ -15,6 +15,9 @@ if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install -q torch==2.13.0
   fi
   .venv/bin/python -m pip install -q -e ".[dev]"
+  # renders the synthesised audio fixtures from MIDI; its pyaudio dependency does not build
+  # and is not needed, hence --no-deps (it cannot be expressed in an extra)
+  .venv/bin/python -m pip install -q --no-deps "tinysoundfont>=0.3.7"
   rm -f .venv/.musiceval-setup-*
   touch "$stamp"
 fi

@@ -40,9 +40,8 @@ import numpy as np
 
 from musiceval.records import ItemFailure
 
-#: Ontology ids of the two subtree tops, and of their common parent ``Music``.
+#: Ontology ids of the two subtree tops (both children of ``Music``, /m/04rlf).
 SUBTREE_ROOTS = {"genre": "/m/0kpv1t", "instrument": "/m/04szw"}
-MUSIC_ID = "/m/04rlf"
 #: The ontology copied into the repository (CC BY-SA 4.0, audioset/ontology @ d417d32).
 FIXTURE_ONTOLOGY = Path(__file__).resolve().parents[2] / "fixtures" / "text_encoders" / "ontology.json"
 ONTOLOGY_HINT = (
@@ -213,10 +212,6 @@ class Subtree:
     def shares_branch(self, a: str, b: str) -> bool:
         """True when ``a`` and ``b`` have a common ancestor below the subtree's top class."""
         return bool(self.branch[self.index(a), self.index(b)])
-
-    def definition_of(self) -> dict[str, str]:
-        """Label name -> ontology description."""
-        return dict(zip(self.names, self.definitions))
 
 
 def _ancestor_steps(node: str, parents: Mapping[str, Iterable[str]]) -> dict[str, int]:

@@ -78,7 +78,7 @@ def ablation_options(item: Item, distractors: Sequence[str]) -> tuple[tuple[str,
     """
     types = item.meta.get("distractor_types")
     if not types:
-        if tuple(distractors) == DISTRACTOR_TYPES:
+        if set(distractors) == set(DISTRACTOR_TYPES):
             return tuple(item.choices), ()
         raise ValueError(
             f"item {item.id!r} has no 'distractor_types'; distractor ablation needs items from the "
@@ -129,7 +129,7 @@ class ChoicePrompt:
 
 def _rng(seed: int, run: int, key: str) -> np.random.Generator:
     # Seeded per (seed, run, item) so that one item's shuffle does not depend on the others.
-    return np.random.default_rng([seed, run, zlib.crc32(key.encode("utf-8"))])
+    return np.random.default_rng([seed & 0xFFFFFFFF, run, zlib.crc32(key.encode("utf-8"))])
 
 
 def _shuffled(item: Item, distractors: Sequence[str], rng: np.random.Generator):
@@ -138,6 +138,28 @@ def _shuffled(item: Item, distractors: Sequence[str], rng: np.random.Generator):
     correct = types.index(ANSWER_TYPE) if types else LETTERS.index(item.answer)
     shown_types = tuple(types[i] for i in permutation) if types else ()
     return shown, permutation, shown_types, LETTERS[permutation.index(correct)]
+
+
+def _pick_examples(items: Sequence[Item], index: int, n: int, rng: np.random.Generator) -> list[int]:
+    """``n`` distinct questions other than ``items[index]``, from other tracks when there are enough.
+
+    Rejection sampling keeps this O(n) per prompt on large sets; small sets where it keeps
+    missing fall back to sampling from the explicit list of candidates.
+    """
+    if n == 0:
+        return []
+    group = items[index].group
+    chosen: list[int] = []
+    for _ in range(20 * n + 20):
+        k = int(rng.integers(len(items)))
+        if k != index and k not in chosen and (group is None or items[k].group != group):
+            chosen.append(k)
+            if len(chosen) == n:
+                return chosen
+    others = [k for k in range(len(items)) if k != index and (group is None or items[k].group != group)]
+    if len(others) < n:  # too few other tracks: any other question
+        others = [k for k in range(len(items)) if k != index]
+    return [int(k) for k in rng.choice(others, size=n, replace=False)]
 
 
 def build_prompts(
@@ -182,13 +204,9 @@ def build_prompts(
         for index, item in enumerate(items):
             rng = _rng(seed, run, item.id)
             shown, permutation, types, answer = _shuffled(item, distractors, rng)
-            others = [k for k in range(len(items)) if k != index and items[k].group != item.group]
-            if len(others) < n_examples:  # too few other tracks: fall back to other questions
-                others = [k for k in range(len(items)) if k != index]
-            chosen = rng.choice(others, size=n_examples, replace=False) if n_examples else []
             examples, example_ids = [], []
-            for k in chosen:
-                ex = items[int(k)]
+            for k in _pick_examples(items, index, n_examples, rng):
+                ex = items[k]
                 ex_shown, _, _, ex_answer = _shuffled(ex, distractors, rng)
                 examples.append(format_example(ex.question, ex_shown, ex_answer))
                 example_ids.append(ex.id)

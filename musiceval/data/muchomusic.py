@@ -22,10 +22,10 @@ Four layouts:
 - :func:`load_musiceval_jsonl`: musiceval's own layout, one object per line: a
   :class:`~musiceval.records.Response` row (``item_id``, ``text``; ``response`` is accepted for
   ``text``) plus the question as prompted: ``question``, ``choices`` (prompt order), ``answer``
-  (letter); optional ``condition``
-  (default ``correct``), ``run`` (default 0), ``model``, ``prompt``, ``knowledge``,
-  ``reasoning``, ``distractor_types`` (aligned with ``choices``, ``"answer"`` for the
-  correct one), ``group``, ``audio``, ``permutation``.
+  (letter); optional ``condition`` (default ``correct``), ``run`` (default 0), ``model``,
+  ``prompt``, ``knowledge``, ``reasoning``, ``distractor_types`` (aligned with ``choices``,
+  ``"answer"`` for the correct one; required when there are fewer than four choices),
+  ``group``, ``audio``, ``permutation``.
 
 :func:`load_choice_manifest` reads the questions to ask a live model (the musiceval layout without
 answers).
@@ -54,13 +54,6 @@ DISTRACTOR_TYPES = ("incorrect_but_related", "correct_but_unrelated", "incorrect
 #: ``distractor_types`` label of the correct option
 ANSWER_TYPE = "answer"
 CSV_REQUIRED = ("question", "correct_answer", "distractor_1_answer", "distractor_2_answer", "distractor_3_answer")
-KNOWLEDGE_DIMENSIONS = (
-    "melody", "harmony", "metre and rhythm", "instrumentation", "sound texture", "performance", "structure",
-)
-REASONING_DIMENSIONS = (
-    "mood and expression", "temporal relations", "lyrics", "genre and style",
-    "historical and cultural context", "functional context",
-)
 
 
 class ChoiceDataError(ValueError):
@@ -170,6 +163,9 @@ def _read_lines(path: Path) -> Iterator[tuple[int, Any | ItemFailure]]:
         except json.JSONDecodeError as exc:
             yield number, ItemFailure(where, f"malformed JSON: {exc.msg} at column {exc.colno}")
             continue
+        except RecursionError:
+            yield number, ItemFailure(where, "malformed JSON: nested too deeply to parse")
+            continue
         if not isinstance(obj, dict):
             yield number, ItemFailure(where, f"expected a JSON object, got {type(obj).__name__}")
             continue
@@ -241,10 +237,15 @@ def _musiceval_item(obj: dict, item_id: str) -> Item:
     }
     if types is not None:
         meta["distractor_types"] = _check_distractor_types(types, len(choices), LETTERS.index(answer))
-    if obj.get("permutation") is not None:
-        meta["permutation"] = tuple(obj["permutation"])
+    permutation = obj.get("permutation")
+    if permutation is not None:
+        if not isinstance(permutation, list) or sorted(map(repr, permutation)) != sorted(map(repr, range(len(choices)))):
+            raise ValueError(f"field 'permutation' {permutation!r} is not a permutation of 0..{len(choices) - 1}")
+        meta["permutation"] = tuple(permutation)
     for key in ("audio_start", "audio_end"):
         if obj.get(key) is not None:
+            if type(obj[key]) not in (int, float):
+                raise ValueError(f"field {key!r} must be a number of seconds, got {obj[key]!r}")
             meta[key] = float(obj[key])
     audio = obj.get("audio")
     if audio is not None and not isinstance(audio, str):
@@ -320,12 +321,17 @@ def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
         head = path.read_bytes().lstrip()[:1]
     except FileNotFoundError:
         raise ChoiceDataError(f"{path}: file not found; pass the JSON file evaluate.py reads") from None
+    if head not in (b"[", b"{"):
+        raise ChoiceDataError(
+            f"{path}: not JSON; --format muchomusic reads the evaluation file of MuChoMusic's evaluate.py "
+            "(prepare_prompts.py output with model_output filled in); muchomusic.csv holds questions only"
+        )
     loaded, seen = LoadedChoices(), set()
     if head == b"[":
         try:
             array = json.loads(path.read_bytes().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ChoiceDataError(f"{path}: not a valid UTF-8 JSON array ({exc}); fix the file or write JSON lines") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ChoiceDataError(f"{path}: not a valid UTF-8 JSON array ({exc!r:.200}); fix the file or write JSON lines") from None
         entries: Iterator = ((i + 1, obj if isinstance(obj, dict) else
                               ItemFailure(f"{path.name}[{i}]", f"expected a JSON object, got {type(obj).__name__}"))
                              for i, obj in enumerate(array))
@@ -344,9 +350,11 @@ def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
             answers = obj.get("answers")
             if not isinstance(orders, list) or not isinstance(answers, list) or len(orders) != len(answers):
                 raise ValueError("fields 'answers' and 'answer_orders' must be lists of equal length")
-            if sorted(orders) != list(range(len(orders))):
+            if not orders or not all(type(o) is int for o in orders) or sorted(orders) != list(range(len(orders))):
                 raise ValueError(f"field 'answer_orders' {orders!r} is not a permutation of 0..{len(orders) - 1}")
             declared = obj.get("distractors")
+            if declared is not None and not (isinstance(declared, list) and all(isinstance(d, str) for d in declared)):
+                raise ValueError(f"field 'distractors' must be a list of distractor types, got {declared!r}")
             answer = LETTERS[orders.index(0)] if orders.index(0) < len(LETTERS) else None
             choices, answer = _validated_choices(answers, answer, allow_ablation=declared is not None)
             meta: dict[str, Any] = {
@@ -382,6 +390,13 @@ def _audio_id(dataset: str, identifier: str) -> str:
     return stem
 
 
+def _csv_rows(reader: csv.DictReader, path: Path) -> Iterator[dict]:
+    try:
+        yield from reader
+    except csv.Error as exc:  # e.g. a field over csv.field_size_limit(): the rest cannot be trusted
+        raise ChoiceDataError(f"{path}:{reader.line_num}: unreadable CSV ({exc}); fix or re-export the file") from None
+
+
 def load_muchomusic_csv(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
     """Load questions from the official ``muchomusic.csv`` (see the module docstring).
 
@@ -407,7 +422,7 @@ def load_muchomusic_csv(path: str | Path) -> tuple[list[Item], list[ItemFailure]
     items: list[Item] = []
     failures: list[ItemFailure] = []
     seen: set[str] = set()
-    for index, row in enumerate(reader):
+    for index, row in enumerate(_csv_rows(reader, path)):
         item_id = str(row.get("id") or index)
         where = f"{path.name}: data row {index}"
         try:

@@ -137,7 +137,9 @@ def _check_row(row: list[str], columns: dict[str, int], line: int) -> Triplet:
 def load_triplet_csv(path: str | os.PathLike[str]) -> TripletSet:
     """Read a triplet CSV with header ``anchor,positive,negative`` (extra columns are ignored).
 
-    Raises :class:`TripletFileError` when the file is missing or has no such header; every
+    A negative starting with "no " is read as a negation ("no <label>"), as in the published
+    files; a label that itself starts with "No " (e.g. the genre "No wave") cannot be told apart in
+    this layout. Raises :class:`TripletFileError` when the file is missing or has no such header; every
     malformed row (wrong field count, empty or over-long field, invalid UTF-8, anchor equal to
     positive, negative repeating one of them) is an ``ItemFailure`` with id ``L<line>``.
     """

@@ -16,11 +16,15 @@ Implements the extraction rules of SPEC section 2 without an LLM:
    unless the vocabulary asks about style (composers).
 
 Negation: a label inside the scope of "no", "not", "without", "never", "nor", "lacks", "n't"
-... is not extracted ("no drums", "without guitar", "not a piano"), nor one followed by "is not present/used/there"
-or "is absent". The scope follows NegEx
-(Chapman et al., 2001): it ends at sentence punctuation, at a contrast word ("but", "however",
-"which", ...) or after a few content words; a negated label extends it over a following list
-("no violin, strings, or flute").
+... is not extracted ("no drums", "without guitar", "not a piano"), nor one followed by "is not
+present/used/there" or "is absent". The scope follows NegEx (Chapman et al., 2001): it ends at
+sentence punctuation, at a contrast word ("but", "however", "which", ...), at a comma, or after
+a few content words; a negated label extends it over a following list ("no violin, strings, or
+flute").
+
+Known limits (use the LLM extractor, ``musiceval.llm.extract``, where they matter): hedges and listings
+count as mentions ("could be classical, jazz or pop" extracts all three; rule 1), and after a
+negated label a comma splice ("no guitar, piano leads") is read as a negated list.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from musiceval.extraction.vocabulary import Vocabulary, _surface_key, fold
+from musiceval.extraction.vocabulary import Vocabulary, surface_key, fold
 
 #: content words allowed between a cue and the first label in its scope
 CUE_SCOPE = 4
@@ -48,6 +52,7 @@ STYLE_NEXT_WORDS = frozenset({"feel", "feeling", "feelings", "vibe", "vibes", "f
 # a negation after the label: "the piano isn't there", "drums are not used", "vocals are absent"
 POST_NEGATION = re.compile(r"[\s,]*(?:is|are|was|were|can|could)?\s*(?:not\s+|n't\s+|never\s+)(?:be\s+)?(?:present|used|there|heard|audible|included|playing|played|featured|found)\b|[\s,]*(?:is|are|was|were)\s+(?:absent|missing)\b")
 _TOKEN = re.compile(r"[a-z0-9']+|[.;!?,:]")
+_NEXT_WORD = re.compile(r"[\s\-]+([a-z]+)")
 
 
 @dataclass(frozen=True)
@@ -55,25 +60,47 @@ class Extraction:
     """Extracted labels (canonical, deduplicated, in order) and what was matched but dropped."""
 
     labels: tuple[str, ...]
-    #: (label, reason) for each dropped mention; reason is negated, comparative, style or ignored
+    #: (label, reason) for each dropped mention; reason is "negated", "comparative" or "style"
     dropped: tuple[tuple[str, str], ...] = ()
 
 
-def _surface_pattern(surface: str) -> str:
-    parts = [re.escape(w) for w in surface.split(" ")]
-    body = r"[\s\-_]*".join(parts) if len(parts) > 1 else parts[0]
-    plural = r"(?:e?s)?" if surface[-1:].isalpha() else ""
-    return body + plural
+_SEP = " "  # a word break inside a surface: matches any run of spaces, hyphens or underscores (or none)
+_SEPARATORS = re.compile(r"[\s\-_]+")
+
+
+def _trie_pattern(node: dict) -> str:
+    """Regex of a character trie: longer continuations first, then the end of a surface (+ plural)."""
+    alts = []
+    for atom in sorted((a for a in node if a != ""), key=lambda a: (a == _SEP, a)):
+        head = r"[\s\-_]*" if atom == _SEP else re.escape(atom)
+        alts.append(head + _trie_pattern(node[atom]))
+    if "" in node:
+        alts.append(node[""])  # end of a surface: optional plural
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
 @lru_cache(maxsize=32)
-def _compile(vocab: Vocabulary) -> tuple[re.Pattern, tuple[str | None, ...]]:
+def _compile(vocab: Vocabulary) -> tuple[re.Pattern, dict[str, str | None]]:
+    """One trie-shaped regex of every surface form, and ``separator-free surface -> label``."""
     entries: dict[str, str | None] = dict(vocab.surfaces)
     for s in vocab.ignore:
-        entries[_surface_key(s)] = None
-    ordered = sorted(entries, key=lambda s: (-len(s), s))
-    pattern = "|".join(f"({_surface_pattern(s)})" for s in ordered)
-    return re.compile(rf"(?<![a-z0-9])(?:{pattern})(?![a-z0-9])"), tuple(entries[s] for s in ordered)
+        entries[surface_key(s)] = None
+    trie: dict = {}
+    for surface in entries:
+        node = trie
+        for atom in surface:
+            node = node.setdefault(atom, {})
+        node[""] = r"(?:e?s)?" if surface[-1:].isalpha() else ""
+    lookup = {surface.replace(_SEP, ""): label for surface, label in entries.items()}
+    return re.compile(rf"(?<![a-z0-9]){_trie_pattern(trie)}(?![a-z0-9])"), lookup
+
+
+def _label_of(matched: str, lookup: dict[str, str | None]) -> str | None:
+    key = _SEPARATORS.sub("", matched)
+    for candidate in (key, key[:-2] if key.endswith("es") else None, key[:-1] if key.endswith("s") else None):
+        if candidate is not None and candidate in lookup:
+            return lookup[candidate]
+    return None
 
 
 def _is_cue(tokens: list[str], i: int) -> str | None:
@@ -93,7 +120,7 @@ def _is_cue(tokens: list[str], i: int) -> str | None:
 def _style_only(folded: str, end: int) -> bool:
     if STYLE_SUFFIX.match(folded, end):
         return True
-    nxt = re.match(r"[\s\-]+([a-z]+)", folded[end:])
+    nxt = _NEXT_WORD.match(folded, end)
     return bool(nxt and nxt.group(1) in STYLE_NEXT_WORDS)
 
 
@@ -109,10 +136,10 @@ def extract_labels(text: str, vocab: Vocabulary) -> Extraction:
     if not isinstance(text, str):
         raise ValueError(f"answer must be a string, got {type(text).__name__}")
     folded = fold(text)
-    pattern, targets = _compile(vocab)
+    pattern, lookup = _compile(vocab)
     events: list[tuple[int, int, str, str | None]] = []  # (start, end, kind, value)
     for m in pattern.finditer(folded):
-        events.append((m.start(), m.end(), "label", targets[m.lastindex - 1]))
+        events.append((m.start(), m.end(), "label", _label_of(m.group(), lookup)))
     spans = [(s, e) for s, e, _, _ in events]
     j = 0
     for m in _TOKEN.finditer(folded):

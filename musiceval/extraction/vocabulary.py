@@ -24,13 +24,14 @@ BUILTIN = ("nsynth", "gtzan", "fma-top", "musicnet-instruments", "musicnet-compo
 
 
 def fold(text: str) -> str:
-    """Lowercase, strip accents (``Dvořák`` -> ``dvorak``) and unify apostrophes; keeps length meaning."""
+    """Lowercase, strip accents (``Dvořák`` -> ``dvorak``) and unify curly apostrophes."""
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c))
     return text.replace("\u2019", "'").replace("\u2018", "'").lower()
 
 
-def _surface_key(text: str) -> str:
+def surface_key(text: str) -> str:
+    """The matching form of a term: folded, hyphens and underscores as spaces, spaces collapsed."""
     return " ".join(fold(text).replace("-", " ").replace("_", " ").split())
 
 
@@ -38,7 +39,7 @@ def _surface_key(text: str) -> str:
 def instrument_normalisation() -> dict[str, str]:
     """variant (folded) -> canonical instrument, from ``data/instrument_normalisation.json``."""
     raw = json.loads((DATA_DIR / "instrument_normalisation.json").read_text("utf-8"))
-    return {_surface_key(v): canon for canon, variants in raw.items() if not canon.startswith("_") for v in variants}
+    return {surface_key(v): canon for canon, variants in raw.items() if not canon.startswith("_") for v in variants}
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +60,7 @@ class Vocabulary:
         surfaces: dict[str, str] = {}
         for label in self.labels:
             for s in (label, *self.synonyms.get(label, ())):
-                surfaces.setdefault(_surface_key(s), label)
+                surfaces.setdefault(surface_key(s), label)
         if self.kind == "instrument":
             for variant, canon in instrument_normalisation().items():
                 if canon in surfaces:
@@ -78,7 +79,7 @@ class Vocabulary:
 
     def canonical(self, term: str) -> str | None:
         """The vocabulary label a term names (synonyms and instrument normalisation), or None."""
-        return self.surfaces.get(_surface_key(term))
+        return self.surfaces.get(surface_key(term))
 
 
 def _from_mapping(name: str, raw: Mapping) -> Vocabulary:
@@ -97,12 +98,16 @@ def _from_mapping(name: str, raw: Mapping) -> Vocabulary:
     )
 
 
+@lru_cache(maxsize=None)
+def _builtin(name: str) -> Vocabulary:
+    return _from_mapping(name, json.loads((DATA_DIR / "vocabularies" / f"{name}.json").read_text("utf-8")))
+
+
 def load_vocabulary(spec: str | Path) -> Vocabulary:
     """A built-in vocabulary by name (``nsynth``, ``gtzan``, ``fma-top``, ``musicnet-instruments``,
     ``musicnet-composers``) or a JSON / text file path."""
     if str(spec) in BUILTIN:
-        text = (DATA_DIR / "vocabularies" / f"{spec}.json").read_text("utf-8")
-        return _from_mapping(str(spec), json.loads(text))
+        return _builtin(str(spec))
     path = Path(spec)
     if not path.is_file():
         raise FileNotFoundError(

@@ -38,6 +38,10 @@ class RetryPolicy:
     base_delay: float = 1.0
     max_delay: float = 30.0
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.max_retries <= 10 or self.base_delay < 0 or self.max_delay < 0:
+            raise ValueError(f"RetryPolicy needs 0 <= max_retries <= 10 and non-negative delays, got {self}")
+
     def delay(self, attempt: int) -> float:
         return min(self.max_delay, self.base_delay * (2**attempt))
 

@@ -22,7 +22,8 @@ Matchers (:data:`MATCHERS`)
     A letter counts only where it stands as an option token ("(B)", "B)", "B.", "Answer: B",
     "**B**", or a line that is just "B"); exactly one distinct letter token gives that option,
     several give unanswered; with no letter token, exactly one option text occurring in the
-    output gives that option; otherwise unanswered.
+    output gives that option ("guitar" inside a found "acoustic guitar" is not a second one);
+    otherwise unanswered.
 
 Metrics
 -------
@@ -171,7 +172,8 @@ def match_strict(output: Output, options: Sequence[str], prefix: str = ANSWER_PR
     "Answer: B", "**B**", a line that is just "B"; upper case only, since "a" is an English
     article). One distinct letter selects its option; several are ambiguous (unanswered), as is
     a letter beyond the last option. With no letter token, the output selects an option when
-    exactly one option's lower-cased text occurs in it.
+    exactly one option's lower-cased text occurs in it (not counting an option whose text occurs
+    only inside another found option's text).
 
     Examples
     --------
@@ -188,7 +190,10 @@ def match_strict(output: Output, options: Sequence[str], prefix: str = ANSWER_PR
         index = LETTERS.index(letters.pop())
         return index if index < len(options) else UNANSWERED
     lowered = text.lower()
-    hits = [i for i, option in enumerate(options) if option.lower().strip() in lowered]
+    found = {i: option.lower().strip() for i, option in enumerate(options) if option.lower().strip() in lowered}
+    # An option found only as part of a longer option that is found ("guitar" inside
+    # "acoustic guitar") is not a second mention.
+    hits = [i for i, t in found.items() if not any(t != u and t in u for u in found.values())]
     return hits[0] if len(hits) == 1 else UNANSWERED
 
 

@@ -91,7 +91,11 @@ def text_similarity(
     if not keep:
         return out
     texts = [candidates[k] for k in keep] + [references[k] for k in keep]
-    emb = embed_distinct(encoder, texts, cache=cache)
+    # embed shortest first: batches of similar lengths waste little compute on padding
+    order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
+    sorted_emb = embed_distinct(encoder, [texts[k] for k in order], cache=cache)
+    emb = np.empty_like(sorted_emb)
+    emb[order] = sorted_emb
     out[keep] = cosine_rows(emb[: len(keep)], emb[len(keep) :])
     return out
 

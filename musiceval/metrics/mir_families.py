@@ -202,7 +202,8 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
 
     truth = tag_truth_cmi if compat else tag_truth
     y_true = np.stack([truth(r.correct_answer, tags) for r in records])
-    texts = [r.response.lower().strip() if compat else r.response.strip() for r in records]
+    # lowercased in both modes (the toolkit does; MiniLM and BGE are uncased, so one cache serves both)
+    texts = [r.response.lower().strip() for r in records]
     resp = np.asarray(embed([query_prefix + t for t in texts]), dtype=np.float32)
     tag_emb = np.asarray(embed(list(tags)), dtype=np.float32)
     return y_true, resp @ tag_emb.T

@@ -13,7 +13,9 @@ A Music LM answers a batch of (audio, prompt) requests with text. Every adapter 
   and the response records that it was;
 - ``generate(requests, settings) -> list[Answer]``: one :class:`Answer` per request, in order.
   A request that fails gives an ``Answer`` with ``error`` set; it never raises for one item;
-- ``close()``: release GPU memory, sockets, threads.
+- ``close()``: release GPU memory, sockets, threads;
+- optionally ``needs_audio = False`` for adapters that never listen (``recorded:``): generation
+  then skips decoding audio and keys the cache by item id.
 
 :class:`GenerationSettings` (temperature, max_tokens, seed) is passed explicitly on every call and
 recorded in every response's ``meta`` and in its cache key.

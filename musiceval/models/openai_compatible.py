@@ -140,6 +140,9 @@ class OpenAICompatibleModel:
                     last = f"timed out after {self.timeout:g} s"
                 except openai.APIConnectionError as exc:
                     last = f"connection error: {exc}"
+                except (openai.APIError, ValueError, TypeError, AttributeError) as exc:  # malformed answer
+                    last = f"unusable response ({type(exc).__name__}: {exc})"
+                    break
                 if attempt < self.max_retries:
                     await asyncio.sleep(self._delay(attempt, retry_after))
         if key != "EMPTY":

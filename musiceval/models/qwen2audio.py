@@ -14,6 +14,8 @@ same path. Weights load from safetensors (transformers loads any legacy ``.bin``
   truncating).
 - Decoding: greedy when ``temperature == 0``, else sampling at that temperature; ``seed`` seeds
   torch before every batch, so a batch's answers depend only on its requests and settings.
+- ``num_threads=``: CPU threads torch may use during ``generate`` (restored afterwards); 1 is far
+  faster for tiny models on a busy machine.
 - A batch that raises is retried one request at a time, so one bad request becomes one failed
   ``Answer`` and never aborts the batch.
 
@@ -59,6 +61,7 @@ class Qwen2AudioModel:
         batch_size: int = 4,
         chunk_seconds: float | None = None,
         system_prompt: str | None = None,
+        num_threads: int | None = None,
         **_: Any,
     ) -> None:
         if not rest:
@@ -73,7 +76,7 @@ class Qwen2AudioModel:
         try:
             self.processor = AutoProcessor.from_pretrained(rest)
             self.model = Qwen2AudioForConditionalGeneration.from_pretrained(rest, dtype=dtype)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise ModelSpecError(
                 f"cannot load Qwen2-Audio from {rest!r} ({exc}); download it with "
                 f"`huggingface-cli download {rest} --local-dir DIR` and pass --model hf:DIR "
@@ -93,9 +96,15 @@ class Qwen2AudioModel:
         fe = self.processor.feature_extractor
         self.sample_rate = int(fe.sampling_rate)
         self.max_audio_seconds = float(getattr(fe, "chunk_length", 30))
+        if chunk_seconds is not None and not 0 < chunk_seconds <= self.max_audio_seconds:
+            raise ModelSpecError(
+                f"chunk_seconds={chunk_seconds} must be in (0, {self.max_audio_seconds:g}]: the feature "
+                "extractor would silently cut longer chunks"
+            )
         self.chunk_seconds = chunk_seconds
         self.batch_size = max(1, int(batch_size))
         self.system_prompt = system_prompt
+        self.num_threads = num_threads
         self.revision = _revision(rest, self.model.config)
 
     def _prompt_text(self, request: Request) -> str:
@@ -130,6 +139,16 @@ class Qwen2AudioModel:
         return [t.strip() for t in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
 
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
+        if self.num_threads is None:
+            return self._generate(requests, settings)
+        previous = self.torch.get_num_threads()
+        self.torch.set_num_threads(self.num_threads)
+        try:
+            return self._generate(requests, settings)
+        finally:
+            self.torch.set_num_threads(previous)
+
+    def _generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         answers: list[Answer] = []
         for start in range(0, len(requests), self.batch_size):
             batch = list(requests[start : start + self.batch_size])
@@ -173,9 +192,9 @@ def build_tiny_checkpoint(directory: str | Path, *, seed: int = 0) -> Path:
     )
 
     special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|audio_bos|>", "<|AUDIO|>", "<|audio_eos|>"]
-    words = ("system user assistant You are a helpful Audio 1: the music is in this piece key of tempo bpm "
-             "major minor C D E F G A B piano violin flute trumpet guitar instrument plays note pitch "
-             "what which describe , . ? 60 90 120 150").split()
+    # no instrument, key, note or number words: its random answers cannot hit a fixture's truth
+    words = ("system user assistant You are a helpful Audio the music is in this piece sound of it "
+             "what which describe , . ?").split()
     vocab = {t: i for i, t in enumerate(special + ["[UNK]"] + words)}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()

@@ -37,63 +37,78 @@ def _aliases(item_id: str) -> list[str]:
     return list(dict.fromkeys([str(item_id), p.name, p.stem]))
 
 
-def _from_row(row: Any, where: str) -> dict[str, Any]:
-    if not isinstance(row, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
-    if "model_output" in row:  # dasheng
-        item_id, prompt, text, condition = row.get("audio"), row.get("prompt"), row["model_output"], "correct"
-    elif "response" in row and "audioid" in row:  # cmi-bench
-        item_id, prompt, text, condition = row["audioid"], row.get("question"), row["response"], "correct"
-    elif "text" in row and "item_id" in row:  # musiceval
-        item_id, prompt, text = row["item_id"], row.get("prompt"), row["text"]
-        condition = row.get("condition") or "correct"
-    else:
-        raise ValueError(
-            f"{where}: unknown layout (keys {sorted(row)[:8]}); expected musiceval "
-            "(item_id, text), dasheng (audio, model_output) or cmi-bench (audioid, response)"
-        )
-    if item_id is None or not isinstance(text, str):
-        raise ValueError(f"{where}: missing item id or non-string response text")
-    return {"item_id": str(item_id), "condition": str(condition), "prompt": prompt, "text": text}
+def _sniff(text: str) -> str:
+    if text.lstrip().startswith("["):
+        return "cmi-bench"
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                return "musiceval"  # reported line by line below
+            if isinstance(row, dict) and "model_output" in row:
+                return "dasheng"
+            if isinstance(row, dict) and "response" in row and "audioid" in row:
+                return "cmi-bench"
+            return "musiceval"
+    return "musiceval"
+
+
+def _read_musiceval(path: Path, text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    rows, problems = [], []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str) or row.get("item_id") is None:
+                raise ValueError("expected an object with 'item_id' and string 'text' (musiceval layout)")
+        except ValueError as exc:
+            problems.append(f"{path}:{no}: {exc}")
+            continue
+        rows.append({"ids": [str(row["item_id"])], "condition": str(row.get("condition") or "correct"),
+                     "prompt": row.get("prompt"), "text": row["text"]})
+    return rows, problems
 
 
 def read_recorded(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Read a recorded-responses file into rows ``{item_id, condition, prompt, text}``.
+    """Read a recorded-responses file into rows ``{ids, condition, prompt, text}``.
 
-    Returns the rows and a list of per-line problems (``"FILE:LINE: reason"``); a bad line is
-    reported, not fatal. A missing or undecodable file raises ``ModelSpecError``.
+    dasheng files go through :func:`musiceval.data.dasheng.load_dasheng_jsonl`, cmi-bench files
+    through :func:`musiceval.data.cmibench.load_outputs`. Returns the rows and the per-line
+    problems (``"FILE:LINE: reason"``); a bad line is reported, not fatal. A missing or
+    undecodable file raises ``ModelSpecError``.
     """
     path = Path(path)
     if not path.is_file():
-        raise ModelSpecError(
-            f"recorded responses file '{path}' not found; pass --model recorded:<existing file>"
-        )
+        raise ModelSpecError(f"recorded responses file '{path}' not found; pass --model recorded:<existing file>")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ModelSpecError(f"recorded responses file '{path}' is not UTF-8 ({exc})") from exc
-    rows, problems = [], []
-    if text.lstrip().startswith("["):
+    layout = _sniff(text)
+    if layout == "dasheng":
+        from musiceval.data.dasheng import load_dasheng_jsonl
+
+        loaded = load_dasheng_jsonl(path, labels_field=None)
+        rows = [{"ids": [item.group or item.id, item.id], "condition": r.condition, "prompt": r.prompt, "text": r.text}
+                for item, r in zip(loaded.items, loaded.responses)]
+        return rows, [f"{path}: {f.item_id}: {f.reason}" for f in loaded.failures]
+    if layout == "cmi-bench":
+        from musiceval.data.cmibench import TASKS, CmiBenchFormatError, audio_key, load_outputs, task_from_filename
+
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ModelSpecError(f"{path}: not a valid JSON array ({exc})") from exc
-        entries = [(f"{path}:[{i}]", row) for i, row in enumerate(data)]
-    else:
-        entries = []
-        for no, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                entries.append((f"{path}:{no}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{no}: not JSON ({exc.msg})")
-    for where, row in entries:
+            task = task_from_filename(path)[1]
+        except ValueError:
+            task = next(iter(TASKS))  # the task only labels the file; reading is the same for all
         try:
-            rows.append(_from_row(row, where))
-        except ValueError as exc:
-            problems.append(str(exc))
-    return rows, problems
+            loaded = load_outputs(path, task=task)
+        except CmiBenchFormatError as exc:
+            raise ModelSpecError(str(exc)) from exc
+        rows = [{"ids": [r.audioid, audio_key(r.audioid), r.item_id], "condition": "correct", "prompt": r.question,
+                 "text": r.response} for r in loaded.records]
+        return rows, [f"{path}: {f.item_id}: {f.reason}" for f in loaded.failures]
+    return _read_musiceval(path, text)
 
 
 @register_model("recorded")
@@ -117,7 +132,8 @@ class RecordedModel:
         self.revision = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
         self._index: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for row in rows:
-            for alias in _aliases(row["item_id"]):
+            aliases = dict.fromkeys(a for item_id in row["ids"] for a in _aliases(item_id))
+            for alias in aliases:
                 self._index.setdefault((alias, row["condition"]), []).append(row)
 
     def _lookup(self, request: Request) -> Answer:
@@ -127,7 +143,7 @@ class RecordedModel:
             if not rows:
                 continue
             matched = [r for r in rows if _norm_prompt(r["prompt"]) == want]
-            if not matched and len(rows) == 1 and rows[0]["prompt"] is None:
+            if not matched and len(rows) == 1 and not rows[0]["prompt"]:
                 matched = rows
             if matched:
                 return Answer(text=matched[0]["text"], meta={"recorded_from": str(self.path)})

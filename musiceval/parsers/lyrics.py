@@ -18,13 +18,10 @@ import re
 import string
 import unicodedata
 
-_CMI_PATTERNS = (
-    re.compile(r".*? lyrics .*?are.*?:"),
-    re.compile(r".*? content .*?is.*?:"),
-    re.compile(r".*? transcription .*?is.*?:"),
-    re.compile(r".*? text .*?is.*?:"),
-    re.compile(r"<s>"),
-    re.compile(r"</s>"),
+#: The toolkit's prefix patterns ``.*? <kw> .*?<verb>.*?:`` as (pattern, keyword, verb), then tags.
+_CMI_PATTERNS = tuple(
+    (re.compile(rf".*? {kw} .*?{verb}.*?:"), f" {kw} ", verb)
+    for kw, verb in (("lyrics", "are"), ("content", "is"), ("transcription", "is"), ("text", "is"))
 )
 _CMI_PUNCT = str.maketrans("", "", string.punctuation.replace("'", ""))
 
@@ -49,9 +46,36 @@ def _spell_numbers(words: list[str]) -> list[str]:
     return out
 
 
+def _sub_all_lazy(pattern: re.Pattern[str], keyword: str, verb: str, text: str) -> str:
+    """``pattern.sub("", text)`` for ``.*? kw .*?verb.*?:`` in linear time.
+
+    Python's regex engine retries such a pattern from every position of a long line that has no
+    match (quadratic: minutes for a 300 kB looping answer). A match exists in a line iff the
+    keyword occurs, then the verb, then ":"; when it does, the leftmost match starts at the
+    line's current position, so matching there gives exactly ``re.sub``'s result.
+    """
+    out_lines = []
+    for line in text.split("\n"):  # "." does not cross newlines, so neither does a match
+        pieces, pos = [], 0
+        while True:
+            k = line.find(keyword, pos)
+            v = line.find(verb, k + len(keyword)) if k >= 0 else -1
+            if v < 0 or line.find(":", v + len(verb)) < 0:
+                break
+            m = pattern.match(line, pos)
+            if m is None:  # pragma: no cover - excluded by the checks above
+                break
+            pos = m.end() if m.end() > pos else pos + 1
+        pieces.append(line[pos:])
+        out_lines.append("".join(pieces))
+    return "\n".join(out_lines)
+
+
 def strip_prefix_cmi(prediction: str) -> str:
-    for pattern in _CMI_PATTERNS:
-        prediction = pattern.sub("", prediction).strip()
+    for pattern, keyword, verb in _CMI_PATTERNS:
+        prediction = _sub_all_lazy(pattern, keyword, verb, prediction).strip()
+    for tag in ("<s>", "</s>"):
+        prediction = prediction.replace(tag, "").strip()
     return prediction
 
 

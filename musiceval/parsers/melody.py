@@ -47,7 +47,8 @@ def _read_pairs(text: str) -> list[tuple[object, object]]:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     else:
-        value = [tuple(x.strip() for x in g.split(",")[:2]) for g in _GROUP.findall(text) if "," in g]
+        # only up to the last ")": without a closing parenthesis ahead, the regex is quadratic
+        value = [tuple(x.strip() for x in g.split(",")[:2]) for g in _GROUP.findall(text[: text.rfind(")") + 1]) if "," in g]
     if not isinstance(value, list) or not all(isinstance(p, tuple) and len(p) == 2 for p in value):
         raise ParseError("not a list of (time, note) pairs")
     if not value:

@@ -6,7 +6,9 @@ keep pieces that start with a digit; "m:ss" pieces become seconds, other pieces 
 
 Default rule (:func:`parse_times`): collect time tokens anywhere in the text: "m:ss(.f)" and
 numbers carrying a seconds unit ("0.54s", "1.0ss", "3 sec") or a decimal point. A range
-"0.0s-0.54s" contributes its start (a range is an event, not a beat). Bare integers in prose
+"0.0s-0.54s" contributes its start (a range is an event, not a beat). A unit-less number that
+ends an answer whose other times carry units is an answer cut off mid-token and is dropped
+("..., 68.0s, 68.5"). Bare integers in prose
 ("16 beats in total") are not times. Duplicates are dropped; the result is sorted. Times above
 ``max_time`` (mir_eval's 30000 s limit) are rejected.
 """
@@ -56,13 +58,20 @@ def parse_times(text: str, *, max_time: float = MAX_TIME) -> np.ndarray:
         When no time is found or a time exceeds ``max_time``.
     """
     times: list[float] = []
+    with_unit = 0
+    tail = text.rstrip()
     for m in _TOKEN.finditer(text):
         if m.group("min") is not None:
             t = int(m.group("min")) * 60 + float(m.group("sec"))
         else:
             num = m.group("num")
-            if m.group("unit") is None and "." not in num:
-                continue  # a bare integer in prose is a count, not a time
+            if m.group("unit") is None:
+                if "." not in num:
+                    continue  # a bare integer in prose is a count, not a time
+                if with_unit and m.end() == len(tail):
+                    continue  # the answer was cut off inside its last time ("..., 68.0s, 68.5")
+            else:
+                with_unit += 1
             t = float(num)
         times.append(t)
     if not times:

@@ -16,6 +16,7 @@ shuffles). ``n`` counts scored records; records that could not be read are failu
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -167,6 +168,27 @@ def score_records(records: Sequence[ChoiceRecord], matcher: str = "muchomusic",
     return ChoiceResult(scored, list(failures), matcher, model="+".join(models))
 
 
+def detect_format(path: str | Path) -> str:
+    """Guess the layout of a recorded-answers file from its first record's keys.
+
+    A JSON array or ``answer_orders`` -> ``muchomusic``; ``model_output`` -> ``dasheng``;
+    anything else -> ``musiceval`` (whose loader then reports what is missing).
+    """
+    with Path(path).open("rb") as fh:
+        head = fh.read(1 << 16).lstrip()
+    if head.startswith(b"["):
+        return "muchomusic"
+    try:
+        first = json.loads(head.splitlines()[0]) if head else {}
+    except (ValueError, IndexError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return "musiceval"
+    if isinstance(first, dict) and "answer_orders" in first:
+        return "muchomusic"
+    if isinstance(first, dict) and "model_output" in first:
+        return "dasheng"
+    return "musiceval"
+
+
 def score_file(path: str, fmt: str = "musiceval", matcher: str = "muchomusic") -> ChoiceResult:
     """Load a recorded-answers file in layout ``fmt`` and match it; file-level errors raise ``InputError``."""
     if fmt not in LOADERS:
@@ -175,6 +197,8 @@ def score_file(path: str, fmt: str = "musiceval", matcher: str = "muchomusic") -
         loaded = LOADERS[fmt](path)
     except ChoiceDataError as exc:
         raise InputError(str(exc)) from exc
+    if not loaded.records and not loaded.failures:
+        raise InputError(f"{path}: no records; expected recorded answers in the {fmt!r} layout")
     return score_records(loaded.records, matcher, loaded.failures)
 
 

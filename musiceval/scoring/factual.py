@@ -8,6 +8,11 @@
 prints ``{"protocol": "factual", "n": .., "n_failed": .., "metrics": {"correct": {precision, recall,
 f1, accuracy, micro_*}, "random": {..}, "chance": {"f1": ..}}, ...}``.
 
+Formats: ``musiceval`` (JSON lines ``{item_id, prompt, text, labels, [condition], [group]}``;
+``labels`` a list or a comma-separated string, renamed with ``--labels-field``), ``dasheng``
+(:mod:`musiceval.data.dasheng`, labels in ``label``), ``cmi-bench`` (:mod:`musiceval.data.cmibench`,
+labels in ``correct_answer``, comma-separated for multi-label tasks).
+
 - **correct**: each answer's extracted labels against its item's true labels;
 - **random**: for recorded answers to one shared prompt, the answer the model gave for *another*
   clip with the same prompt (a seeded derangement, :func:`musiceval.conditions.random_recorded_responses`),
@@ -72,12 +77,12 @@ def _split_labels(value) -> tuple[str, ...]:
 def _load_musiceval(path: Path, labels_field: str) -> FactualSet:
     data = FactualSet([], [], [], [], [])
     random: dict[str, str] = {}
-    for lineno, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
-        if not line.strip():
+    for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
             continue
         where = f"{path.name}:{lineno}"
         try:
-            rec = json.loads(line)
+            rec = json.loads(raw.decode("utf-8"))
             if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or "item_id" not in rec:
                 raise ValueError("expected an object with 'item_id' and a string 'text'")
             if rec.get("condition", "correct") == "random":
@@ -86,6 +91,9 @@ def _load_musiceval(path: Path, labels_field: str) -> FactualSet:
             if labels_field not in rec:
                 raise ValueError(f"missing labels field {labels_field!r} (pass --labels-field)")
             labels = _split_labels(rec[labels_field])
+        except UnicodeDecodeError as exc:
+            data.failures.append(ItemFailure(where, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+            continue
         except (json.JSONDecodeError, ValueError) as exc:
             data.failures.append(ItemFailure(where, f"bad record: {exc}"))
             continue
@@ -229,7 +237,8 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Callable | None 
         scores[condition], metrics[condition] = _condition_scores(
             condition, ids, preds, [truths[i] for i in ids], [group_of[i] for i in ids], cond_failures)
         predictions[condition] = dict(zip(ids, preds))
-        failures.extend(f for f in cond_failures if condition == "correct")
+        if condition == "correct":  # Random-condition gaps are counted in metrics["random"]
+            failures.extend(cond_failures)
     correct = predictions["correct"]
     ids = list(correct)
     null = (permutation_null_f1([correct[i] for i in ids], [truths[i] for i in ids], n_permutations=n_permutations, seed=seed)

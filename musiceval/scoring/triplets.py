@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -91,13 +90,20 @@ def evaluate_triplets(
     *,
     definitions: Mapping[str, str] | None = None,
     cache: EmbeddingCache | None = None,
+    prompts: Sequence[str] | None = None,
 ) -> TripletEvaluation:
     """Score ``triplets`` with ``encoder`` under every condition of ``mode``.
 
     ``definitions`` maps label -> description (needed by the ``definition`` modes; see
-    :func:`musiceval.data.audioset.definitions`).
+    :func:`musiceval.data.audioset.definitions`). ``prompts`` restricts ``paper``/``negation``
+    to a subset of their prompts.
     """
     conditions = _conditions(mode)
+    if prompts is not None:
+        unknown = [p for p in prompts if p not in conditions]
+        if unknown:
+            raise ValueError(f"prompts {unknown} are not prompts of mode {mode!r}")
+        conditions = tuple(prompts)
     negation = mode == "negation"
     chosen = [t for t in triplets.triplets if t.negated == negation]
     n_other = len(triplets) - len(chosen)
@@ -115,24 +121,26 @@ def evaluate_triplets(
 
     labels = list(dict.fromkeys(lab for t in chosen for lab in (t.anchor, t.positive, t.negative)))
     position = {lab: i for i, lab in enumerate(labels)}
-    roles = [np.array([position[getattr(t, r)] for t in chosen], dtype=np.int64) for r in ("anchor", "positive", "negative")]
+    a, p, n = (np.array([position[getattr(t, r)] for t in chosen], dtype=np.int64) for r in ("anchor", "positive", "negative"))
+    as_anchor_or_positive = set(a.tolist()) | set(p.tolist())
+    as_negative = set(n.tolist())
     strings: dict[str, int] = {}  # distinct text -> row of the embedding matrix
+
+    def rows(texts: list[str], used: set[int]) -> np.ndarray:
+        return np.array([strings.setdefault(s, len(strings)) if i in used else -1 for i, s in enumerate(texts)], dtype=np.int64)
+
     plan: dict[str, tuple[np.ndarray, ...]] = {}
     for cond in conditions:
-        # Render at label level: a label's text depends only on the condition and on whether
-        # it stands as a (negated) negative, so each text is formed and embedded once.
+        # Render per label, not per triplet: a label's text depends only on the condition and on
+        # whether it stands as a (negated) negative, so each text is formed and embedded once.
         if mode in VARIANTS:
-            texts = [label_text(lab, mode, defs.get(lab)) for lab in labels]
-            ap_texts = neg_texts = texts
+            ap_texts = neg_texts = [label_text(lab, mode, defs.get(lab)) for lab in labels]
         else:
             rendered = [render_triplet(lab, lab, lab, prompt=cond, negated=negation) for lab in labels]
             ap_texts, neg_texts = [r[0] for r in rendered], [r[2] for r in rendered]
-        needed_ap = set(roles[0].tolist()) | set(roles[1].tolist())
-        needed_neg = set(roles[2].tolist())
-        ap_rows = np.array([strings.setdefault(s, len(strings)) if i in needed_ap else -1 for i, s in enumerate(ap_texts)], dtype=np.int64)
-        neg_rows = np.array([strings.setdefault(s, len(strings)) if i in needed_neg else -1 for i, s in enumerate(neg_texts)], dtype=np.int64)
-        plan[cond] = (ap_rows[roles[0]], ap_rows[roles[1]], neg_rows[roles[2]])
-    embeddings = embed_distinct(encoder, list(strings), cache=cache) if strings else np.zeros((0, 1))
+        ap_rows, neg_rows = rows(ap_texts, as_anchor_or_positive), rows(neg_texts, as_negative)
+        plan[cond] = (ap_rows[a], ap_rows[p], neg_rows[n])
+    embeddings = _embed_by_length(encoder, list(strings), cache) if strings else np.zeros((0, 1))
     correct = {cond: triplet_correct_indexed(embeddings, *idx) for cond, idx in plan.items()}
     return TripletEvaluation(
         mode=mode,
@@ -142,6 +150,15 @@ def evaluate_triplets(
         failures=tuple(failures),
         n_other_kind=n_other,
     )
+
+
+def _embed_by_length(encoder: TextEncoder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
+    """``embed_distinct`` with texts passed shortest first, so each batch pads little; rows in input order."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    rows = embed_distinct(encoder, [texts[i] for i in order], cache=cache)
+    out = np.empty_like(rows)
+    out[order] = rows
+    return out
 
 
 def load_triplets(source: str, *, mode: str = "paper", ontology=None, seed: int = 0, max_triplets: int | None = None) -> TripletSet:
@@ -167,15 +184,17 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     source = args.triplets or getattr(args, "file", None)
     if not source:
         raise InputError("score triplets: no triplets given; pass --triplets genre|instrument|FILE.csv")
+    needs_ontology = source in SUBTREE_ROOTS or args.prompts in ("definition", "label+definition")
     try:
-        ontology = load_ontology(args.ontology)
+        ontology = load_ontology(args.ontology) if needs_ontology else None
         triplets = load_triplets(str(source), mode=args.prompts, ontology=ontology,
                                  seed=args.seed or 0, max_triplets=args.max_triplets)
     except (TripletFileError, FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
     encoder = load_text_encoder(args.encoder)
     cache = EmbeddingCache(args.embedding_cache) if args.embedding_cache else None
-    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=ontology_definitions(ontology), cache=cache)
+    defs = ontology_definitions(ontology) if ontology is not None else None
+    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=defs, cache=cache)
     per_item = [
         {"item_id": i, "anchor": a, **{c: bool(v[k]) for c, v in result.correct.items()}}
         for k, (i, a) in enumerate(zip(result.ids, result.anchors))

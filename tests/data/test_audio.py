@@ -165,3 +165,20 @@ def test_synthesised_fixture_clips_have_the_pitch_their_manifest_states():
         for b in beats:
             i = int(b * 16_000)
             assert env[i + 300 : i + 1300].max() > 4 * env[max(0, i - 1200) : i - 200].mean() + 1e-4, (row["id"], b)
+
+
+def test_the_fixture_script_regenerates_the_shipped_clips():
+    pytest.importorskip("tinysoundfont")
+    pytest.importorskip("pretty_midi")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_audio_fixtures", FIXTURES.parents[1] / "scripts" / "make_audio_fixtures.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = {json.loads(line)["id"]: json.loads(line) for line in (FIXTURES / "manifest.jsonl").read_text().splitlines()}
+    clips = script.build()
+    assert [c[0] for c in clips] == list(rows)
+    for clip_id, audio, info in clips:
+        shipped, sr = sf.read(FIXTURES / f"{clip_id}.flac", dtype="float32")
+        assert sr == 16_000 and info["answer"] == rows[clip_id]["answer"]
+        np.testing.assert_allclose(shipped, audio, atol=2 / 32768)  # 16-bit quantisation

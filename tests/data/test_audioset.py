@@ -81,7 +81,7 @@ def test_distance_matrix_is_a_symmetric_metric_with_zero_diagonal(ontology):
 
 def test_definitions_are_the_ontology_descriptions(ontology):
     genre = ontology.subtree("genre")
-    defs = genre.definition_of()
+    defs = dict(zip(genre.names, genre.definitions))
     assert defs["Rock music"].startswith('A genre of popular music that originated as "rock and roll"')
     assert definitions(ontology)["Guitar"].startswith("Sounds of a string instrument")
 

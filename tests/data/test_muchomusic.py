@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from musiceval.data.choice_prompts import build_prompts
 from musiceval.data.muchomusic import (
@@ -92,6 +94,8 @@ def test_csv_file_level_errors_name_the_fix(tmp_path):
         load_muchomusic_csv(tmp_path / "absent.csv")
     with pytest.raises(ChoiceDataError, match="missing column.*distractor_3_answer"):
         load_muchomusic_csv(_write_csv(tmp_path / "cols.csv", [["q", "a", "b", "c"]], CSV_COLUMNS[:4]))
+    with pytest.raises(ChoiceDataError, match="unreadable CSV"):
+        load_muchomusic_csv(_write_csv(tmp_path / "huge.csv", [_csv_row(question="x" * 1_000_000)]))
     bad = tmp_path / "latin1.csv"
     bad.write_bytes(",".join(CSV_COLUMNS).encode() + b"\nCaf\xe9,a,b,c,d,,,,,,,\n")
     with pytest.raises(ChoiceDataError, match="not UTF-8"):
@@ -152,6 +156,7 @@ def test_dasheng_bad_records_are_counted_with_reasons(tmp_path):
         _dasheng(12, model_output="go " * 400_000),
         "",
         _dasheng(14, model_output=["A"]),
+        "[" * 200_000,
     ]
     path = tmp_path / "dasheng.jsonl"
     path.write_bytes("\n".join(lines).encode() + b"\n" + _dasheng(15).encode().replace(b"Reggae", b"Regg\xe6") + b"\n")
@@ -159,7 +164,7 @@ def test_dasheng_bad_records_are_counted_with_reasons(tmp_path):
     assert [r.item.id for r in loaded.records] == ["test_0", "test_10", "test_12"]
     assert loaded.records[1].response.text == ""  # null output: scored as unanswered, not dropped
     reasons = {f.item_id: f.reason for f in loaded.failures}
-    assert len(loaded.failures) == 12
+    assert len(loaded.failures) == 13
     assert "expected exactly 4 choices, got 3" in reasons["test_1"]
     assert "expected exactly 4 choices, got 5" in reasons["test_2"]
     assert "missing answer letter" in reasons["test_3"]
@@ -171,7 +176,8 @@ def test_dasheng_bad_records_are_counted_with_reasons(tmp_path):
     assert "missing field 'model_output'" in reasons["test_9"]
     assert "duplicate record for item 'test_0'" in reasons["test_0"]
     assert "must be a string" in reasons["test_14"]
-    assert "not valid UTF-8" in reasons["dasheng.jsonl:16"]
+    assert "nested too deeply" in reasons["dasheng.jsonl:16"]
+    assert "not valid UTF-8" in reasons["dasheng.jsonl:17"]
 
 
 def test_missing_recorded_file_is_a_file_level_error(tmp_path):
@@ -265,6 +271,9 @@ def test_official_evaluation_json(tmp_path):
         _official(3, [1, 0], answers=["Reggae", "Pop music"], distractors=["incorrect_but_related"]),
         _official(4, [1, 0], answers=["Reggae", "Pop music"]),
         "not an object",
+        _official(6, [3, 0, 2, 1], answer_orders=["0", 1, 2, 3]),
+        _official(7, [], answers=[]),
+        _official(8, [1, 0], answers=["Reggae", "Pop music"], distractors=5),
     ]
     path = tmp_path / "example_file.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
@@ -280,10 +289,40 @@ def test_official_evaluation_json(tmp_path):
     assert "not a permutation" in reasons["q2"]
     assert "expected exactly 4 choices, got 2" in reasons["q4"]
     assert "expected a JSON object" in reasons["example_file.json[5]"]
+    assert "not a permutation" in reasons["q6"] and "not a permutation" in reasons["q7"]
+    assert "'distractors' must be a list" in reasons["q8"]
     jsonl = tmp_path / "example_file.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in rows[:2]), encoding="utf-8")
     assert len(load_muchomusic_eval_json(jsonl).records) == 2
+    with pytest.raises(ChoiceDataError, match="muchomusic.csv holds questions only"):
+        load_muchomusic_eval_json(_write_csv(tmp_path / "muchomusic.csv", [_csv_row()]))
     broken = tmp_path / "broken.json"
-    broken.write_text("[{", encoding="utf-8")
-    with pytest.raises(ChoiceDataError, match="not a valid UTF-8 JSON array"):
-        load_muchomusic_eval_json(broken)
+    for text in ("[{", "[" * 200_000):
+        broken.write_text(text, encoding="utf-8")
+        with pytest.raises(ChoiceDataError, match="not a valid UTF-8 JSON array"):
+            load_muchomusic_eval_json(broken)
+
+
+# --------------------------------------------------------------------------- hostile records (property)
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    max_leaves=10,
+)
+FIELDS = ["item_id", "id", "question", "choices", "answer", "text", "response", "model_output", "audio", "run",
+          "condition", "knowledge", "reasoning", "distractor_types", "permutation", "audio_start", "answers",
+          "answer_orders", "distractors", "group", "prompt"]
+HOSTILE_RECORDS = st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES | st.just(["a", "b", "c", "d"]), max_size=12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(HOSTILE_RECORDS, min_size=1, max_size=4))
+def test_loaders_never_crash_on_hostile_records(tmp_path, records):
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    for load in (load_dasheng_jsonl, load_musiceval_jsonl, load_muchomusic_eval_json):
+        loaded = load(path)
+        assert len(loaded.records) + len(loaded.failures) == len(records)  # nothing dropped silently
+    items, failures = load_choice_manifest(path)
+    assert len(items) + len(failures) == len(records)

@@ -190,3 +190,24 @@ def test_checkpoint_with_foreign_keys_is_refused(tiny_clap_dir, tmp_path):
     torch.save({"state_dict": fused}, ckpt)
     with pytest.raises(ValueError, match="fusion"):
         clapmod.load_laion_checkpoint(ckpt, config=tiny_config(len(tiny_tokenizer())))
+
+
+def test_clap_text_metric_runs_through_the_freeform_scorer(tiny_clap_dir):
+    from musiceval.data.musicqa import FreeformData
+    from musiceval.records import Item, Response
+    from musiceval.scoring.freeform import FreeformEvaluation, Models
+
+    path, _, _ = tiny_clap_dir
+    refs = ["a calm piano song", "fast rock with drums", "sad slow guitar"]
+    outs = ["calm piano", "rock drums", "slow guitar"]
+    data = FreeformData(
+        items=[Item(id=f"i{k}", question="Describe the music", reference=r, group=f"t{k}") for k, r in enumerate(refs)],
+        responses=[Response(item_id=f"i{k}", condition="correct", model="m", prompt="Describe the music", text=o)
+                   for k, o in enumerate(outs)],
+    )
+    run = FreeformEvaluation(data, seed=0, models=Models(clap=str(path)))
+    correct = run.scores("clap_text", "correct")
+    random = run.scores("clap_text", "random")  # same prompt: a derangement of the other answers
+    assert correct.n == random.n == 3 and correct.groups == ("t0", "t1", "t2")
+    assert run.models.encoder("clap").n_encoded == 6  # 3 answers + 3 references, each once
+    assert all(-1.0 <= v <= 1.0 for v in correct.values)

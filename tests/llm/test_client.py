@@ -74,3 +74,8 @@ def test_timeouts_are_retried_then_fail():
 def test_backoff_is_exponential_and_capped():
     policy = RetryPolicy(max_retries=5, base_delay=0.5, max_delay=3.0)
     assert [policy.delay(k) for k in range(5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+def test_retry_policy_is_bounded():
+    with pytest.raises(ValueError, match="max_retries"):
+        RetryPolicy(max_retries=100)

@@ -144,6 +144,14 @@ def test_letter_beyond_the_options_is_unanswered():
     assert match_strict("(B)", ["Reggae", "Ska"]) == 1
 
 
+def test_strict_option_text_inside_a_longer_option_is_one_mention():
+    options = ["Guitar", "Acoustic guitar", "Drums", "Vocals"]
+    assert match_strict("an acoustic guitar throughout", options) == 1
+    assert match_strict("a distorted guitar", options) == 0
+    assert match_strict("acoustic guitar and drums", options) == UNANSWERED
+    assert match_muchomusic("an acoustic guitar throughout", options) == 0  # published: first found
+
+
 def test_strict_letter_tokens():
     assert strict_letter_tokens("(A) x B) y C. z **D**") == {"A", "B", "C", "D"}
     assert strict_letter_tokens("answer is c, Bach, A-minor") == set()

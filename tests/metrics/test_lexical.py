@@ -6,7 +6,6 @@ recorded answers and the MusicQA references in fixtures/freeform.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -80,8 +79,26 @@ def test_bleu_equals_sacrebleu_exp_smoothing_when_candidate_has_four_tokens(pair
 def test_meteor_equals_nltk_with_wordnet(sample):
     from nltk.translate.meteor_score import meteor_score
 
+    from musiceval.metrics.meteor import require_wordnet
+
+    # the same WordNet 3.0 data through our fast-loading reader (its lemma index is checked
+    # against nltk's in test_fast_wordnet_reader_matches_nltk); nltk's alignment algorithm
+    wn = require_wordnet()
     for cand, ref in sample:
-        assert meteor(cand, ref) == pytest.approx(meteor_score([list(word_tokens(ref))], list(word_tokens(cand))), abs=1e-6)
+        expected = meteor_score([list(word_tokens(ref))], list(word_tokens(cand)), wordnet=wn)
+        assert meteor(cand, ref) == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_fast_wordnet_reader_matches_nltk():
+    from nltk.corpus import wordnet as nltk_wordnet
+
+    from musiceval.metrics.meteor import require_wordnet
+
+    ours = require_wordnet()
+    assert ours._lemma_pos_offset_map == nltk_wordnet._lemma_pos_offset_map
+    for word in ("music", "fast", "quick", "calm", "guitar", "played", "drums", "singing"):
+        assert ours.synsets(word) == nltk_wordnet.synsets(word)
 
 
 def test_meteor_uses_wordnet_synonyms():
@@ -168,3 +185,37 @@ def test_lexical_scores_batch_equals_the_single_pair_functions(pairs):
     np.testing.assert_allclose(out["cider"], cider_d(cands, refs))
     with pytest.raises(ValueError, match="unknown lexical metrics"):
         lexical_scores(cands, refs, ["bleu", "spice"])
+
+
+def test_meteor_names_the_fix_when_wordnet_is_really_absent(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import nltk; nltk.data.path[:] = [%r]\n"
+            "from musiceval.metrics.meteor import meteor\n"
+            "meteor('a song', 'a song')\n") % str(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "", "NLTK_DATA": str(tmp_path), "PYTHONPATH": str(FIXTURE.parents[2])})
+    assert proc.returncode != 0
+    assert "WordNetMissingError" in proc.stderr and "scripts/install_wordnet.sh" in proc.stderr
+
+
+@pytest.mark.slow
+def test_meteor_is_not_the_coco_caption_meteor_1_5_jar(pairs):
+    """The definitional difference, tested: pycocoevalcap's METEOR 1.5 jar (Java; paraphrase
+    table, alpha 0.85 / beta 0.2 / gamma 0.6 / delta 0.75 with function-word weighting) ranks
+    pairs like nltk's METEOR but gives systematically lower values on these answers."""
+    import shutil
+
+    if shutil.which("java") is None:
+        pytest.skip("pycocoevalcap's METEOR 1.5 needs Java (apt-get install openjdk-17-jre-headless)")
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    sample = pairs[:40]
+    gts = {k: [" ".join(word_tokens(r))] for k, (_, r) in enumerate(sample)}
+    res = {k: [" ".join(word_tokens(c))] for k, (c, _) in enumerate(sample)}
+    _, jar = Meteor().compute_score(gts, res)
+    ours = np.array([meteor(c, r) for c, r in sample])
+    jar = np.asarray(jar, dtype=float)
+    assert np.corrcoef(ours, jar)[0, 1] > 0.8
+    assert jar.mean() < ours.mean() - 0.05

@@ -63,7 +63,7 @@ def test_fixed_vectors_match_sklearn():
     assert s["macro"]["accuracy"] == pytest.approx(accuracy_score(mlb.transform(FIXED_TRUE), mlb.transform(FIXED_PRED)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(pairs)
 def test_macro_and_micro_match_sklearn_without_both_empty_items(items):
     items = [(p, t) for p, t in items if p or t]
@@ -76,7 +76,7 @@ def test_macro_and_micro_match_sklearn_without_both_empty_items(items):
         assert (ours["precision"], ours["recall"], ours["f1"]) == pytest.approx((p, r, f))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(pairs)
 def test_per_item_values_are_bounded_and_f1_is_harmonic_mean(items):
     s = set_scores([p for p, _ in items], [t for _, t in items])

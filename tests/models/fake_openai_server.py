@@ -7,6 +7,7 @@ The model name picks the behaviour, per distinct prompt:
 - ``ratelimit``: HTTP 429 with ``Retry-After: 0`` on the first attempt, then echo;
 - ``stall``: sleeps ``stall_s`` (bounded at 5 s) on the first attempt, then echo;
 - ``broken``: always HTTP 503;
+- ``garbage``: HTTP 200 with a body that is not JSON;
 - any prompt containing ``BAD`` gets HTTP 400.
 
 Run as a script (``python fake_openai_server.py --latency 0.05``) it prints its port and serves
@@ -70,6 +71,14 @@ class FakeOpenAIServer:
                                           "max_tokens": req.get("max_tokens")})
                 if "BAD" in prompt:
                     return self._send(400, {"error": {"message": "bad request", "type": "invalid"}})
+                if model == "garbage":
+                    body = b"<html>not json</html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return None
                 if model == "broken":
                     return self._send(503, {"error": {"message": "overloaded"}})
                 if model == "flaky" and attempt == 1:
@@ -88,8 +97,11 @@ class FakeOpenAIServer:
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 })
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # the default backlog of 5 refuses bursts of 32 connections
+            daemon_threads = True
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -10,7 +10,7 @@ import soundfile as sf
 
 pytest.importorskip("openai")
 
-from fake_openai_server import FakeOpenAIServer  # noqa: E402  (tests/models/, on sys.path)
+from tests.models.fake_openai_server import FakeOpenAIServer  # noqa: E402
 
 from musiceval.models import GenerationSettings, ModelSpecError, Request, load_model  # noqa: E402
 from musiceval.models.openai_compatible import encode_wav_base64  # noqa: E402
@@ -57,6 +57,12 @@ def test_a_server_that_keeps_failing_gives_per_item_errors_after_bounded_retries
     answers = model.generate(requests(3), SETTINGS)
     assert all(not a.ok and "HTTP 503" in a.error for a in answers)
     assert sum(server.attempts.values()) == 3 * (FAST["max_retries"] + 1)
+
+
+def test_a_malformed_answer_is_a_per_item_error(server):
+    model = load_model(f"openai-compatible:{server.base_url}#garbage", **FAST)
+    answers = model.generate(requests(2), SETTINGS)
+    assert all(not a.ok and "unusable response" in a.error for a in answers)
 
 
 def test_one_bad_request_fails_alone_without_retries(server):

@@ -27,7 +27,7 @@ def tiny_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def model(tiny_dir):
-    m = load_model(f"hf:{tiny_dir}", batch_size=2)
+    m = load_model(f"hf:{tiny_dir}", batch_size=2, num_threads=1)
     yield m
     m.close()
 
@@ -78,6 +78,11 @@ def test_a_tokenizer_that_does_not_match_the_model_is_refused(tiny_dir, tmp_path
         load_model(f"hf:{broken}")
 
 
+def test_chunks_longer_than_the_feature_window_are_refused(tiny_dir):
+    with pytest.raises(ModelSpecError, match="chunk_seconds"):
+        load_model(f"hf:{tiny_dir}", chunk_seconds=60)
+
+
 def test_a_missing_checkpoint_names_the_download_command(tmp_path):
     with pytest.raises(ModelSpecError, match="huggingface-cli download"):
         load_model(f"hf:{tmp_path / 'absent'}")
@@ -88,3 +93,17 @@ def test_no_checkpoint_is_ever_unpickled_without_weights_only():
     for path in root.rglob("*.py"):
         for call in re.findall(r"torch\.load\([^)]*\)", path.read_text()):
             assert "weights_only=True" in call, f"{path}: {call}"
+
+
+@pytest.mark.gpu
+def test_on_cuda_the_model_runs_in_bf16_and_close_returns_the_memory(tiny_dir):
+    import torch
+
+    model = load_model(f"hf:{tiny_dir}")
+    assert model.device == "cuda" and model.model.dtype == torch.bfloat16
+    (answer,) = model.generate([Request("a", "What key?", clip(1))], GREEDY)
+    assert answer.ok
+    weights = sum(p.numel() * p.element_size() for p in model.model.parameters())
+    loaded = torch.cuda.memory_allocated()
+    model.close()
+    assert torch.cuda.memory_allocated() <= loaded - weights

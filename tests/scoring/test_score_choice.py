@@ -16,7 +16,7 @@ from musiceval.gates import Gate, GateConfig
 from musiceval.metrics.choice import LETTERS
 from musiceval.models.base import Answer
 from musiceval.records import Item, Outcome
-from musiceval.scoring.choice import generate_choice_records, score_file, score_records
+from musiceval.scoring.choice import detect_format, generate_choice_records, score_file, score_records
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"
@@ -67,11 +67,47 @@ def test_cli_counts_bad_items_and_writes_per_item(capsys, tmp_path):
     assert [r["predicted"] for r in rows if "error" not in r] == ["C", None]
 
 
+def test_cli_scores_the_official_evaluation_json(capsys, tmp_path):
+    canonical = ["Pop music", "Reggae", "Latin rock", "Ska"]
+    rows = []
+    for i, (orders, output) in enumerate([([3, 0, 2, 1], "B"), ([0, 1, 2, 3], "The correct answer is: C"),
+                                          ([1, 0, 2, 3], "reggae, surely")]):
+        rows.append({"id": 415600 + i, "prompt": "Question: Which genre?", "answers": [canonical[j] for j in orders],
+                     "answer_orders": orders, "reasoning": ["genre and style"], "knowledge": ["melody"] * (i % 2),
+                     "genre": "Reggae", "dataset": "sdd", "audio_path": "x.mp3", "model_output": output})
+    path = tmp_path / "example_file.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    code, out, _ = _cli(capsys, "--format", "muchomusic", str(path), "--json")
+    assert code == 0 and out["n"] == 3 and out["n_failed"] == 0
+    assert out["metrics"]["accuracy"] == pytest.approx(1 / 3)  # B is right; C and "reggae" (A) are wrong
+    assert out["metrics"]["ifr"] == 1.0
+    assert out["metrics"]["per_dimension"]["reasoning"]["genre and style"]["n"] == 3
+    assert out["metrics"]["per_dimension"]["knowledge"]["melody"] == {"n": 1, "accuracy": 0.0, "ifr": 1.0,
+                                                                      "unanswered": 0.0}
+
+
+def test_detect_format(tmp_path):
+    assert detect_format(FIXTURE) == "dasheng"
+    cases = {"a.json": '[{"answer_orders": [0]}]', "b.jsonl": '{"answer_orders": [0, 1]}',
+             "c.jsonl": '{"item_id": "q", "text": "A"}', "d.jsonl": "", "e.jsonl": "{broken"}
+    expected = {"a.json": "muchomusic", "b.jsonl": "muchomusic", "c.jsonl": "musiceval", "d.jsonl": "musiceval",
+                "e.jsonl": "musiceval"}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert detect_format(tmp_path / name) == expected[name], name
+
+
 def test_cli_input_errors_exit_2(capsys, tmp_path):
     code, out, err = _cli(capsys, str(tmp_path / "missing.jsonl"), "--json")
     assert code == 2 and out is None and "file not found" in err
     code, out, err = _cli(capsys, "--json")
     assert code == 2 and "no FILE given" in err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    code, out, err = _cli(capsys, "--format", "dasheng", str(empty), "--json")
+    assert code == 2 and "no records" in err
+    code, out, err = _cli(capsys, "--format", "muchomusic", str(empty), "--json")
+    assert code == 2 and "not JSON" in err
 
 
 def test_runs_conditions_and_settings_are_reported(tmp_path):

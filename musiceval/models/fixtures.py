@@ -1,0 +1,96 @@
+"""pytest fixtures for live Music LMs, loaded by musiceval's pytest plugin.
+
+- ``music_lm`` (session): the adapter ``--model SPEC`` names, built once per xdist worker and
+  closed at session end (GPU memory released). On a machine with several GPUs each worker takes
+  ``cuda:<worker index mod GPU count>``; group tests that share a model with
+  ``@pytest.mark.xdist_group("music_lm")`` and run ``pytest evals/ -n 4 --dist loadgroup`` so a
+  model loads on as few workers as possible. Skips with the fix when ``--model`` names no live
+  model (the embedded ``recorded`` default).
+- ``response_cache`` (session): the :class:`~musiceval.models.cache.ResponseCache` all workers
+  share, in ``<--cache-dir>/responses`` (the directory to pass to ``musiceval generate --cache``).
+- ``generation_settings`` (session): greedy decoding seeded with ``--seed``.
+
+Fixtures ``model_spec``, ``musiceval_seed`` and ``musiceval_cache_dir`` come from the plugin.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from musiceval.models.base import GenerationSettings, MusicLM, load_model, split_spec
+from musiceval.models.cache import ResponseCache
+
+__all__ = ["music_lm", "response_cache", "generation_settings", "cuda_device_for_worker", "worker_index"]
+
+#: ``--model`` values that mean "no live model": the plugin's embedded recorded default.
+EMBEDDED_DEFAULTS = {"recorded", ""}
+
+
+def worker_index(worker_id: str | None = None) -> int:
+    """``"gw3"`` -> 3; 0 outside xdist (``PYTEST_XDIST_WORKER`` unset or not ``gwN``)."""
+    worker_id = os.environ.get("PYTEST_XDIST_WORKER", "") if worker_id is None else worker_id
+    match = re.fullmatch(r"gw(\d+)", worker_id or "")
+    return int(match.group(1)) if match else 0
+
+
+def cuda_device_for_worker(worker_id: str | None = None, n_gpus: int | None = None) -> str | None:
+    """The CUDA device this worker should use (``cuda:i``), or None without CUDA."""
+    if n_gpus is None:
+        try:
+            import torch
+        except ImportError:
+            return None
+        n_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if n_gpus <= 0:
+        return None
+    return f"cuda:{worker_index(worker_id) % n_gpus}"
+
+
+def _option(config: pytest.Config, name: str, default=None):
+    try:
+        value = config.getoption(name)
+    except ValueError:  # the plugin does not define this option
+        return default
+    return default if value is None else value
+
+
+def _release_gpu_memory() -> None:
+    gc.collect()
+    torch = sys.modules.get("torch")  # a model that never imported torch holds no GPU memory
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+@pytest.fixture(scope="session")
+def music_lm(request: pytest.FixtureRequest, model_spec: str) -> Iterator[MusicLM]:
+    if model_spec.strip() in EMBEDDED_DEFAULTS:
+        pytest.skip("no live model: pass --model hf:<dir>, openai-compatible:<url>#<model> or recorded:<file>")
+    options: dict = {"concurrency": int(_option(request.config, "--concurrency", 8))}
+    if split_spec(model_spec)[0] in ("hf", "text-only", "text-only-silence"):
+        device = cuda_device_for_worker()
+        if device:
+            options["device"] = device
+    model = load_model(model_spec, **options)
+    try:
+        yield model
+    finally:
+        model.close()
+        del model
+        _release_gpu_memory()
+
+
+@pytest.fixture(scope="session")
+def response_cache(musiceval_cache_dir: Path) -> ResponseCache:
+    """``<--cache-dir>/responses``: the cache ``musiceval generate --cache`` fills, shared by workers."""
+    return ResponseCache(Path(musiceval_cache_dir) / "responses")
+
+
+@pytest.fixture(scope="session")
+def generation_settings(musiceval_seed: int) -> GenerationSettings:
+    return GenerationSettings(temperature=0.0, max_tokens=256, seed=int(musiceval_seed))

@@ -1,0 +1,293 @@
+"""Free-form QA scoring (protocol 1): candidate answers under each condition vs the reference.
+
+``musiceval score freeform --format {musiceval,dasheng} FILE --metrics bleu,bleu4,meteor,rouge_l,
+cider,bertscore,clap_text,sentence_cosine --conditions correct,random --seed S --json`` prints
+``{"protocol": "freeform", "n": .., "n_failed": .., "metrics": {"correct": {"bleu": ..}, ..}}``:
+the mean of each metric over the items scored under each condition.
+
+- ``--format dasheng``: ``../shared/data/musicqa`` layout (question prefixes stripped from the
+  references, see :mod:`musiceval.data.musicqa`); ``--format musiceval``: musiceval's free-form
+  JSONL (responses for several conditions may be in the file).
+- Random: responses recorded for the condition ``random`` in the file when present (a live
+  rerun with deranged audio); otherwise the derangement of recorded responses among items
+  with the same prompt (:func:`musiceval.conditions.random_recorded_responses`), averaged over
+  ``--random-draws`` draws. Items whose prompt no other item shares have no Random score.
+- Skyline / Adversarial: ``--rewrites FILE`` (JSONL of :func:`musiceval.conditions.load_rewrites`).
+- Noise: only from responses recorded under ``noise`` (it needs the model to run on noise).
+- CIDEr-D document frequencies come from the references of every loaded item, the same for
+  every condition, so per-item values are paired across conditions.
+- Embedding metrics embed each distinct text once per run; ``--cache-dir`` keeps them on disk.
+
+:class:`FreeformEvaluation` is the library form, used by ``evals/test_freeform.py``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from musiceval.conditions import load_rewrites, random_recorded_responses
+from musiceval.data.musicqa import FreeformData, item_references, load_dasheng_musicqa, load_freeform_jsonl
+from musiceval.metrics.lexical import LEXICAL_METRICS, lexical_scores, validate
+from musiceval.records import Item, ItemFailure, ItemScores
+from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
+
+METRICS = LEXICAL_METRICS + ("bertscore", "clap_text", "sentence_cosine")
+FREEFORM_CONDITIONS = ("correct", "random", "noise", "skyline", "adversarial")
+
+
+class _MemoryCache:
+    """``EmbeddingCache``'s get/put interface over a dict (runs without a cache directory)."""
+
+    def __init__(self) -> None:
+        self._store: dict[tuple[str, str], np.ndarray] = {}
+
+    def get(self, encoder_id: str, text: str) -> np.ndarray | None:
+        return self._store.get((encoder_id, text))
+
+    def put(self, encoder_id: str, text: str, vector: np.ndarray) -> None:
+        self._store[(encoder_id, text)] = vector
+
+
+@dataclass
+class Models:
+    """Lazily loaded models of the embedding metrics (loaded only when a metric asks)."""
+
+    sentence_encoder: str = "minilm"
+    clap: str | None = None
+    bertscore_model: str = "minilm"
+    bertscore_layers: int = 6
+    bertscore_baseline: str | None = None
+    cache_dir: str | None = None
+    #: an ``EmbeddingCache`` object (e.g. the pytest plugin's, shared by workers); wins over cache_dir
+    embedding_cache: Any = None
+    _loaded: dict[str, Any] = field(default_factory=dict)
+
+    def cache(self):
+        """The on-disk cache when configured, else an in-memory one for this run: either way a
+        text shared by several conditions (every reference) is embedded once per run."""
+        from musiceval.encoders.base import EmbeddingCache
+
+        if self.embedding_cache is None:
+            self.embedding_cache = EmbeddingCache(self.cache_dir) if self.cache_dir else _MemoryCache()
+        return self.embedding_cache
+
+    def encoder(self, kind: str):
+        if kind not in self._loaded:
+            from musiceval.encoders.base import load_text_encoder
+
+            spec = self.sentence_encoder if kind == "sentence" else f"clap:{self.clap or ''}"
+            self._loaded[kind] = load_text_encoder(spec)
+        return self._loaded[kind]
+
+    def bertscorer(self):
+        if "bertscore" not in self._loaded:
+            from bert_score import BERTScorer
+
+            model = self.bertscore_model
+            if model == "minilm":
+                from musiceval.encoders.sentence import bundled_minilm_path
+
+                model = bundled_minilm_path()
+            kwargs: dict[str, Any] = {"model_type": model, "num_layers": self.bertscore_layers}
+            if self.bertscore_baseline:
+                kwargs.update(lang="en", rescale_with_baseline=True, baseline_path=self.bertscore_baseline)
+            try:
+                self._loaded["bertscore"] = BERTScorer(**kwargs)
+            except OSError as exc:
+                raise FileNotFoundError(f"BERTScore model {model!r} not found ({exc.__class__.__name__}); pass a local "
+                                        f"directory, run `huggingface-cli download {model}`, or use --bertscore-model minilm") from exc
+        return self._loaded["bertscore"]
+
+    def describe(self) -> dict[str, Any]:
+        return {"sentence_cosine": self.sentence_encoder, "clap_text": self.clap or os.environ.get("MUSICEVAL_CLAP") or "laion/larger_clap_music",
+                "bertscore": f"{self.bertscore_model} (layer {self.bertscore_layers}{', rescaled' if self.bertscore_baseline else ''})"}
+
+
+class FreeformEvaluation:
+    """Items, candidate texts per condition (K draws for Random) and per-item metric scores."""
+
+    def __init__(self, data: FreeformData, *, seed: int = 0, random_draws: int = 1, rewrites: dict | None = None,
+                 models: Models | None = None):
+        self.items: dict[str, Item] = {it.id: it for it in data.items}
+        self.failures: list[ItemFailure] = list(data.failures)
+        self.models = models or Models()
+        self.seed = seed
+        #: condition -> list of draws, each ``{item_id: candidate text}``
+        self.texts: dict[str, list[dict[str, str]]] = {}
+        by_condition: dict[str, dict[str, str]] = {}
+        prompts: dict[str, str] = {}
+        for r in data.responses:
+            by_condition.setdefault(r.condition, {})[r.item_id] = r.text
+            if r.condition == "correct":
+                prompts[r.item_id] = r.prompt
+        for condition, texts in by_condition.items():
+            self.texts[condition] = [texts]
+        self.unpaired: tuple[str, ...] = ()
+        if "random" not in self.texts and "correct" in by_condition:
+            ids = list(prompts)
+            rr = random_recorded_responses(ids, [prompts[i] for i in ids], [by_condition["correct"][i] for i in ids],
+                                           seed, draws=random_draws, clips=[self.items[i].group or self.items[i].audio or i for i in ids])
+            self.texts["random"] = list(rr.draws)
+            self.unpaired = rr.unpaired
+        if rewrites:
+            for cond in ("skyline", "adversarial"):
+                self.texts[cond] = [{i: getattr(rw, cond) for i, rw in rewrites.items() if i in self.items}]
+            self.rewrite_sources = sorted({rw.source for rw in rewrites.values()})
+        self.df_references = [list(item_references(it)) for it in self.items.values()]
+        self._scores: dict[tuple[str, str], ItemScores] = {}
+
+    def conditions(self) -> list[str]:
+        return [c for c in FREEFORM_CONDITIONS if c in self.texts] + [c for c in self.texts if c not in FREEFORM_CONDITIONS]
+
+    def _valid_pairs(self, condition: str, draw: dict[str, str], metric: str):
+        ids, cands, refs, failures = [], [], [], []
+        for item_id, text in draw.items():
+            item = self.items.get(item_id)
+            if item is None:
+                failures.append(ItemFailure(item_id, f"{condition}: no item {item_id!r} with a reference"))
+                continue
+            try:
+                cand, rs = validate(text, list(item_references(item)))
+            except ValueError as exc:
+                failures.append(ItemFailure(item_id, f"{condition}/{metric}: {exc}"))
+                continue
+            ids.append(item_id)
+            cands.append(cand)
+            refs.append(rs)
+        return ids, cands, refs, failures
+
+    def _score_draw(self, metric: str, cands: list[str], refs: list[list[str]]) -> np.ndarray:
+        from musiceval.metrics import embedding
+
+        if metric in LEXICAL_METRICS:
+            return lexical_scores(cands, refs, [metric], df_references=self.df_references)[metric]
+        first = [r[0] for r in refs]  # embedding metrics score against the first reference
+        if metric == "bertscore":
+            return embedding.bertscore(self.models.bertscorer(), cands, first)["f1"]
+        kind = "clap" if metric == "clap_text" else "sentence"
+        return embedding.text_similarity(self.models.encoder(kind), cands, first, cache=self.models.cache())
+
+    def scores(self, metric: str, condition: str) -> ItemScores:
+        """Per-item scores of ``metric`` under ``condition`` (Random: mean over its draws)."""
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+        if condition not in self.texts:
+            raise ValueError(f"no candidate texts for condition {condition!r} (have {self.conditions()})")
+        key = (metric, condition)
+        if key not in self._scores:
+            totals: dict[str, list[float]] = {}
+            failures: dict[str, ItemFailure] = {}
+            for draw in self.texts[condition]:
+                ids, cands, refs, bad = self._valid_pairs(condition, draw, metric)
+                for f in bad:
+                    failures.setdefault(f.item_id, f)
+                values = self._score_draw(metric, cands, refs) if ids else np.zeros(0)
+                for i, v in zip(ids, values):
+                    totals.setdefault(i, []).append(float(v))
+            ids = [i for i in totals if i not in failures]
+            self._scores[key] = ItemScores(
+                metric=metric, ids=tuple(ids), values=np.array([np.mean(totals[i]) for i in ids]),
+                groups=tuple(self.items[i].group or i for i in ids), condition=condition,
+                failures=tuple(failures.values()),
+            )
+        return self._scores[key]
+
+
+def load_freeform(path: str | Path, fmt: str) -> FreeformData:
+    if fmt == "dasheng":
+        return load_dasheng_musicqa(path)
+    if fmt == "musiceval":
+        return load_freeform_jsonl(path)
+    raise InputError(f"{path}: unknown --format {fmt!r}; choose dasheng or musiceval")
+
+
+def _split(value: str, allowed: Sequence[str], flag: str) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [n for n in names if n not in allowed]
+    if bad or not names:
+        raise InputError(f"{flag}: unknown {bad or 'empty list'}; choose from {','.join(allowed)}")
+    return names
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metrics", default="bleu,bleu4,meteor,rouge_l,cider,sentence_cosine",
+                        help=f"comma-separated, from {','.join(METRICS)}")
+    parser.add_argument("--conditions", default="correct,random", help=f"comma-separated, from {','.join(FREEFORM_CONDITIONS)}")
+    parser.add_argument("--random-draws", type=int, default=1, help="independent Random derangements, averaged per item")
+    parser.add_argument("--rewrites", help="Skyline/Adversarial JSONL (fixtures/freeform/rewrites_handwritten.jsonl layout)")
+    parser.add_argument("--sentence-encoder", default="minilm", help="encoder of sentence_cosine (minilm, st:<dir>)")
+    parser.add_argument("--clap", default=None, help="CLAP hub id, directory or LAION .pt (default $MUSICEVAL_CLAP or laion/larger_clap_music)")
+    parser.add_argument("--bertscore-model", default="minilm", help="bert-score model dir or hub id (minilm = bundled all-MiniLM-L6-v2)")
+    parser.add_argument("--bertscore-layers", type=int, default=6)
+    parser.add_argument("--bertscore-baseline", default=None, help="TSV (LAYER,P,R,F) for baseline rescaling")
+    parser.add_argument("--cache-dir", default=None, help="on-disk embedding cache directory")
+
+
+def score(args: argparse.Namespace) -> ScoreOutput:
+    metrics = _split(args.metrics, METRICS, "--metrics")
+    conditions = _split(args.conditions, FREEFORM_CONDITIONS, "--conditions")
+    if args.random_draws < 1:
+        raise InputError("--random-draws must be >= 1")
+    data = load_freeform(args.file, args.format)
+    if not data.items:
+        raise InputError(f"{args.file}: no scorable item ({len(data.failures)} failures; first: "
+                         f"{data.failures[0].reason if data.failures else 'empty file'})")
+    rewrites = None
+    if any(c in ("skyline", "adversarial") for c in conditions):
+        if not args.rewrites:
+            raise InputError("--conditions skyline/adversarial need --rewrites FILE (e.g. fixtures/freeform/rewrites_handwritten.jsonl)")
+        try:
+            rewrites = load_rewrites(args.rewrites)
+        except (ValueError, FileNotFoundError) as exc:
+            raise InputError(str(exc)) from None
+    models = Models(sentence_encoder=args.sentence_encoder, clap=args.clap, bertscore_model=args.bertscore_model,
+                    bertscore_layers=args.bertscore_layers, bertscore_baseline=args.bertscore_baseline, cache_dir=args.cache_dir)
+    run = FreeformEvaluation(data, seed=args.seed, random_draws=args.random_draws, rewrites=rewrites, models=models)
+    missing = [c for c in conditions if c not in run.texts]
+    if missing:
+        raise InputError(f"{args.file}: no responses for condition(s) {missing}; record them (condition field) or drop them from --conditions")
+    out_metrics: dict[str, dict[str, float | None]] = {}
+    per_item: dict[tuple[str, str], dict[str, Any]] = {}
+    failures: dict[str, dict[str, Any]] = {f.item_id: {"item_id": f.item_id, "error": f.reason} for f in data.failures}
+    n_scored: dict[str, int] = {}
+    for condition in conditions:
+        out_metrics[condition] = {}
+        for metric in metrics:
+            try:
+                s = run.scores(metric, condition)
+            except FileNotFoundError as exc:
+                raise InputError(str(exc)) from None
+            out_metrics[condition][metric] = s.mean() if s.n else None
+            n_scored[condition] = max(n_scored.get(condition, 0), s.n)
+            for i, v in zip(s.ids, s.values):
+                per_item.setdefault((i, condition), {"item_id": i, "condition": condition})[metric] = float(v)
+            for f in s.failures:
+                failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
+    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed}
+    if "correct" in conditions and "random" in conditions:
+        # the two means above cover different item sets; this is Correct on Random's items (paired)
+        paired: dict[str, float | None] = {}
+        for metric in metrics:
+            c, r = run.scores(metric, "correct"), run.scores(metric, "random")
+            keep = set(r.ids)
+            vals = [v for i, v in zip(c.ids, c.values) if i in keep]
+            paired[metric] = float(np.mean(vals)) if vals else None
+        extra["correct_on_random_items"] = paired
+    if "random" in conditions and run.unpaired:
+        extra["random_unpaired"] = len(run.unpaired)
+    if any(m in metrics for m in ("bertscore", "clap_text", "sentence_cosine")):
+        extra["models"] = {k: v for k, v in models.describe().items() if k in metrics}
+    if rewrites is not None:
+        extra["rewrite_sources"] = run.rewrite_sources
+    return ScoreOutput(protocol="freeform", n=len(data.items), metrics=out_metrics, per_item=list(per_item.values()),
+                       failures=list(failures.values()), extra=extra)
+
+
+register_scorer(Scorer(name="freeform", configure=configure, score=score,
+                       help="free-form QA: BLEU, METEOR, ROUGE-L, CIDEr-D, BERTScore, CLAPText, sentence cosine per condition",
+                       formats=("musiceval", "dasheng")))

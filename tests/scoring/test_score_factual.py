@@ -1,0 +1,95 @@
+"""``musiceval score factual``: formats, conditions, chance, per-item failures, JSON shape."""
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from musiceval.extraction import load_vocabulary
+from musiceval.scoring import InputError, load_scorers
+from musiceval.scoring.factual import load_factual, score_factual
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "factual"
+
+
+def run(file, fmt, vocab, **kw):
+    scorer = load_scorers()["factual"]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file")
+    parser.add_argument("--format", default=fmt)
+    parser.add_argument("--seed", type=int, default=0)
+    scorer.configure(parser)
+    argv = [str(file), "--format", fmt, "--vocab", vocab, "--n-permutations", "200"]
+    for k, v in kw.items():
+        argv += [f"--{k.replace('_', '-')}", v]
+    return scorer.score(parser.parse_args(argv)).as_json()
+
+
+def test_dasheng_nsynth_json_shape_and_values():
+    out = run(FIXTURES / "nsynth_midashenglm.jsonl", "dasheng", "nsynth")
+    assert out["protocol"] == "factual" and out["n"] == 300 and out["n_failed"] == 0
+    m = out["metrics"]
+    assert set(m) == {"correct", "random", "chance"}
+    assert {"precision", "recall", "f1", "accuracy"} <= set(m["correct"])
+    # single-label answers naming one family: P = R = F1 = accuracy = share of exact answers
+    rows = [json.loads(x) for x in (FIXTURES / "nsynth_midashenglm.jsonl").read_text().splitlines()]
+    exact = sum(r["model_output"] == r["label"][0] for r in rows) / len(rows)
+    assert m["correct"]["f1"] == pytest.approx(exact) and m["correct"]["accuracy"] == pytest.approx(exact)
+    assert m["random"]["f1"] < m["correct"]["f1"] and m["chance"]["f1"] < m["correct"]["f1"]
+
+
+def test_cmi_bench_format_and_conditions_flag():
+    out = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", conditions="correct")
+    assert out["n"] == 290 and set(out["metrics"]) == {"correct", "chance"}
+
+
+def test_musiceval_format_with_explicit_random_rows_and_bad_lines(tmp_path):
+    lines = [
+        {"item_id": "a", "prompt": "q", "text": "Pop and soft rock", "labels": ["pop"]},
+        {"item_id": "b", "prompt": "q", "text": "Jazz", "labels": "jazz"},
+        {"item_id": "c", "prompt": "q", "text": "Polka", "labels": ["polka"]},  # truth outside the vocabulary
+        {"item_id": "a", "condition": "random", "text": "jazz"},
+        {"item_id": "b", "condition": "random", "text": "jazz"},
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{broken\n")
+    data = load_factual(path, "musiceval")
+    result = score_factual(data, load_vocabulary("gtzan"), n_permutations=50)
+    assert result.metrics["correct"]["f1"] == pytest.approx((2 / 3 + 1) / 2)  # SPEC: [pop, rock] vs [pop] -> 0.667
+    assert result.metrics["random"]["f1"] == pytest.approx(0.5)
+    reasons = " | ".join(f.reason for f in result.failures)
+    assert "not in vocabulary 'gtzan'" in reasons and "bad record" in reasons
+
+
+def test_input_errors_name_the_fix(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        load_factual(tmp_path / "absent.jsonl", "dasheng")
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"item_id": "a", "text": "caf\xe9", "labels": ["pop"]}')
+    data = load_factual(tmp_path / "latin1.jsonl", "musiceval")
+    assert data.n == 0 and "not UTF-8" in data.failures[0].reason
+    with pytest.raises(InputError, match="no readable records"):
+        run(tmp_path / "latin1.jsonl", "musiceval", "gtzan")
+    with pytest.raises(InputError, match="--vocab"):
+        run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "no-such-vocab")
+    with pytest.raises(InputError, match="conditions"):
+        score_factual(load_factual(FIXTURES / "ltu_GTZAN.jsonl", "cmi-bench"), load_vocabulary("gtzan"), conditions=("noise",))
+
+
+def test_llm_extractor_through_the_cli_caches_reruns(tmp_path, monkeypatch):
+    from musiceval.extraction import extract_labels
+    from musiceval.llm.fake_server import FakeOpenAIServer
+
+    gtzan = load_vocabulary("gtzan")
+
+    def reply(body):
+        return json.dumps({"labels": list(extract_labels(body["messages"][-1]["content"], gtzan).labels)})
+
+    with FakeOpenAIServer(reply) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        first = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", extractor="llm", llm_cache=str(tmp_path))
+        second = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", extractor="llm", llm_cache=str(tmp_path))
+    rules = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan")
+    distinct = {r["response"] for r in json.loads((FIXTURES / "mullama_GTZAN.jsonl").read_text())}
+    assert first["llm_calls"] == len(distinct) and second["llm_calls"] == 0
+    assert first["metrics"] == second["metrics"] == rules["metrics"]

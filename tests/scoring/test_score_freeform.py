@@ -1,0 +1,101 @@
+"""``musiceval score freeform``: formats, conditions, JSON shape, per-item failures, errors."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from musiceval.data.musicqa import load_dasheng_musicqa
+from musiceval.metrics.lexical import lexical_scores
+from musiceval.scoring import InputError, load_scorers
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "freeform"
+DASHENG = FIXTURES / "musicqa_dev_midashenglm.jsonl"
+
+
+def run(file, fmt, *extra):
+    scorer = load_scorers()["freeform"]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file")
+    parser.add_argument("--format", default=fmt)
+    parser.add_argument("--seed", type=int, default=0)
+    scorer.configure(parser)
+    return scorer.score(parser.parse_args([str(file), "--format", fmt, *extra]))
+
+
+def test_dasheng_correct_and_random_json_shape_and_values():
+    out = run(DASHENG, "dasheng", "--metrics", "bleu,rouge_l,cider", "--conditions", "correct,random", "--seed", "3")
+    js = out.as_json()
+    assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 4
+    assert set(js["metrics"]) == {"correct", "random"} and set(js["metrics"]["correct"]) == {"bleu", "rouge_l", "cider"}
+    data = load_dasheng_musicqa(DASHENG)
+    refs = [it.reference for it in data.items]
+    expected = lexical_scores([r.text for r in data.responses], refs, ["bleu"], df_references=refs)["bleu"].mean()
+    assert js["metrics"]["correct"]["bleu"] == pytest.approx(expected)
+    assert js["n_scored"]["random"] == 229 and js["random_unpaired"] == 167
+    assert set(js["correct_on_random_items"]) == {"bleu", "rouge_l", "cider"}
+    assert {"item_id", "condition", "bleu"} <= set(out.per_item[0])
+    assert all("only a copy of the question" in f["error"] for f in out.failures)
+    again = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--seed", "3").as_json()
+    assert again["metrics"]["random"]["bleu"] == pytest.approx(js["metrics"]["random"]["bleu"])
+    other = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--seed", "4").as_json()
+    assert other["metrics"]["random"]["bleu"] != again["metrics"]["random"]["bleu"]
+
+
+def test_skyline_and_adversarial_from_the_hand_written_rewrites():
+    rewrites = FIXTURES / "rewrites_handwritten.jsonl"
+    out = run(DASHENG, "dasheng", "--metrics", "rouge_l", "--conditions", "skyline,adversarial", "--rewrites", str(rewrites)).as_json()
+    assert out["rewrite_sources"] == ["hand-written"]
+    assert out["n_scored"]["skyline"] == out["n_scored"]["adversarial"] >= 60
+    assert out["metrics"]["adversarial"]["rouge_l"] > out["metrics"]["skyline"]["rouge_l"]  # the known NLP failure
+    with pytest.raises(InputError, match="--rewrites"):
+        run(DASHENG, "dasheng", "--conditions", "skyline")
+
+
+def test_musiceval_format_with_recorded_random_and_bad_items(tmp_path):
+    rows = [
+        {"id": "a", "question": "Describe the music.", "reference": "A calm piano piece.", "response": "a calm piano piece"},
+        {"id": "a", "question": "Describe the music.", "reference": "A calm piano piece.", "response": "loud drums", "condition": "random"},
+        {"id": "b", "question": "Describe the music.", "reference": ["Fast rock.", "A rock song."], "response": "a rock song"},
+        {"id": "b", "question": "Describe the music.", "reference": "Fast rock.", "response": "", "condition": "random"},
+        {"id": "c", "question": "Q", "reference": None, "response": "x"},
+    ]
+    path = tmp_path / "f.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{oops\n")
+    out = run(path, "musiceval", "--metrics", "bleu,meteor,rouge_l", "--conditions", "correct,random")
+    js = out.as_json()
+    assert js["n"] == 2 and js["n_failed"] == 2
+    assert js["metrics"]["correct"]["rouge_l"] == pytest.approx(1.0)  # b matches its second reference
+    assert js["metrics"]["random"]["rouge_l"] == pytest.approx(0.0)
+    with pytest.raises(InputError, match="noise"):
+        run(path, "musiceval", "--conditions", "noise")
+    with pytest.raises(InputError, match="--metrics"):
+        run(path, "musiceval", "--metrics", "bleu,spice")
+
+
+def test_random_draws_are_averaged(tmp_path):
+    one = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--random-draws", "1").per_item
+    four = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--random-draws", "4").per_item
+    assert len(one) == len(four) == 229
+    assert not np.allclose([r["bleu"] for r in one], [r["bleu"] for r in four])
+
+
+def test_cli_prints_the_documented_json():
+    proc = subprocess.run([sys.executable, "-m", "musiceval.cli", "score", "freeform", "--format", "dasheng", str(DASHENG),
+                           "--metrics", "bleu,bleu4,rouge_l", "--conditions", "correct,random", "--seed", "0", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    js = json.loads(proc.stdout)
+    assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 4
+    assert set(js["metrics"]["random"]) == {"bleu", "bleu4", "rouge_l"}
+
+
+def test_clap_text_without_weights_names_the_download(monkeypatch, tmp_path):
+    monkeypatch.delenv("MUSICEVAL_CLAP", raising=False)
+    with pytest.raises(InputError, match="huggingface-cli download laion/larger_clap_music"):
+        run(DASHENG, "dasheng", "--metrics", "clap_text", "--conditions", "correct", "--clap", str(tmp_path / "absent"))

@@ -1,0 +1,73 @@
+"""The CLI frame: JSON contract, per-item file, input errors (exit 2, one line, no traceback)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from musiceval import cli
+from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
+
+
+def _configure(p):
+    p.add_argument("--boom", choices=["input", "bug", "nan"])
+
+
+def _score(args):
+    if args.boom == "input":
+        raise InputError(f"{args.file}:3: field 'answer' missing; add it")
+    if args.boom == "bug":
+        raise KeyError("a bug, not an input error")
+    value = float("nan") if args.boom == "nan" else 0.5
+    return ScoreOutput("demo", n=2, metrics={"accuracy": value},
+                       per_item=[{"item_id": "a", "accuracy": 1.0}, {"item_id": "b", "accuracy": 0.0}],
+                       failures=[{"item_id": "c", "error": "no answer letter"}])
+
+
+@pytest.fixture(autouse=True)
+def demo_scorer():
+    register_scorer(Scorer("demo", _configure, _score, help="test scorer", formats=("musiceval", "dasheng")))
+
+
+def test_json_contract_and_per_item_file(tmp_path, capsys):
+    per_item = tmp_path / "items.jsonl"
+    assert cli.main(["score", "demo", "x.jsonl", "--json", "--per-item", str(per_item)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert json.loads(out) == {"protocol": "demo", "n": 2, "n_failed": 1, "metrics": {"accuracy": 0.5}}
+    rows = [json.loads(line) for line in per_item.read_text().splitlines()]
+    assert [r["item_id"] for r in rows] == ["a", "b", "c"] and rows[2]["error"] == "no answer letter"
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_non_finite_metric_prints_null_not_nan(capsys):
+    assert cli.main(["score", "demo", "x", "--json", "--boom", "nan"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["accuracy"] is None
+
+
+def test_input_error_is_one_line_exit_2(tmp_path, capsys):
+    per_item = tmp_path / "items.jsonl"
+    assert cli.main(["score", "demo", "in.jsonl", "--boom", "input", "--json", "--per-item", str(per_item)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.strip() == "musiceval: error: in.jsonl:3: field 'answer' missing; add it"
+    assert not per_item.exists()  # never a partial result under the requested name
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(InputError):
+        cli.main(["score", "demo", "in", "--boom", "input", "--debug"])
+
+
+def test_unknown_format_and_protocol_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["score", "demo", "x", "--format", "nope"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["score", "no-such-protocol", "x"])
+    assert exc.value.code == 2
+
+
+def test_every_protocol_is_registered():
+    from musiceval.scoring import load_scorers
+
+    assert {"freeform", "factual", "choice", "mir", "triplets"} <= set(load_scorers())
