@@ -1,7 +1,7 @@
 """Release gates for MIR tasks as instructions (CMI-Bench protocol, SPEC section 4).
 
 Embedded default (``--model recorded``): slices of MU-LLaMA's and LTU's real CMI-Bench outputs
-in ``fixtures/mir/outputs/{mullama,ltu}/<model>_<task>.jsonl`` (see fixtures/mir/SOURCES.md).
+in ``fixtures/mir/outputs/{mullama,ltu}/<model>_<task>.jsonl`` (see fixtures/README.md).
 ``--data-dir DIR`` with ``DIR/mir/outputs/<model>/<model>_<task>.jsonl`` scores full files in the
 same layout instead (e.g. ``--data-dir ../shared/data`` after linking ``cmi-bench`` as ``mir``).
 
@@ -34,6 +34,8 @@ from musiceval import stats
 from musiceval.data.cmibench import TASKS, load_outputs
 from musiceval.metrics.mir import FAMILIES, TaskError, TaskResult, score_task
 
+# one worker scores every task once (the scores are a session fixture)
+pytestmark = pytest.mark.xdist_group("mir")
 PROTOCOL = "mir"
 MODELS = {"mullama": "MU-LLaMA", "ltu": "LTU"}
 LOWER_IS_BETTER = {"wer", "cer"}

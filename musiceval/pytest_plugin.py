@@ -79,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "dataset(name, path=None): needs <data-dir>/<name>; skipped with the download instruction otherwise")
     config.addinivalue_line("markers", "slow: slower than a few seconds; deselect with -m 'not slow'")
     if _is_worker(config):
+        _share_cpus_between_workers()
         results_dir = Path(config.workerinput["musiceval_results_dir"])
         meta = config.workerinput["musiceval_meta"]
     else:
@@ -95,6 +96,20 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         if not config.pluginmanager.is_registered(model_fixtures):
             config.pluginmanager.register(model_fixtures, "musiceval-models")
+
+
+def _share_cpus_between_workers() -> None:
+    """Give each xdist worker its share of the cores for torch/BLAS threads.
+
+    Four workers each running torch with every core oversubscribe the CPU many times over (tiny
+    models become ~20x slower). Set before torch is imported; an explicit OMP_NUM_THREADS wins.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    threads = str(max(1, (os.cpu_count() or 1) // max(workers, 1)))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 def pytest_configure_node(node: Any) -> None:  # xdist hook (controller side)
