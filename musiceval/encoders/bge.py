@@ -8,11 +8,9 @@ scoring rule (see docs/cmi-bench.md), not a property of the weights.
 """
 from __future__ import annotations
 
-from typing import Sequence
 
-import numpy as np
 
-from musiceval.encoders.base import l2_normalise, register_encoder
+from musiceval.encoders.base import register_encoder
 from musiceval.encoders.sentence import MeanPoolingEncoder
 
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
@@ -26,21 +24,8 @@ class ClsPoolingEncoder(MeanPoolingEncoder):
         super().__init__(name_or_path, **kwargs)  # type: ignore[arg-type]
         self.id = self.id.replace("meanpool:", "clspool:", 1)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(texts), self.batch_size):
-                batch = list(texts[start : start + self.batch_size])
-                enc = self.tokenizer(
-                    batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-                ).to(self.device)
-                out.append(self.model(**enc).last_hidden_state[:, 0].float().cpu().numpy())
-                self.n_encoded += len(batch)
-        if not out:
-            return np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
-        return l2_normalise(np.concatenate(out)).astype(np.float32)
+    def pool(self, enc):
+        return self.model(**enc).last_hidden_state[:, 0]
 
 
 @register_encoder("bge")

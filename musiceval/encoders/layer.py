@@ -14,12 +14,10 @@ Specs:
 """
 from __future__ import annotations
 
-from typing import Sequence
 
-import numpy as np
 
-from musiceval.encoders.base import l2_normalise, register_encoder
-from musiceval.encoders.sentence import MeanPoolingEncoder
+from musiceval.encoders.base import register_encoder
+from musiceval.encoders.sentence import MeanPoolingEncoder, masked_mean
 
 
 class LayerMeanPoolingEncoder(MeanPoolingEncoder):
@@ -33,24 +31,9 @@ class LayerMeanPoolingEncoder(MeanPoolingEncoder):
         self.layer = layer
         self.id = f"{self.id}@layer{layer}"
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(texts), self.batch_size):
-                batch = list(texts[start : start + self.batch_size])
-                enc = self.tokenizer(
-                    batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-                ).to(self.device)
-                hidden = self.model(**enc, output_hidden_states=True).hidden_states[self.layer]
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out.append(pooled.float().cpu().numpy())
-                self.n_encoded += len(batch)
-        if not out:
-            return np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
-        return l2_normalise(np.concatenate(out)).astype(np.float32)
+    def pool(self, enc):
+        hidden = self.model(**enc, output_hidden_states=True).hidden_states[self.layer]
+        return masked_mean(hidden, enc["attention_mask"])
 
 
 def _split_layer(arg: str, prefix: str) -> tuple[str, int | None]:

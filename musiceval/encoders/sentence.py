@@ -59,21 +59,28 @@ class MeanPoolingEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 
-        out = []
+        texts = list(texts)
+        out = np.zeros((len(texts), self.model.config.hidden_size), dtype=np.float32)
+        # batch strings of similar length together: far less padding to run through the model
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                batch = list(texts[start : start + self.batch_size])
+                idx = order[start : start + self.batch_size]
                 enc = self.tokenizer(
-                    batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+                    [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
                 ).to(self.device)
-                hidden = self.model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out.append(pooled.float().cpu().numpy())
-                self.n_encoded += len(batch)
-        if not out:
-            return np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
-        return l2_normalise(np.concatenate(out)).astype(np.float32)
+                out[idx] = self.pool(enc).float().cpu().numpy()
+                self.n_encoded += len(idx)
+        return l2_normalise(out).astype(np.float32) if texts else out
+
+    def pool(self, enc):
+        """Sentence vectors of one tokenised batch: mean of the last hidden states over real tokens."""
+        return masked_mean(self.model(**enc).last_hidden_state, enc["attention_mask"])
+
+
+def masked_mean(hidden, attention_mask):
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
 
 
 @register_encoder("minilm")
