@@ -97,7 +97,9 @@ def _gate_plot(protocol: str, gates: list[dict[str, Any]]) -> bytes | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [g for g in gates if g["outcome"] in _DECIDED and g.get("estimate") is not None and g.get("ci")]
+    # decided gates, and findings that carry an interval (e.g. "adversarial - skyline")
+    shown = [g for g in gates if g["outcome"] in _DECIDED + ("FINDING",) and g.get("estimate") is not None
+             and g.get("ci") and None not in g["ci"]]
     if not shown:
         return None
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(shown) + 1.2))
@@ -109,7 +111,7 @@ def _gate_plot(protocol: str, gates: list[dict[str, Any]]) -> bytes | None:
         ax.plot(g["estimate"] - offset, k, "o", color=_COLOURS[g["outcome"]])
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(shown)), [g["name"][:70] for g in shown], fontsize=7)
-    ax.set_xlabel("estimate - bar (with 95% interval)")
+    ax.set_xlabel("estimate - bar (with 95% interval); blue: findings, which never fail")
     ax.set_title(f"{protocol}: gates")
     fig.tight_layout()
     return _png(fig)
