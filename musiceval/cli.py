@@ -108,6 +108,10 @@ def _run_score(args: argparse.Namespace) -> int:
     out: ScoreOutput = args._scorer.score(args)
     if args.per_item:
         _write_per_item(args.per_item, out)
+    if out.n == 0:
+        first = (out.failures[0].get("error") or out.failures[0].get("reason")) if out.failures else "the input has no items"
+        raise InputError(f"{args.file}: no item could be scored ({out.n_failed} failed; first: {first}); "
+                         f"check --format (got {args.format!r})")
     if args.json:
         print(json.dumps(to_jsonable(out.as_json()), allow_nan=False, default=str))
     else:
@@ -124,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError, ValueError) as exc:
         if getattr(args, "debug", False):
             raise
+        if isinstance(exc, IsADirectoryError):
+            exc = InputError(f"{exc.filename}: is a directory; pass a file")
         print(f"musiceval: error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
 

@@ -71,3 +71,31 @@ def test_every_protocol_is_registered():
     from musiceval.scoring import load_scorers
 
     assert {"freeform", "factual", "choice", "mir", "triplets"} <= set(load_scorers())
+
+
+def test_nothing_scorable_is_an_input_error_with_the_first_reason(capsys, tmp_path):
+    def score_none(args):
+        return ScoreOutput("demo", n=0, metrics={}, failures=[{"item_id": "1", "error": "line is not valid UTF-8"}])
+
+    register_scorer(Scorer("none", _configure, score_none, formats=("musiceval",)))
+    per_item = tmp_path / "items.jsonl"
+    assert cli.main(["score", "none", "in.jsonl", "--json", "--per-item", str(per_item)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "in.jsonl: no item could be scored (1 failed; first: line is not valid UTF-8)" in captured.err
+    assert "not valid UTF-8" in per_item.read_text()  # the reasons are kept for diagnosis
+
+
+def test_a_directory_is_named(tmp_path, capsys):
+    def score_dir(args):
+        open(args.file)  # raises IsADirectoryError
+
+    register_scorer(Scorer("dir", _configure, score_dir, formats=("musiceval",)))
+    assert cli.main(["score", "dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == f"musiceval: error: {tmp_path}: is a directory; pass a file"
+
+
+def test_an_empty_result_without_failures_is_an_input_error(capsys):
+    register_scorer(Scorer("empty", _configure, lambda args: ScoreOutput("demo", n=0, metrics={}), formats=("musiceval",)))
+    assert cli.main(["score", "empty", "in.jsonl"]) == 2
+    assert "first: the input has no items" in capsys.readouterr().err
