@@ -27,10 +27,8 @@ from collections import Counter
 
 import pytest
 
-from musiceval import stats
 from musiceval.conditions import load_rewrites
 from musiceval.data.musicqa import FreeformData, load_dasheng_musicqa
-from musiceval.records import ItemScores
 from musiceval.scoring.freeform import FreeformEvaluation, Models
 
 PROTOCOL = "freeform"
@@ -70,16 +68,6 @@ def clap_or_error(freeform):
         return exc
 
 
-def _paired_difference(a: ItemScores, b: ItemScores, seed: int, cfg: dict):
-    """mean(a - b) on the items both scored, with its track-clustered bootstrap interval."""
-    index = {i: k for k, i in enumerate(b.ids)}
-    common = [k for k, i in enumerate(a.ids) if i in index]
-    diff = a.values[common] - b.values[[index[a.ids[k]] for k in common]]
-    groups = [a.groups[k] for k in common] if a.groups else None
-    ci = stats.paired_bootstrap_ci(diff, groups=groups, seed=seed, n_resamples=int(cfg.get("n_resamples", 10_000)))
-    return float(diff.mean()), (ci.low, ci.high), len(common)
-
-
 @pytest.mark.parametrize("metric", CONTROL + (BERTSCORE,))
 def test_embedding_metric_scores_correct_answers_above_random_ones(freeform, gate, thresholds, metric):
     gate.paired_greater(freeform.scores(metric, "correct"), freeform.scores(metric, "random"),
@@ -88,23 +76,19 @@ def test_embedding_metric_scores_correct_answers_above_random_ones(freeform, gat
 
 
 @pytest.mark.parametrize("metric", LEXICAL)
-def test_ngram_metric_correct_minus_random_is_recorded(freeform, gate, thresholds, musiceval_seed, metric):
-    correct, random = freeform.scores(metric, "correct"), freeform.scores(metric, "random")
-    gate.record_scores(correct, random, gate=f"{metric}: correct - random", protocol=PROTOCOL)
-    estimate, ci, n = _paired_difference(correct, random, musiceval_seed, thresholds["defaults"])
-    gate.finding(f"{metric}: correct - random", estimate=estimate, ci=ci, protocol=PROTOCOL, metric=metric,
-                 detail=f"n={n} items with a same-prompt Random answer; n-gram overlap barely separates an answer "
-                        "about the right clip from one about another clip (paper Table 2)")
+def test_ngram_metric_correct_minus_random_is_recorded(freeform, gate, metric):
+    gate.paired_finding(freeform.scores(metric, "correct"), freeform.scores(metric, "random"),
+                        name=f"{metric}: correct - random", protocol=PROTOCOL, metric=metric,
+                        detail="items with a same-prompt Random answer; n-gram overlap barely separates an answer "
+                               "about the right clip from one about another clip (paper Table 2)")
 
 
 @pytest.mark.parametrize("metric", LEXICAL + CONTROL + (BERTSCORE,))
-def test_metric_adversarial_at_or_above_skyline_is_recorded(freeform, gate, thresholds, musiceval_seed, metric):
-    skyline, adversarial = freeform.scores(metric, "skyline"), freeform.scores(metric, "adversarial")
-    gate.record_scores(skyline, adversarial, gate=f"{metric}: adversarial - skyline", protocol=PROTOCOL)
-    estimate, ci, n = _paired_difference(adversarial, skyline, musiceval_seed, thresholds["defaults"])
-    gate.finding(f"{metric}: adversarial - skyline", estimate=estimate, ci=ci, protocol=PROTOCOL, metric=metric,
-                 detail=f"n={n} hand-written rewrite pairs; a value >= 0 is the known failure of surface/general "
-                        "metrics: minimal fact-changing edits score at least as high as a faithful paraphrase")
+def test_metric_adversarial_at_or_above_skyline_is_recorded(freeform, gate, metric):
+    gate.paired_finding(freeform.scores(metric, "adversarial"), freeform.scores(metric, "skyline"),
+                        name=f"{metric}: adversarial - skyline", protocol=PROTOCOL, metric=metric,
+                        detail="hand-written rewrite pairs; a value >= 0 is the known failure of surface/general "
+                               "metrics: minimal fact-changing edits score at least as high as a faithful paraphrase")
 
 
 def test_clap_text_prefers_correct_audio(freeform, gate, thresholds, clap_or_error):

@@ -311,6 +311,31 @@ class Gate:
             )
         )
 
+    def paired_finding(
+        self, a: ItemScores, b: ItemScores, *, name: str, detail: str = "", protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """Record ``mean(a - b)`` on the items both scored, with the interval a gate would use,
+        as a FINDING: for known properties ("n-gram metrics score Adversarial >= Skyline") that
+        the report should show with their uncertainty but that must never pass or fail a run."""
+        va, vb, groups, unpaired = align_paired(a, b)
+        diff = va - vb
+        ci = self.interval(diff, groups, name=name) if diff.size else stats.Interval(math.nan, math.nan, "")
+        note = f"n={diff.size} paired items" + (f" ({len(unpaired)} unpaired excluded)" if unpaired else "")
+        return self._conclude(
+            GateResult(
+                name=name, outcome=Outcome.FINDING, estimate=float(diff.mean()) if diff.size else math.nan,
+                ci=(ci.low, ci.high), p_value=None, n=int(diff.size), threshold=math.nan, test=f"finding ({ci.method})",
+                protocol=protocol, metric=metric or a.metric, detail=f"{note}; {detail}" if detail else note,
+                n_failed=len(a.failures) + len(b.failures) + len(unpaired),
+            ),
+            (a, b),
+        )
+
+    def interval(self, values: Sequence[float] | np.ndarray, groups: Sequence[str] | None = None, *, name: str) -> stats.Interval:
+        """The interval every gate reports (the run's alpha, resamples and method; whole clusters
+        resampled when items share a group), seeded from the run seed and ``name``."""
+        return self._interval(np.asarray(values, dtype=float), groups, gate_seed(self.config.seed, name))
+
     # ------------------------------------------------------------------ extra report content
 
     def record_scores(self, *item_scores: ItemScores, gate: str = "", protocol: str = "") -> None:

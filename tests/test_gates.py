@@ -113,3 +113,20 @@ def test_item_scores_validation():
         scores([1.0, math.nan])
     with pytest.raises(ValueError, match="one value per id"):
         ItemScores("m", ids=["a"], values=[1.0, 2.0])
+
+
+def test_paired_finding_aligns_records_and_never_fails(gate, rows):
+    a = scores([0.2, 0.3, 0.4], ids=["x", "y", "z"])
+    b = scores([0.9, 0.9], ids=["z", "x"], condition="skyline")
+    r = gate.paired_finding(a, b, name="a - b", detail="known property")
+    assert r.outcome is Outcome.FINDING and r.n == 2 and r.n_failed == 1
+    assert r.estimate == pytest.approx(((0.2 - 0.9) + (0.4 - 0.9)) / 2)
+    assert r.ci[0] <= r.estimate <= r.ci[1]
+    assert r.detail == "n=2 paired items (1 unpaired excluded); known property"
+    assert [row["type"] for row in rows] == ["scores", "scores", "gate"]
+
+
+def test_interval_uses_the_gate_configuration_and_name_seed(gate):
+    x = np.random.default_rng(0).normal(0.1, 1, 60)
+    assert gate.interval(x, name="n1") == gate.interval(x, name="n1") != gate.interval(x, name="n2")
+    assert gate.interval(x, name="n1").method.startswith("bca bootstrap (2000 resamples")
