@@ -1,4 +1,4 @@
-"""The ``musiceval`` command: ``score``, ``generate`` and ``report``.
+"""The ``musiceval`` command: ``score``, ``generate``, ``rewrite`` and ``report``.
 
 ``musiceval score <protocol> FILE --json`` prints exactly one JSON object on stdout::
 
@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
 from musiceval.scoring import InputError, ScoreOutput, load_scorers
 
@@ -53,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         g = sub.add_parser("generate", help="run a model over a dataset and fill the response cache")
         generate.configure(g)
         g.set_defaults(_run=generate.run)
+
+    from musiceval.llm import rewrite_command
+
+    rw = sub.add_parser("rewrite", help="Skyline/Adversarial rewrites of references by an LLM (recorded in a cassette)")
+    rewrite_command.configure(rw)
+    rw.set_defaults(_run=rewrite_command.run)
 
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)
@@ -125,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = getattr(args, "_run", None) or _run_score
     try:
         return int(run(args) or 0)
-    except (InputError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError, ValueError) as exc:
+    except (InputError, MissingAPIKey, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
+            ValueError) as exc:
         if getattr(args, "debug", False):
             raise
         if isinstance(exc, IsADirectoryError):

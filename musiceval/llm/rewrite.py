@@ -24,7 +24,8 @@ from typing import Any, Sequence
 
 from musiceval.conditions import Rewrite
 from musiceval.llm.cache import JSONCache
-from musiceval.llm.client import LLMCallFailed, RetryPolicy, call_with_retries
+from musiceval.llm.cassettes import CassetteMissing, is_cassette_miss
+from musiceval.llm.client import LLMCallFailed, RetryPolicy, call_with_retries, describe_error
 from musiceval.records import Item, ItemFailure
 
 PROMPT_VERSION = "rewrite_v1"
@@ -104,8 +105,14 @@ class LLMRewriter:
                 continue
             try:
                 texts = {kind: self.rewrite(kind, item.question, item.reference) for kind in KINDS}
-            except (LLMCallFailed, openai.APIError) as exc:
-                failures.append(ItemFailure(item.id, f"rewrite failed: {exc}"))
+            except Exception as exc:
+                if is_cassette_miss(exc):
+                    raise CassetteMissing(
+                        f"item {item.id!r}: the rewriter made a request that the cassette does not hold (references, "
+                        "model or prompt changed); record it again: run without --replay, with OPENAI_API_KEY set") from exc
+                if not isinstance(exc, (LLMCallFailed, openai.APIError)):
+                    raise
+                failures.append(ItemFailure(item.id, f"rewrite failed: {describe_error(exc) if isinstance(exc, openai.APIError) else exc}"))
                 continue
             out[item.id] = Rewrite(item_id=item.id, question=item.question, reference=item.reference,
                                    skyline=texts["skyline"], adversarial=texts["adversarial"],
