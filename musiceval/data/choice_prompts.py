@@ -82,7 +82,7 @@ def ablation_options(item: Item, distractors: Sequence[str]) -> tuple[tuple[str,
             return tuple(item.choices), ()
         raise ValueError(
             f"item {item.id!r} has no 'distractor_types'; distractor ablation needs items from the "
-            "official muchomusic.csv (load_muchomusic_csv) or records that declare distractor_types"
+            "official muchomusic.csv (musiceval.data.muchomusic_csv.load_muchomusic_csv) or records that declare distractor_types"
         )
     keep = [j for j, t in enumerate(types) if t == ANSWER_TYPE or t in distractors]
     missing = set(distractors) - {types[j] for j in keep}

@@ -17,11 +17,11 @@ from musiceval.data.muchomusic import (
     distractor_setting,
     load_choice_manifest,
     load_dasheng_jsonl,
-    load_muchomusic_csv,
     load_muchomusic_eval_json,
     load_musiceval_jsonl,
     parse_dimension_list,
 )
+from musiceval.data.muchomusic_csv import load_muchomusic_csv
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"
