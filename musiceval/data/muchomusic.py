@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from musiceval.data.jsonl import read_json_objects
 from musiceval.metrics.choice import LETTERS, validate_options
 from musiceval.records import Item, ItemFailure, Response
 
@@ -143,30 +144,9 @@ def _validated_choices(choices: Any, answer: Any, *, allow_ablation: bool) -> tu
 def _read_lines(path: Path) -> Iterator[tuple[int, Any | ItemFailure]]:
     """Yield ``(line_number, parsed object or failure)`` for each non-blank line."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ChoiceDataError(f"{path}: file not found; pass the path of a recorded-answers file") from None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{number}"
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield number, ItemFailure(where, f"line is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8")
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield number, ItemFailure(where, f"malformed JSON: {exc.msg} at column {exc.colno}")
-            continue
-        except RecursionError:
-            yield number, ItemFailure(where, "malformed JSON: nested too deeply to parse")
-            continue
-        if not isinstance(obj, dict):
-            yield number, ItemFailure(where, f"expected a JSON object, got {type(obj).__name__}")
-            continue
-        yield number, obj
+        yield from read_json_objects(path, what="a recorded-answers file")
+    except FileNotFoundError as exc:
+        raise ChoiceDataError(str(exc)) from None
 
 
 def _output_text(obj: dict, key: str) -> str:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from musiceval.data.jsonl import read_json_objects
 from musiceval.records import Item, ItemFailure, Response
 
 _TRACK_RE = re.compile(r"^audios_[a-z]+_(\d+)_[0-9a-f]+\.\w+$")
@@ -68,26 +69,8 @@ def strip_question_prefix(question: str, answer: str) -> str:
 
 def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
     """Yield (``file:line``, parsed object or :class:`ItemFailure`) for each non-blank line."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: file not found; pass the path of a recorded-answers JSONL file") from None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{number}"
-        try:
-            obj = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            yield where, ItemFailure(where, f"line is not valid UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8")
-            continue
-        except json.JSONDecodeError as exc:
-            yield where, ItemFailure(where, f"malformed JSON: {exc.msg} at column {exc.colno}")
-            continue
-        if not isinstance(obj, dict):
-            yield where, ItemFailure(where, f"expected a JSON object, got {type(obj).__name__}")
-            continue
-        yield where, obj
+    for number, obj in read_json_objects(path, what="a recorded-answers JSONL file"):
+        yield f"{path.name}:{number}", obj
 
 
 def _text_field(obj: dict, key: str, *, allow_none: bool = False) -> str:
