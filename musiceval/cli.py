@@ -89,10 +89,8 @@ def _write_per_item(path: str, out: ScoreOutput) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         for row in out.per_item:
             fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
-        scored = {str(r.get("item_id")) for r in out.per_item}
-        for row in out.failures:
-            if str(row.get("item_id")) not in scored:
-                fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
+        for row in out.failures:  # also for items scored by another metric or condition
+            fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
     os.replace(tmp, target)  # only a complete file gets the requested name
 
 

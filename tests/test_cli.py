@@ -10,7 +10,7 @@ from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
 
 
 def _configure(p):
-    p.add_argument("--boom", choices=["input", "bug", "nan"])
+    p.add_argument("--boom", choices=["input", "bug", "nan", "partial"])
 
 
 def _score(args):
@@ -19,9 +19,11 @@ def _score(args):
     if args.boom == "bug":
         raise KeyError("a bug, not an input error")
     value = float("nan") if args.boom == "nan" else 0.5
+    failures = [{"item_id": "c", "error": "no answer letter"}]
+    if args.boom == "partial":  # item a scored by one metric, failed by another
+        failures.append({"item_id": "a", "error": "clap_audio: no audio"})
     return ScoreOutput("demo", n=2, metrics={"accuracy": value},
-                       per_item=[{"item_id": "a", "accuracy": 1.0}, {"item_id": "b", "accuracy": 0.0}],
-                       failures=[{"item_id": "c", "error": "no answer letter"}])
+                       per_item=[{"item_id": "a", "accuracy": 1.0}, {"item_id": "b", "accuracy": 0.0}], failures=failures)
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +40,13 @@ def test_json_contract_and_per_item_file(tmp_path, capsys):
     rows = [json.loads(line) for line in per_item.read_text().splitlines()]
     assert [r["item_id"] for r in rows] == ["a", "b", "c"] and rows[2]["error"] == "no answer letter"
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_per_item_file_lists_a_failure_of_an_item_that_another_metric_scored(tmp_path):
+    per_item = tmp_path / "items.jsonl"
+    assert cli.main(["score", "demo", "x.jsonl", "--boom", "partial", "--per-item", str(per_item)]) == 0
+    rows = [json.loads(line) for line in per_item.read_text().splitlines()]
+    assert {"item_id": "a", "error": "clap_audio: no audio"} in rows and {"item_id": "a", "accuracy": 1.0} in rows
 
 
 def test_non_finite_metric_prints_null_not_nan(capsys):
