@@ -1,6 +1,6 @@
 """Throughput of the openai-compatible adapter against a local server (requests/s by concurrency).
 
-The server (tests/models/fake_openai_server.py) runs in its own process on 127.0.0.1 and answers
+The server (musiceval/llm/fake_server.py) runs in its own process on 127.0.0.1 and answers
 after ``--latency`` seconds (0 = at once; a few tens of ms imitates a GPU server's per-request
 time). Each request carries ``--audio-seconds`` of 16 kHz audio as base64 WAV, like a real run.
 
@@ -50,7 +50,7 @@ def main() -> None:
     print("| server latency | concurrency | requests/s | speed-up vs 1 |")
     print("|---|---|---|---|")
     for latency in args.latency or [0.0, 0.05]:
-        server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "models" / "fake_openai_server.py"),
+        server = subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server",
                                    "--latency", str(latency), "--max-seconds", "600"], stdout=subprocess.PIPE, text=True)
         try:
             base_url = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"

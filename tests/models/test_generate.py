@@ -19,7 +19,6 @@ from musiceval.models.cache import ResponseCache
 from musiceval.records import Item
 
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
 
 
 class Echo:
@@ -147,7 +146,7 @@ def test_cli_exit_codes_and_export(dataset, tmp_path, capsys):
 
 def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path):
     pytest.importorskip("openai")
-    server = subprocess.Popen([sys.executable, str(HERE / "fake_openai_server.py"), "--latency", "0.05", "--max-seconds", "120"],
+    server = subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server", "--latency", "0.05", "--max-seconds", "120"],
                               stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())

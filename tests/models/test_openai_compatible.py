@@ -10,7 +10,7 @@ import soundfile as sf
 
 pytest.importorskip("openai")
 
-from tests.models.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from musiceval.llm.fake_server import FakeOpenAIServer  # noqa: E402
 
 from musiceval.models import GenerationSettings, ModelSpecError, Request, load_model  # noqa: E402
 from musiceval.models.openai_compatible import encode_wav_base64  # noqa: E402
