@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from musiceval.extraction import extract_labels, load_vocabulary
-from musiceval.metrics.sets import permutation_null_f1, set_scores
+from musiceval.metrics.agreement import agreement_summary
+from musiceval.metrics.sets import aggregate_chunks, permutation_null_f1, set_scores
 from musiceval.scoring.factual import load_factual, score_factual
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "factual"
@@ -49,6 +50,11 @@ def main() -> None:
     print(f"set_scores on {n} items: {t * 1e3:.0f} ms")
     t = best_of(lambda: permutation_null_f1(pred[:300], true[:300], n_permutations=2000), repeat=2)
     print(f"permutation_null_f1, 300 items x 2000 permutations: {t * 1e3:.0f} ms")
+    t = best_of(lambda: agreement_summary(pred, true, labels))
+    print(f"agreement_summary (exact set, Jaccard, kappa per label) on {n} items: {t * 1e3:.0f} ms")
+    chunked = [pred[k : k + 5] for k in range(0, n, 5)]
+    t = best_of(lambda: [aggregate_chunks(c, "majority") for c in chunked])
+    print(f"aggregate_chunks majority, {len(chunked)} items x 5 chunks: {t * 1e3:.0f} ms")
 
     data = load_factual(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench")
     t = best_of(lambda: score_factual(data, load_vocabulary("gtzan"), n_permutations=2000), repeat=2)

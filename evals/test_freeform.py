@@ -18,6 +18,7 @@ rewrite), and 96 hand-written Skyline/Adversarial rewrites of their references
   their clustered intervals, never as passing gates.
 - Without CLAP weights the CLAPText gates skip naming ``huggingface-cli download
   laion/larger_clap_music`` (a failure under ``--strict``).
+- A live ``--model`` is gated on the synthesised clips in ``evals/test_freeform_live.py``.
 - BERTScore (bert-score on the bundled MiniLM, layer 6) is marked ``slow``: it embeds every
   token of ~700 texts; the sentence-cosine gates run on the embedded default.
 """
@@ -42,8 +43,8 @@ pytestmark = pytest.mark.xdist_group("freeform")
 @pytest.fixture(scope="module")
 def freeform(fixtures_dir, musiceval_seed, thresholds, embedding_cache, model_spec) -> FreeformEvaluation:
     if model_spec != "recorded":
-        pytest.skip(f"--model {model_spec}: the free-form gates score recorded answers; score other files with "
-                    "`musiceval score freeform`")
+        pytest.skip(f"--model {model_spec}: these gates score the recorded MusicQA answers; a live model is gated "
+                    "in evals/test_freeform_live.py, other answer files with `musiceval score freeform`")
     cfg = thresholds[PROTOCOL]
     data = load_dasheng_musicqa(fixtures_dir / cfg["responses"])
     rewrites = load_rewrites(fixtures_dir / cfg["rewrites"])

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.generate import GenerationResult, generate_responses, load_manifest
-from musiceval.models.base import GenerationSettings, load_model, split_spec
+from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Item, ItemScores
 
@@ -45,22 +45,8 @@ class LiveRun:
 
 
 @pytest.fixture(scope="module")
-def live_model(request, model_spec, tmp_path_factory):
-    if split_spec(model_spec)[0] == "recorded":  # recorded answers never cover these synthesised clips
-        pytest.importorskip("transformers")
-        from musiceval.models.qwen2audio import build_tiny_checkpoint
-
-        directory = build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
-        model = load_model(f"hf:{directory}", device="cpu", num_threads=1)
-        yield model, False
-        model.close()
-    else:
-        yield request.getfixturevalue("music_lm"), True
-
-
-@pytest.fixture(scope="module")
-def live_run(live_model, fixtures_dir, tmp_path_factory, musiceval_seed) -> LiveRun:
-    model, real = live_model
+def live_run(live_music_lm, fixtures_dir, tmp_path_factory, musiceval_seed) -> LiveRun:
+    model, real = live_music_lm
     manifest = Path(fixtures_dir) / "audio" / "manifest.jsonl"
     items, bad = load_manifest(manifest)
     assert not bad, f"{manifest}: {bad}"

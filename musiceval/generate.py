@@ -11,7 +11,8 @@ batches are in the cache, the torn last line of a killed writer is ignored and r
 
 Manifest (JSON lines, one item per line): ``id``; ``question`` (or ``prompt`` / ``instruction``);
 ``audio`` (a path relative to the data directory, or CMI-Bench's ``audio_path`` list);
-optional ``audio_start`` / ``audio_end`` (seconds), ``reference``, ``labels``, ``choices``,
+optional ``audio_start`` / ``audio_end`` (seconds; a negative end, CMI-Bench's ``-1``, means the
+end of the file), ``reference``, ``labels``, ``choices``,
 ``answer``, ``group``; other keys go to ``meta``. Paths are resolved against ``--data-dir``
 (default: the manifest's folder) and may not leave it.
 
@@ -76,6 +77,18 @@ def _as_tuple(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
+def _window(row: dict) -> dict[str, float] | None:
+    """``audio_start`` / ``audio_end`` in seconds (None when not numbers); a negative end
+    (CMI-Bench writes -1) means the end of the file and is dropped."""
+    try:
+        window = {k: float(row[k]) for k in ("audio_start", "audio_end") if row.get(k) is not None}
+    except (TypeError, ValueError):
+        return None
+    if window.get("audio_end", 0.0) < 0:
+        del window["audio_end"]
+    return window
+
+
 def load_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
     """Read a JSON-lines manifest into :class:`Item` records; bad lines become failures."""
     path = Path(path)
@@ -101,8 +114,10 @@ def load_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
             audio = row.get("audio") if row.get("audio") is not None else row.get("audio_path")
             if isinstance(audio, list):
                 audio = audio[0] if audio else None
-            problem = None
-            if not isinstance(question, str) or not question.strip():
+            problem, window = None, _window(row)
+            if window is None:
+                problem = "fields 'audio_start'/'audio_end' must be numbers (seconds)"
+            elif not isinstance(question, str) or not question.strip():
                 problem = "field 'question' (or 'prompt'/'instruction') is missing or empty"
             elif item_id in seen:
                 problem = f"duplicate id {item_id!r}"
@@ -114,9 +129,7 @@ def load_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
             seen.add(item_id)
             meta = dict(row.get("meta") or {})
             meta.update({k: v for k, v in row.items() if k not in _ITEM_FIELDS})
-            for k in ("audio_start", "audio_end"):
-                if row.get(k) is not None:
-                    meta[k] = float(row[k])
+            meta.update(window)
             items.append(Item(
                 id=item_id, question=question, audio=audio,
                 reference=row.get("reference", row.get("output")),

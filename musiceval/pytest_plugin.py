@@ -218,8 +218,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 def _protocol_of(item: pytest.Item) -> str:
-    name = Path(str(item.fspath)).stem
-    return name.removeprefix("test_")
+    """The test module's ``PROTOCOL`` constant, else its file name without ``test_``."""
+    protocol = getattr(getattr(item, "module", None), "PROTOCOL", None)
+    return protocol if isinstance(protocol, str) else Path(str(item.fspath)).stem.removeprefix("test_")
 
 
 # ----------------------------------------------------------------------------- fixtures

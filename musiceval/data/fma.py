@@ -8,15 +8,21 @@ Layout of ``fma_metadata/`` (https://github.com/mdeff/fma):
   medium, medium of large); ``track.genres`` is a list of genre ids such as ``[21, 811]``.
 
 ``fma_small`` has 8 balanced top-level genres with 1,000 clips each, so chance is about 1/8.
-Audio lives at ``<audio_dir>/<first 3 digits>/<6-digit id>.mp3``.
+Audio lives at ``<audio_dir>/<first 3 digits>/<6-digit id>.mp3``; a track whose file is absent
+gets ``audio=None`` and ``meta["missing_audio"]`` (the expected path), which the live path
+(:mod:`musiceval.scoring.factual_live`) counts as a per-item failure.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from musiceval.records import Item, ItemFailure
+
+if TYPE_CHECKING:
+    from musiceval.extraction import Vocabulary
 
 QUESTION = "What genre does this piece of music fall under?"
 SUBSETS = {"small": {"small"}, "medium": {"small", "medium"}, "large": {"small", "medium", "large"}}
@@ -56,6 +62,26 @@ def top_level_titles(genres: dict[int, Genre]) -> list[str]:
     return sorted(g.title for g in genres.values() if g.parent == 0)
 
 
+def fma_genre_vocabulary(genres: dict[int, Genre]) -> "Vocabulary":
+    """Every genre of the tree as a closed vocabulary (``fma-genres``), with the ``fma-top``
+    synonyms for the top-level genres: what the "same node" / "same tree" scoring extracts."""
+    from musiceval.extraction import Vocabulary, load_vocabulary
+
+    top = load_vocabulary("fma-top")
+    titles = list(dict.fromkeys(g.title for g in genres.values()))
+    return Vocabulary(name="fma-genres", labels=tuple(titles), synonyms={t: tuple(top.synonyms.get(t, ())) for t in titles},
+                      kind="genre")
+
+
+def fma_genre_tree(genres: dict[int, Genre], vocab: "Vocabulary") -> dict[str, str | None]:
+    """``child -> parent`` in ``vocab``'s canonical labels (for :func:`musiceval.metrics.sets.hierarchy_labels`);
+    genres the vocabulary lacks keep their FMA title."""
+    def canon(title: str | None) -> str | None:
+        return None if title is None else (vocab.canonical(title) or title)
+
+    return {canon(child): canon(parent) for child, parent in genre_parents(genres).items()}
+
+
 def load_fma(metadata_dir: str | Path, *, subset: str = "small", audio_dir: str | Path | None = None) -> tuple[list[Item], list[ItemFailure]]:
     """One :class:`Item` per track of ``subset`` labelled with its top-level genre.
 
@@ -87,10 +113,11 @@ def load_fma(metadata_dir: str | Path, *, subset: str = "small", audio_dir: str 
         except (ValueError, SyntaxError, TypeError) as exc:
             failures.append(ItemFailure(str(tid), f"unreadable track.genres {row[('track', 'genres')]!r}: {exc}"))
             continue
-        audio = None
+        audio, meta = None, {"genres": all_genres, "subset": row[("set", "subset")]}
         if audio_dir is not None:
             p = Path(audio_dir) / f"{tid:06d}"[:3] / f"{tid:06d}.mp3"
             audio = str(p) if p.is_file() else None
-        items.append(Item(id=str(tid), question=QUESTION, audio=audio, labels=(top,), group=str(tid),
-                          meta={"genres": all_genres, "subset": row[("set", "subset")]}))
+            if audio is None:
+                meta["missing_audio"] = str(p)
+        items.append(Item(id=str(tid), question=QUESTION, audio=audio, labels=(top,), group=str(tid), meta=meta))
     return items, failures

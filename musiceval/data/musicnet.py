@@ -56,7 +56,8 @@ def load_musicnet(metadata_csv: str | Path, *, task: str = "instruments", labels
         The MusicNet root holding ``train_labels/`` and ``test_labels/``; when a recording's
         label CSV is there, its instruments come from the notes rather than the ensemble table.
     audio_dir : path, optional
-        Root holding ``{train,test}_data/<id>.wav``; the item's ``audio`` when the file exists.
+        Root holding ``{train,test}_data/<id>.wav``; the item's ``audio`` when the file exists,
+        else ``audio=None`` and ``meta["missing_audio"]`` naming the expected path.
 
     Recordings whose ensemble is not in the table (and have no note labels) are failures naming
     the table file to extend.
@@ -98,9 +99,11 @@ def load_musicnet(metadata_csv: str | Path, *, task: str = "instruments", labels
                         failures.append(ItemFailure(rid, f"ensemble {row['ensemble']!r} is not in {ENSEMBLES_FILE.name}; add its instruments there"))
                         continue
             audio = None
+            meta = {"composer": row["composer"], "ensemble": row["ensemble"], "composition": row["composition"],
+                    "label_source": source}
             if audio_dir:
                 audio = next((str(p) for split in ("train_data", "test_data") if (p := Path(audio_dir) / split / f"{rid}.wav").is_file()), None)
-            items.append(Item(id=rid, question=QUESTIONS[task], audio=audio, labels=tuple(labels), group=rid,
-                              meta={"composer": row["composer"], "ensemble": row["ensemble"], "composition": row["composition"],
-                                    "label_source": source}))
+                if audio is None:
+                    meta["missing_audio"] = str(Path(audio_dir) / "{train,test}_data" / f"{rid}.wav")
+            items.append(Item(id=rid, question=QUESTIONS[task], audio=audio, labels=tuple(labels), group=rid, meta=meta))
     return items, failures

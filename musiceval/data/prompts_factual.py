@@ -7,7 +7,9 @@
   precision in the paper);
 - :func:`binary_prompt`: "Between A and B, ..." (build the pairs with
   :func:`musiceval.metrics.sets.binary_choices`, true label first in exactly half);
-- :func:`true_false_prompts`: one "Is {label} used in this song?" per label.
+- :func:`true_false_prompts`: one "Is {label} used in this song?" per label;
+- :func:`variant_items`: dataset items rewritten for one variant (a ``musiceval generate``
+  manifest, or the live path of :mod:`musiceval.scoring.factual_live`).
 """
 from __future__ import annotations
 
@@ -89,3 +91,43 @@ def true_false_prompts(task: str, labels: Sequence[str]) -> dict[str, str]:
     """One yes/no question per label: ``{label: "Is {label} used in this song? ..."}``."""
     _check(task)
     return {label: _TRUE_FALSE[task].format(label=_display(label)) for label in labels}
+
+
+VARIANTS = ("paper", "among", "binary", "true-false")
+
+
+def variant_items(items: Sequence, variant: str, task: str, labels: Sequence[str], *, seed: int = 0) -> list:
+    """The items of one prompt variant, ready for ``musiceval generate`` / the live path.
+
+    ``paper``: the items as they are (their question is the paper's phrasing); ``among``: the
+    question replaced by :func:`among_prompt` over ``labels``; ``binary``: :func:`binary_prompt`
+    over the item's first true label and one seeded distractor from ``labels``
+    (:func:`musiceval.metrics.sets.binary_choices`: true label first in exactly half), with
+    ``meta["options"]``; ``true-false``: one item ``<id>#<label>`` per label with
+    :func:`true_false_prompts`' question and ``meta["item"]``, ``meta["asked"]``. The ``binary`` and
+    ``true-false`` answers score with ``musiceval score factual --answers binary|true-false``
+    (:mod:`musiceval.scoring.factual_variants`).
+    """
+    from dataclasses import replace
+
+    from musiceval.metrics.sets import binary_choices
+
+    _check(task)
+    if variant == "paper":
+        return list(items)
+    if variant == "among":
+        question = among_prompt(task, labels)
+        return [replace(it, question=question) for it in items]
+    if variant == "binary":
+        unlabelled = [it.id for it in items if not it.labels]
+        if unlabelled:
+            raise ValueError(f"binary prompts need each item's true label; items {unlabelled[:5]} have none")
+        pairs = binary_choices([it.labels[0] for it in items], labels, seed=seed, exclude=[it.labels for it in items])
+        return [replace(it, question=binary_prompt(task, a, b), meta={**dict(it.meta), "options": [a, b]})
+                for it, (a, b, _) in zip(items, pairs)]
+    if variant == "true-false":
+        questions = true_false_prompts(task, labels)
+        return [replace(it, id=f"{it.id}#{label}", question=q, group=it.group or it.id,
+                        meta={**dict(it.meta), "item": it.id, "asked": label})
+                for it in items for label, q in questions.items()]
+    raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")

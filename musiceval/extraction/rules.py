@@ -188,10 +188,14 @@ _YES = re.compile(r"\b(yes|yeah|yep|correct|true|present|is used|are used|is pre
 _NO = re.compile(r"\b(no|not|nope|false|absent|isn't|aren't|doesn't|cannot|can't)\b")
 
 
+_UNSURE = re.compile(r"\b(not sure|unsure|can't tell|cannot tell|can't say|don't know|do not know|unclear|uncertain|hard to (?:say|tell)|difficult to (?:say|tell))\b")
+
+
 def parse_yes_no(text: str) -> bool | None:
     """A yes/no answer ("Is {label} used in this song?") as True, False or None (unclear).
 
-    The first word decides when it is yes or no; otherwise exactly one polarity must occur.
+    The first word decides when it is yes or no; otherwise an admitted uncertainty ("I am not
+    sure", "hard to tell") is unclear, and exactly one polarity must occur.
     """
     folded = fold(text).strip()
     first = re.match(r"[a-z']+", folded)
@@ -199,5 +203,7 @@ def parse_yes_no(text: str) -> bool | None:
         return True
     if first and first.group() in ("no", "nope"):
         return False
+    if _UNSURE.search(folded):
+        return None
     yes, no = bool(_YES.search(folded)), bool(_NO.search(folded))
     return yes if yes != no else None

@@ -2,7 +2,7 @@
 
 Policy (one cassette per test):
 
-- record mode ``none`` unless ``MUSICEVAL_RECORD=1`` (then ``once``: record a cassette that does
+- tests: record mode ``none`` unless ``MUSICEVAL_RECORD=1`` (then ``once``: record a cassette that does
   not exist yet). CI (``CI=true``) never records: ``MUSICEVAL_RECORD`` is refused there.
 - In ``none`` mode a missing cassette raises :class:`CassetteMissing` before any request, naming
   the file and the command that records it; a request absent from an existing cassette raises
@@ -12,6 +12,8 @@ Policy (one cassette per test):
 - ``authorization``, ``api-key``, ``openai-organization``, ``openai-project``, ``cookie`` and every
   ``x-stainless-*`` header are removed from recorded requests, and cookies and organisation
   headers from responses; compressed bodies are stored decoded.
+- commands (:func:`command_mode`): replay plus recording of new requests, or replay only with
+  ``--replay`` and always on CI.
 """
 from __future__ import annotations
 
@@ -39,6 +41,14 @@ def record_mode(explicit: str | None = None) -> str:
     if recording and os.environ.get("CI", "").lower() in ("true", "1"):
         raise RuntimeError("MUSICEVAL_RECORD is set on CI: CI replays cassettes and must never record; unset it")
     return "once" if recording else "none"
+
+
+def command_mode(replay: bool) -> str:
+    """Record mode of the ``musiceval`` commands that call an LLM (``rewrite``, ``score factual
+    --extractor llm``): ``none`` (replay only) with ``--replay`` or on CI, else ``new_episodes``
+    (replay what the cassette holds, record new requests: the user asked for live calls)."""
+    on_ci = os.environ.get("CI", "").lower() in ("true", "1")
+    return "none" if replay or on_ci else "new_episodes"
 
 
 def _strip_request(request):

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from musiceval.extraction.vocabulary import Vocabulary
 from musiceval.llm.cache import JSONCache, cache_key
-from musiceval.llm.cassettes import is_cassette_miss
+from musiceval.llm.cassettes import CassetteMissing, is_cassette_miss
 from musiceval.llm.client import LLMCallFailed, RetryPolicy, call_with_retries, describe_error
 
 PROMPT_VERSION = "extract_v1"
@@ -42,7 +42,7 @@ QUESTIONS = {
 }
 
 
-class CassetteMissError(RuntimeError):
+class CassetteMissError(CassetteMissing):
     """The extractor asked for a call that the active cassette does not hold."""
 
 
@@ -159,7 +159,8 @@ class LLMExtractor:
             if is_cassette_miss(exc):
                 raise CassetteMissError(
                     "the LLM extractor made a request that the cassette does not hold (answers, model or prompt "
-                    "changed); re-record the cassette with MUSICEVAL_RECORD=1 OPENAI_API_KEY=... pytest <test>"
+                    "changed); re-record the cassette: in a test with MUSICEVAL_RECORD=1 OPENAI_API_KEY=... pytest <test>, "
+                    "from `musiceval score factual` by running it without --llm-replay, with OPENAI_API_KEY set"
                 ) from exc
             import openai
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -51,12 +50,6 @@ def load_items(path: str | Path, fmt: str) -> tuple[list[Item], list[ItemFailure
     return data.items, data.failures
 
 
-def cassette_mode(replay: bool) -> str:
-    """``none`` (replay only) with ``--replay`` or on CI; else ``new_episodes`` (replay, record new)."""
-    on_ci = os.environ.get("CI", "").lower() in ("true", "1")
-    return "none" if replay or on_ci else "new_episodes"
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="dataset with references (see --format)")
     parser.add_argument("--format", choices=FORMATS, default="dasheng", help="input layout (default: %(default)s)")
@@ -71,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from musiceval.llm.cache import JSONCache
-    from musiceval.llm.cassettes import use_cassette
+    from musiceval.llm.cassettes import command_mode, use_cassette
     from musiceval.llm.client import make_client
     from musiceval.llm.rewrite import LLMRewriter, write_rewrites
 
@@ -82,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         items = items[: args.max_items]
     if not items:
         raise ValueError(f"{args.file}: no item with a reference ({len(failures)} unreadable); check --format {args.format}")
-    mode = cassette_mode(args.replay)
+    mode = command_mode(args.replay)
     cassette = args.cassette or args.out.with_name(args.out.name + ".cassette.yaml")
     client = make_client(timeout=args.timeout, require_key=mode != "none")
     rewriter = LLMRewriter(client=client, model=args.model, cache=JSONCache(args.cache_dir) if args.cache_dir else None)

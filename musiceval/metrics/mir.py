@@ -20,17 +20,20 @@ lyrics                        DSing                                        wer, 
 tagging                       MTT, MTG_genre/emotion/instrument/top50tags  roc_auc, pr_auc
 guzheng                       Guzheng_Tech                                 macro_f1, micro_f1
 melody                        MedleyDB                                     overall_accuracy
-captioning                    MusicCaps, SDD                               free-form metric names
+captioning                    MusicCaps, SDD                               free-form names,
+                                                                           bertscore_*
 ============================  ==========================================  ========================
 
 :func:`score_task` is pure apart from the ``embed`` callable that tagging needs (a function from
-texts to L2-normalised rows) and the captioning backends it imports.
+texts to L2-normalised rows), the ``bertscorer`` captioning uses and the captioning backends it
+imports.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +80,8 @@ class TaskResult:
     #: per-label breakdowns (per genre / instrument / technique / tag)
     breakdown: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: the models behind model-based metrics, set by the caller that loaded them (e.g. BERTScore)
+    models: dict[str, Any] = field(default_factory=dict)
 
 
 def check_valence_file(task: str, records: Sequence[OutputRecord]) -> None:
@@ -108,7 +113,11 @@ def _scores(metric: str, records: Sequence[OutputRecord], values: Sequence[float
 
 
 def _classification(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
-    from musiceval.metrics.mir_classification import accuracy_items, majority_predictions, per_label_accuracy
+    from musiceval.metrics.mir_classification import (
+        accuracy_items,
+        majority_predictions,
+        per_label_accuracy,
+    )
 
     golds = [r.correct_answer for r in records]
     values, failures = fam.classify(task, records, compat, CLASS_VOCABULARIES.get(task, ()))
@@ -124,7 +133,11 @@ def _classification(task: str, records: Sequence[OutputRecord], compat: str | No
 
 
 def _key(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
-    from musiceval.metrics.mir_classification import key_weighted_items, majority_predictions, per_label_accuracy
+    from musiceval.metrics.mir_classification import (
+        key_weighted_items,
+        majority_predictions,
+        per_label_accuracy,
+    )
 
     golds = [r.correct_answer for r in records]
     values, failures = fam.key_scores(records, compat)
@@ -225,10 +238,11 @@ def _melody(task: str, records: Sequence[OutputRecord], compat: str | None) -> T
     return res
 
 
-def _captioning(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
+def _captioning(task: str, records: Sequence[OutputRecord], compat: str | None, bertscorer: Any) -> TaskResult:
     from musiceval.metrics.mir_captioning import caption_scores
 
-    per_metric, failures, notes = caption_scores([r.correct_answer for r in records], [r.response for r in records], compat=compat)
+    per_metric, failures, notes = caption_scores([r.correct_answer for r in records], [r.response for r in records],
+                                                 compat=compat, bertscorer=bertscorer)
     res = TaskResult(task, compat, len(records), {m: float(np.mean(v)) for m, v in per_metric.items()})
     for m, v in per_metric.items():
         res.per_item[m] = _scores(m, records, v)
@@ -244,6 +258,7 @@ def score_task(
     compat: str | None = None,
     embed: Embed | None = None,
     query_prefix: str = "",
+    bertscorer: Any = None,
 ) -> TaskResult:
     """Score one task's output records.
 
@@ -260,6 +275,9 @@ def score_task(
     query_prefix : str
         Text put before each response before embedding (BGE's retrieval instruction in default
         mode when the encoder is BGE; empty in compat mode, as the toolkit's ``encode`` adds none).
+    bertscorer : bert_score.BERTScorer, optional
+        The BERTScore model of the captioning tasks (the toolkit's is roberta-large, layer 17);
+        without it captioning has no BERTScore keys and a note says so.
     """
     if compat not in COMPAT_MODES:
         raise ValueError(f"compat must be None or 'cmi-bench', got {compat!r}")
@@ -272,12 +290,14 @@ def score_task(
         return _classification(task, records, compat)
     if family == "tagging":
         return _tagging(task, records, compat, embed, query_prefix)
+    if family == "captioning":
+        return _captioning(task, records, compat, bertscorer)
     return {
         "key": _key, "regression": _regression, "beats": _beats, "lyrics": _lyrics,
-        "guzheng": _guzheng, "melody": _melody, "captioning": _captioning,
+        "guzheng": _guzheng, "melody": _melody,
     }[family](task, records, compat)
 
 
 def is_bge(encoder_spec: str) -> bool:
     """Whether an encoder spec names a BGE model (its query instruction then applies by default)."""
-    return bool(re.search(r"(^bge:|bge-)", encoder_spec, re.I))
+    return bool(re.search(r"(^bge:|bge-)", encoder_spec, re.IGNORECASE))

@@ -1,7 +1,9 @@
 """Captioning tasks (MusicCaps, Song Describer) scored with the free-form metrics.
 
 Default: :func:`musiceval.metrics.lexical.lexical_scores` (word-level BLEU with NIST smoothing,
-BLEU-4, METEOR with WordNet, ROUGE-L F-measure, CIDEr-D), the metrics of the free-form protocol.
+BLEU-4, METEOR with WordNet, ROUGE-L F-measure, CIDEr-D), the metrics of the free-form protocol,
+and BERTScore precision, recall and F1 (``bertscore_precision``, ``bertscore_recall``,
+``bertscore_f1``) with the ``bert_score.BERTScorer`` passed in.
 
 ``compat="cmi-bench"``: the toolkit's ``music_captioning``:
 
@@ -9,17 +11,28 @@ BLEU-4, METEOR with WordNet, ROUGE-L F-measure, CIDEr-D), the metrics of the fre
   strings, i.e. over characters, unsmoothed (weights uniform / ``(0, 0, 0, 1)``);
 - ``meteor``: nltk's METEOR on ``wordpunct_tokenize`` tokens (lowercased by nltk);
 - ``rouge_l``: rouge-score ROUGE-L **recall** (Porter stemming), reported by the toolkit as "ROUGE";
-- BERTScore recall with roberta-large is not computed here (the model is not available offline;
-  the free-form protocol's BERTScore takes a local model).
+- ``bertscore_recall``: ``bert_score.score(cands, [[ref], ...], lang="en")`` and the mean of R:
+  roberta-large, layer 17 (bert-score's default for ``lang="en"``), no idf, no baseline
+  rescaling. The toolkit prints only R. One reference per item, so bert-score's
+  best-of-references rule changes nothing.
+
+BERTScore needs a model; the caller loads it (``bertscorer``) and this module only scores. Without
+one the BERTScore keys are absent and a note says so. Empty candidates score 0 on BERTScore
+(:func:`musiceval.metrics.embedding.bertscore`).
 """
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from musiceval.records import ItemFailure
+
+#: what the toolkit runs: ``bert_score.score(..., lang="en")``
+CMI_BENCH_BERTSCORE_MODEL = "roberta-large"
+CMI_BENCH_BERTSCORE_LAYERS = 17
 
 
 def _cmi_scores(references: Sequence[str], candidates: Sequence[str]) -> dict[str, np.ndarray]:
@@ -44,12 +57,41 @@ def _cmi_scores(references: Sequence[str], candidates: Sequence[str]) -> dict[st
     return {k: np.array(v) for k, v in out.items()}
 
 
-def caption_scores(references: Sequence[str], candidates: Sequence[str], *, compat: str | None = None) -> tuple[dict[str, np.ndarray], list[ItemFailure], list[str]]:
-    """Per-item caption scores by metric name, failures and notes (one value per input item)."""
+def bertscore_keys(compat: str | None) -> tuple[str, ...]:
+    """BERTScore metric keys of a mode: the toolkit reports recall only."""
+    return ("bertscore_recall",) if compat else ("bertscore_precision", "bertscore_recall", "bertscore_f1")
+
+
+def _bertscore(scorer: Any, references: Sequence[str], candidates: Sequence[str], compat: str | None) -> dict[str, np.ndarray]:
+    from musiceval.metrics.embedding import bertscore
+
+    prf = bertscore(scorer, list(candidates), list(references))
+    return {key: prf[key.removeprefix("bertscore_")] for key in bertscore_keys(compat)}
+
+
+def caption_scores(references: Sequence[str], candidates: Sequence[str], *, compat: str | None = None,
+                   bertscorer: Any = None) -> tuple[dict[str, np.ndarray], list[ItemFailure], list[str]]:
+    """Per-item caption scores by metric name, failures and notes (one value per input item).
+
+    Parameters
+    ----------
+    references, candidates : sequence of str
+        Aligned reference captions (non-empty) and model captions.
+    compat : None or "cmi-bench"
+        Corrected metrics (default) or the toolkit's.
+    bertscorer : bert_score.BERTScorer, optional
+        The model BERTScore uses; when None the BERTScore keys are left out (with a note).
+    """
     notes: list[str] = []
     if compat:
-        notes.append("cmi-bench: BLEU/BLEU-4 over characters; rouge_l is ROUGE-L recall; BERTScore not computed")
-        return _cmi_scores(references, candidates), [], notes
-    from musiceval.metrics.lexical import LEXICAL_METRICS, lexical_scores
+        notes.append("cmi-bench: BLEU/BLEU-4 over characters; rouge_l is ROUGE-L recall; BERTScore is recall only")
+        out = _cmi_scores(references, candidates)
+    else:
+        from musiceval.metrics.lexical import LEXICAL_METRICS, lexical_scores
 
-    return lexical_scores(list(candidates), list(references), LEXICAL_METRICS), [], notes
+        out = lexical_scores(list(candidates), list(references), LEXICAL_METRICS)
+    if bertscorer is None:
+        notes.append("BERTScore not computed: no BERTScore model was given")
+    else:
+        out.update(_bertscore(bertscorer, references, candidates, compat))
+    return out, [], notes

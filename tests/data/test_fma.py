@@ -66,3 +66,23 @@ def test_missing_and_malformed_files(tmp_path, meta_dir):
         load_fma_genres(tmp_path / "genres.csv")
     with pytest.raises(ValueError, match="subset"):
         load_fma(meta_dir, subset="tiny")
+
+
+def test_genre_vocabulary_and_tree_in_canonical_labels(meta_dir):
+    from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary
+
+    genres = load_fma_genres(meta_dir / "genres.csv")
+    vocab = fma_genre_vocabulary(genres)
+    assert set(vocab.labels) == {g.title for g in genres.values()} and vocab.canonical("hip hop") == "Hip-Hop"
+    tree = fma_genre_tree(genres, vocab)
+    assert hierarchy_labels(["Post-Punk", "Chip Music"], tree) == ["Rock", "Electronic"]
+
+
+def test_missing_audio_is_named_for_the_failure_count(meta_dir, tmp_path):
+    audio = tmp_path / "fma_small"
+    (audio / "000").mkdir(parents=True)
+    (audio / "000" / "000002.mp3").write_bytes(b"x")
+    items, _ = load_fma(meta_dir, subset="small", audio_dir=audio)
+    by_id = {it.id: it for it in items}
+    assert by_id["2"].audio.endswith("000002.mp3") and "missing_audio" not in by_id["2"].meta
+    assert by_id["140"].audio is None and by_id["140"].meta["missing_audio"].endswith("000/000140.mp3")

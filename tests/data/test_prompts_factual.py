@@ -37,3 +37,24 @@ def test_true_false_prompt_per_label():
     prompts = true_false_prompts("instrument", ["piano", "synth_lead"])
     assert prompts == {"piano": "Is piano used in this song? Answer yes or no.",
                        "synth_lead": "Is synth lead used in this song? Answer yes or no."}
+
+
+def test_variant_items_among_binary_true_false():
+    from musiceval.data.prompts_factual import variant_items
+    from musiceval.records import Item
+
+    items = [Item("a", "q", labels=("pop",), group="g"), Item("b", "q", labels=("rock",))]
+    labels = ["pop", "rock", "jazz"]
+    assert variant_items(items, "paper", "genre", labels) == items
+    among = variant_items(items, "among", "genre", labels)
+    assert {it.question for it in among} == {"Among pop, rock and jazz, what genre does this piece of music fall under?"}
+    binary = variant_items(items, "binary", "genre", labels, seed=3)
+    assert all(it.labels[0] in it.meta["options"] and it.question.startswith("Between ") for it in binary)
+    assert sum(it.meta["options"][0] == it.labels[0] for it in binary) == 1  # true first in exactly half
+    tf = variant_items(items, "true-false", "genre", labels)
+    assert [it.id for it in tf[:3]] == ["a#pop", "a#rock", "a#jazz"] and tf[3].group == "b"
+    assert tf[1].meta == {"item": "a", "asked": "rock"} and tf[1].question == "Is this song rock music? Answer yes or no."
+    with pytest.raises(ValueError, match="variant"):
+        variant_items(items, "multiple-choice", "genre", labels)
+    with pytest.raises(ValueError, match="true label"):
+        variant_items([Item("c", "q")], "binary", "genre", labels)

@@ -2,6 +2,8 @@
 the original LAION ``.pt`` path (a checkpoint written here in LAION's key layout)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,47 +12,13 @@ transformers = pytest.importorskip("transformers")
 
 from musiceval.encoders import clap as clapmod  # noqa: E402
 from musiceval.encoders.base import load_text_encoder  # noqa: E402
-
-WORDS = "a the music song piano guitar drums calm fast slow rock jazz is with and of sad happy electronic".split()
-
-
-def tiny_config(vocab_size: int):
-    from transformers import ClapAudioConfig, ClapConfig, ClapTextConfig
-
-    text = ClapTextConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                          vocab_size=vocab_size, max_position_embeddings=80, type_vocab_size=1, pad_token_id=1,
-                          projection_dim=16)
-    audio = ClapAudioConfig(spec_size=256, num_mel_bins=64, patch_size=4, patch_stride=[4, 4], patch_embeds_hidden_size=16,
-                            hidden_size=128, depths=[1, 1, 1, 1], num_attention_heads=[1, 2, 4, 8], window_size=8,
-                            enable_fusion=False, projection_dim=16)
-    return ClapConfig(text_config=text.to_dict(), audio_config=audio.to_dict(), projection_dim=16)
-
-
-def tiny_tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
-    for w in WORDS:
-        vocab.setdefault(w, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                   unk_token="<unk>")
+from tests.encoders.tiny_clap import build_tiny_clap, tiny_config, tiny_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny_clap_dir(tmp_path_factory):
-    from transformers import ClapFeatureExtractor, ClapModel
-
-    torch.manual_seed(0)
-    tok = tiny_tokenizer()
-    model = ClapModel(tiny_config(len(tok))).eval()
     path = tmp_path_factory.mktemp("tiny_clap")
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    ClapFeatureExtractor(feature_size=64, sampling_rate=48000, hop_length=480, max_length_s=10).save_pretrained(path)
+    model, tok = build_tiny_clap(path)
     return path, model, tok
 
 
@@ -211,3 +179,116 @@ def test_clap_text_metric_runs_through_the_freeform_scorer(tiny_clap_dir):
     assert correct.n == random.n == 3 and correct.groups == ("t0", "t1", "t2")
     assert run.models.encoder("clap").n_encoded == 6  # 3 answers + 3 references, each once
     assert all(-1.0 <= v <= 1.0 for v in correct.values)
+
+
+# --- CLAPAudio through the free-form scorer --------------------------------------------------
+
+AUDIO_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
+CLIPS = ("instrument_piano", "tempo_90bpm", "pitch_c3")
+
+
+def _direct_clap_audio(model, path, answers, clips):
+    """cos(text tower(answer), audio tower(clip)) straight from ``ClapModel`` (no musiceval encoder)."""
+    from transformers import AutoTokenizer, ClapFeatureExtractor
+
+    from musiceval.data.audio import load_audio
+
+    fe, tok = ClapFeatureExtractor.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    waves = [load_audio(AUDIO_FIXTURES / f"{c}.flac", fe.sampling_rate)[: fe.nb_max_samples] for c in clips]
+    with torch.inference_mode():
+        feats = fe(waves, sampling_rate=fe.sampling_rate, truncation="rand_trunc", return_tensors="pt")  # no crop fires: <= 10 s
+        audio = model.get_audio_features(**feats).pooler_output
+        enc = tok(list(answers), padding=True, return_tensors="pt")
+        text = model.get_text_features(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).pooler_output
+    return torch.nn.functional.cosine_similarity(text, audio).numpy()
+
+
+def _audio_run(tmp_path, clap_dir, items, answers, **kwargs):
+    from musiceval.data.musicqa import FreeformData
+    from musiceval.records import Response
+    from musiceval.scoring.freeform import FreeformEvaluation, Models
+
+    data = FreeformData(items=items, responses=[Response(it.id, "correct", "m", "Describe the music", a)
+                                                for it, a in zip(items, answers)])
+    return FreeformEvaluation(data, seed=0, models=Models(clap=str(clap_dir), **kwargs), data_dir=tmp_path)
+
+
+def _copy_clips(tmp_path):
+    import shutil
+
+    for c in CLIPS:
+        shutil.copy(AUDIO_FIXTURES / f"{c}.flac", tmp_path / f"{c}.flac")
+
+
+def test_clap_audio_matches_a_direct_clap_model_computation(tiny_clap_dir, tmp_path):
+    from musiceval.records import Item
+
+    path, model, _ = tiny_clap_dir
+    _copy_clips(tmp_path)
+    items = [Item(id=c, question="Describe the music", audio=f"{c}.flac", reference="a song", group=c) for c in CLIPS]
+    answers = ["a calm piano song", "fast drums", "a slow note of piano"]
+    run = _audio_run(tmp_path, path, items, answers, cache_dir=str(tmp_path / "cache"))
+    correct = run.scores("clap_audio", "correct")
+    assert correct.ids == CLIPS and not correct.failures
+    np.testing.assert_allclose(correct.values, _direct_clap_audio(model, path, answers, CLIPS), atol=1e-5)
+    # Random: another clip's answer scored against THIS clip's audio
+    random = run.scores("clap_audio", "random")
+    partner = run.texts["random"][0]
+    assert all(partner[c] != a for c, a in zip(CLIPS, answers))
+    np.testing.assert_allclose(random.values, _direct_clap_audio(model, path, [partner[c] for c in CLIPS], CLIPS), atol=1e-5)
+
+    # each clip went through the audio tower once; a second run is served by the on-disk cache
+    encoder = run.models.audio_encoder()
+    calls = []
+    rerun = _audio_run(tmp_path, path, items, answers, cache_dir=str(tmp_path / "cache"))
+    real = rerun.models.audio_encoder().encode_audio
+    rerun.models.audio_encoder().encode_audio = lambda w, sr: calls.append(len(w)) or real(w, sr)
+    np.testing.assert_allclose(rerun.scores("clap_audio", "correct").values, correct.values, atol=1e-6)
+    assert calls == [] and encoder.n_encoded == 3  # 3 distinct answers; Random reused them
+
+
+def test_clap_audio_bad_clips_are_per_item_failures_naming_the_file(tiny_clap_dir, tmp_path):
+    import soundfile as sf
+
+    from musiceval.records import Item
+
+    path, _, _ = tiny_clap_dir
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    _copy_clips(data_dir)
+    sf.write(data_dir / "empty.wav", np.zeros(0, dtype=np.float32), 16000)
+    (data_dir / "garbage.flac").write_bytes(b"not audio at all")
+    (tmp_path / "outside.flac").write_bytes((data_dir / "pitch_c3.flac").read_bytes())
+    (data_dir / "link.flac").symlink_to(tmp_path / "outside.flac")
+    audio = {"good": "instrument_piano.flac", "missing": "absent.flac", "empty": "empty.wav", "garbage": "garbage.flac",
+             "escape": "../outside.flac", "absolute": str(tmp_path / "outside.flac"), "symlink": "link.flac", "none": None}
+    items = [Item(id=k, question="Describe the music", audio=a, reference="a song") for k, a in audio.items()]
+    run = _audio_run(data_dir, path, items, ["a calm piano song"] * len(items))
+    s = run.scores("clap_audio", "correct")
+    assert s.ids == ("good",)
+    reasons = {f.item_id: f.reason for f in s.failures}
+    assert set(reasons) == set(audio) - {"good"}
+    assert "absent.flac" in reasons["missing"] and "not found" in reasons["missing"]
+    assert "empty.wav" in reasons["empty"] and "empty" in reasons["empty"]
+    assert "garbage.flac" in reasons["garbage"]
+    assert "../outside.flac" in reasons["escape"] and "outside.flac" in reasons["absolute"]
+    assert "link.flac" in reasons["symlink"] and "outside the data directory" in reasons["symlink"]
+    assert "no 'audio' field" in reasons["none"]
+
+
+def test_clap_audio_without_an_audio_tower_or_data_dir_says_what_is_missing(tiny_clap_dir, tmp_path):
+    import shutil
+
+    from musiceval.records import Item
+
+    path, _, _ = tiny_clap_dir
+    text_only = tmp_path / "text_only_clap"
+    shutil.copytree(path, text_only)
+    (text_only / "preprocessor_config.json").unlink()
+    items = [Item(id="a", question="Q", audio="a.flac", reference="a song")]
+    with pytest.raises(FileNotFoundError, match="huggingface-cli download laion/larger_clap_music"):
+        _audio_run(tmp_path, text_only, items, ["piano"]).scores("clap_audio", "correct")
+    run = _audio_run(tmp_path, path, items, ["piano"])
+    run.data_dir = None
+    with pytest.raises(ValueError, match="data_dir"):
+        run.scores("clap_audio", "correct")

@@ -160,6 +160,7 @@ def test_huge_looping_answer():
 
 
 @pytest.mark.parametrize("text,expected", [("Yes.", True), ("No, it is not.", False), ("Yes, a piano is used.", True),
-                                           ("The piano is not used.", False), ("Maybe.", None), ("", None)])
+                                           ("The piano is not used.", False), ("Maybe.", None), ("", None),
+                                           ("I am not sure.", None), ("It is hard to tell.", None), ("No, I don't know.", False)])
 def test_parse_yes_no(text, expected):
     assert parse_yes_no(text) is expected

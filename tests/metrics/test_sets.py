@@ -148,6 +148,16 @@ def test_binary_choice_true_first_in_exactly_half(n):
     assert choices == binary_choices(truth, LABELS, seed=3)
 
 
+def test_binary_choice_distractor_is_never_another_true_label():
+    truths = [("piano", "violin", "viola", "cello"), ("cello",)] * 20
+    choices = binary_choices([t[0] for t in truths], ["piano", "violin", "viola", "cello", "flute"], seed=0, exclude=truths)
+    assert all((a, b)[1 - idx] not in t for (a, b, idx), t in zip(choices, truths))
+    with pytest.raises(ValueError, match="no distractor"):
+        binary_choices(["piano"], ["piano", "violin"], exclude=[("piano", "violin")])
+    with pytest.raises(ValueError, match="one label set per item"):
+        binary_choices(["piano"], ["piano", "violin"], exclude=[])
+
+
 def test_binary_choice_scoring():
     assert binary_choice_correct(["rock"], "rock", "pop") == 1.0
     assert binary_choice_correct(["rock", "pop"], "rock", "pop") == 0.0

@@ -53,7 +53,8 @@ def dataset(tmp_path):
     rows.append({"id": "missing", "audio": "nope.wav", "question": "?"})
     rows.append({"id": "escape", "audio": "../c0.wav", "question": "?"})
     manifest = tmp_path / "manifest.jsonl"
-    manifest.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"id": "noq"}\nnot json\n{"id": "q1", "question": "dup"}\n')
+    manifest.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"id": "noq"}\nnot json\n{"id": "q1", "question": "dup"}\n'
+                        '{"id": "win", "question": "q", "audio": "a.wav", "audio_start": "soon"}\n')
     return manifest
 
 
@@ -61,7 +62,15 @@ def test_manifest_bad_lines_are_failures_with_reasons(dataset):
     items, failures = load_manifest(dataset)
     assert [i.id for i in items] == ["q0", "q1", "q2", "q3", "q0b", "missing", "escape"]
     reasons = " | ".join(f.reason for f in failures)
-    assert len(failures) == 3 and "question" in reasons and "not a JSON object" in reasons and "duplicate id 'q1'" in reasons
+    assert len(failures) == 4 and "question" in reasons and "not a JSON object" in reasons and "duplicate id 'q1'" in reasons
+    assert "'audio_start'/'audio_end' must be numbers" in reasons
+
+
+def test_cmi_bench_audio_end_of_minus_one_means_the_whole_file(tmp_path):
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps({"id": "a", "question": "q", "audio": "a.wav", "audio_start": 2, "audio_end": -1}) + "\n")
+    (item,), failures = load_manifest(manifest)
+    assert not failures and item.meta["audio_start"] == 2.0 and "audio_end" not in item.meta
 
 
 def test_random_partner_is_always_another_clip_and_seeded():

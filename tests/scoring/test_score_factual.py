@@ -93,3 +93,44 @@ def test_llm_extractor_through_the_cli_caches_reruns(tmp_path, monkeypatch):
     distinct = {r["response"] for r in json.loads((FIXTURES / "mullama_GTZAN.jsonl").read_text())}
     assert first["llm_calls"] == len(distinct) and second["llm_calls"] == 0
     assert first["metrics"] == second["metrics"] == rules["metrics"]
+
+
+def test_hostile_chunk_rows_are_counted_failures(tmp_path):
+    from musiceval.scoring.factual_files import MAX_LINE_BYTES
+
+    rows = [
+        {"item_id": "neg", "text": "x", "labels": ["pop"], "chunk": -1},
+        {"item_id": "boolean", "text": "x", "labels": ["pop"], "chunk": True},
+        {"item_id": "short", "text": "x", "labels": ["pop"], "meta": {"chunk": 3, "n_chunks": 2}},
+        {"item_id": "dup", "text": "pop", "labels": ["pop"]},
+        {"item_id": "dup", "text": "rock", "labels": ["pop"]},
+        {"item_id": "clash", "text": "pop", "labels": ["pop"], "chunk": 0},
+        {"item_id": "clash", "text": "pop", "labels": ["rock"], "chunk": 1},
+        {"item_id": "ok", "text": "Pop.", "labels": ["pop"]},
+        {"item_id": "ok", "condition": "random", "text": "Rock.", "chunk": 0},
+        {"item_id": "ok", "condition": "random", "text": "Pop.", "chunk": 1},
+        {"item_id": "orphan", "condition": "random", "text": "Pop."},
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + "x" * (MAX_LINE_BYTES + 1) + "\n")
+    data = load_factual(path, "musiceval")
+    assert data.ids == ["ok"] and data.random_texts == {"ok": ("Rock.", "Pop.")}
+    reasons = " | ".join(f"{f.item_id}: {f.reason}" for f in data.failures)
+    for expected in ("non-negative integer", "does not cover chunk 3", "duplicate answer for chunk 0",
+                     "differ from the item's other rows", "exceeds", "orphan: random: an answer for an item with no"):
+        assert expected in reasons
+    result = score_factual(data, load_vocabulary("gtzan"), n_permutations=10, chunks="majority")
+    assert result.metrics["random"]["n"] == 1 and result.predictions["random"]["ok"] == ()  # 1 of 2 chunks: no majority
+    with pytest.raises(InputError, match="--chunks"):
+        score_factual(data, load_vocabulary("gtzan"), chunks="all")
+
+
+def test_manifest_errors(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"item_id": "a", "text": "pop"}) + "\n")
+    with pytest.raises(InputError, match="--manifest"):
+        load_factual(path, "musiceval", manifest=tmp_path / "absent.jsonl")
+    with pytest.raises(InputError, match="musiceval-format"):
+        load_factual(FIXTURES / "ltu_GTZAN.jsonl", "cmi-bench", manifest=path)
+    data = load_factual(path, "musiceval")  # no labels and no manifest: a failure naming both fixes
+    assert data.n == 0 and "--labels-field or --manifest" in data.failures[0].reason

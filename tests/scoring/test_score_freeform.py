@@ -99,3 +99,50 @@ def test_clap_text_without_weights_names_the_download(monkeypatch, tmp_path):
     monkeypatch.delenv("MUSICEVAL_CLAP", raising=False)
     with pytest.raises(InputError, match="huggingface-cli download laion/larger_clap_music"):
         run(DASHENG, "dasheng", "--metrics", "clap_text", "--conditions", "correct", "--clap", str(tmp_path / "absent"))
+
+
+def test_several_references_every_metric_uses_them_all(tmp_path):
+    from musiceval.encoders.base import load_text_encoder
+    from musiceval.metrics.embedding import text_similarity
+
+    refs_b = ["Fast rock with loud drums.", "An energetic rock song with electric guitar."]
+    rows = [{"id": "a", "question": "Describe the music.", "reference": ["A calm piano piece.", "Soft solo piano."],
+             "response": "soft solo piano music"},
+            {"id": "b", "question": "Describe the music.", "reference": refs_b, "response": "energetic rock song with guitar"}]
+    path = tmp_path / "multi.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    per_item = {r["item_id"]: r for r in run(path, "musiceval", "--metrics", "bleu,rouge_l,sentence_cosine",
+                                              "--conditions", "correct").per_item}
+    minilm = load_text_encoder("minilm")
+    for row in rows:
+        singles = [text_similarity(minilm, [row["response"]], [r])[0] for r in row["reference"]]
+        assert per_item[row["id"]]["sentence_cosine"] == pytest.approx(max(singles), abs=1e-6)
+        assert max(singles) > min(singles) + 0.05  # the rule matters on these pairs
+        expected = lexical_scores([row["response"]], [row["reference"]], ["bleu", "rouge_l"])
+        for metric in ("bleu", "rouge_l"):  # the lexical metrics still see every reference
+            assert per_item[row["id"]][metric] == pytest.approx(expected[metric][0])
+        assert expected["rouge_l"][0] > lexical_scores([row["response"]], [row["reference"][0]], ["rouge_l"])["rouge_l"][0]
+
+
+def test_live_freeform_questions_are_the_template_output_of_the_audio_manifest():
+    import importlib.util
+
+    from musiceval.data.musicqa import item_references
+    from musiceval.generate import load_manifest
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("make_freeform_audio_fixtures", root / "scripts" / "make_freeform_audio_fixtures.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    path = root / "fixtures" / "audio" / "freeform.jsonl"
+    assert path.read_text(encoding="utf-8") == script.render(), "rerun scripts/make_freeform_audio_fixtures.py"
+    items, bad = load_manifest(path)
+    truth = {json.loads(line)["id"]: json.loads(line) for line in (root / "fixtures" / "audio" / "manifest.jsonl").open()}
+    assert not bad and len(items) == len(truth) == 15
+    for item in items:
+        refs = item_references(item)
+        assert len(refs) == 2 and item.meta["source"].startswith("template-written")
+        row = truth[item.id.removeprefix("describe_")]
+        assert (item.audio, item.group) == (row["audio"], row["group"])
+        fact = row["meta"].get("note") or row["answer"]  # the pitch clips name the note, the others their answer
+        assert all(fact.lower() in r.lower() for r in refs), (item.id, refs)

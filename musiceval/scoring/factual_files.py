@@ -1,0 +1,212 @@
+"""Reading recorded factual answers for ``musiceval score factual``: formats, chunks, manifest join.
+
+Formats (:data:`FORMATS`):
+
+- ``musiceval``: JSON lines ``{item_id, prompt, text, labels, [condition], [group], [chunk]}``;
+  ``labels`` a list or a comma-separated string (field renamed with ``--labels-field``);
+  ``condition`` ``correct`` (default) or ``random`` (the answer to another clip, scored against
+  this item's labels); ``chunk`` (or ``meta.chunk``, as ``musiceval generate --out`` writes it) the
+  index of the audio chunk the answer is about. Rows of one (item, condition) with different
+  chunk indices form one chunked answer (aggregated with ``--chunks``); ``meta.n_chunks``, when
+  present, must match the chunks found. Other conditions (``noise``, ``text_only``) are per-row
+  failures: the factual protocol scores Correct and Random.
+- ``dasheng`` (:mod:`musiceval.data.dasheng`, labels in ``label``);
+- ``cmi-bench`` (:mod:`musiceval.data.cmibench`, labels in ``correct_answer``, comma-separated
+  for multi-label tasks).
+
+``manifest=`` (CLI ``--manifest``) joins a ``musiceval generate`` manifest by item id: a record
+missing ``labels``, ``prompt``, ``group`` or a manifest ``meta`` key (``asked``, ``options``,
+``item``) takes it from the manifest item, so ``generate --out`` files score directly.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from musiceval.records import ItemFailure
+from musiceval.scoring import InputError
+
+FORMATS = ("musiceval", "dasheng", "cmi-bench")
+DEFAULT_LABELS_FIELD = {"musiceval": "labels", "dasheng": "label", "cmi-bench": "correct_answer"}
+#: a line longer than this is a per-row failure (looping model output), not parsed
+MAX_LINE_BYTES = 1_000_000
+
+
+@dataclass
+class FactualSet:
+    """Recorded answers with their true labels, aligned by position.
+
+    ``texts[k]`` is one answer (``str``) or a tuple of chunk answers; so are ``random_texts``'s
+    values (explicit Random-condition answers by item id, when the file carries them).
+    """
+
+    ids: list[str]
+    prompts: list[str]
+    texts: list
+    truths: list[tuple[str, ...]]
+    groups: list[str]
+    failures: list[ItemFailure] = field(default_factory=list)
+    random_texts: dict | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+def split_labels(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(x.strip() for x in value.split(",") if x.strip())
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return tuple(value)
+    raise ValueError(f"labels must be a string or a list of strings, got {type(value).__name__}")
+
+
+def read_records(path: Path, manifest: str | Path | None = None) -> tuple[list[tuple[str, dict]], list[ItemFailure]]:
+    """``(where, record)`` per readable JSON-object line (joined with the manifest), and a failure
+    per unreadable line (not UTF-8, not JSON, not an object with ``item_id`` and a string ``text``,
+    over :data:`MAX_LINE_BYTES`)."""
+    records, failures = [], []
+    for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path.name}:{lineno}"
+        if len(raw) > MAX_LINE_BYTES:
+            failures.append(ItemFailure(where, f"line of {len(raw)} bytes exceeds {MAX_LINE_BYTES}: looping output?"))
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or "item_id" not in rec:
+                raise ValueError("expected an object with 'item_id' and a string 'text'")
+        except UnicodeDecodeError as exc:
+            failures.append(ItemFailure(where, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+            continue
+        except (json.JSONDecodeError, ValueError) as exc:
+            failures.append(ItemFailure(where, f"bad record: {exc}"))
+            continue
+        rec["item_id"] = str(rec["item_id"])
+        records.append((where, rec))
+    if manifest is not None:
+        records = join_manifest(records, manifest)
+    return records, failures
+
+
+def join_manifest(records: list[tuple[str, dict]], manifest: str | Path) -> list[tuple[str, dict]]:
+    """Fill each record's missing ``labels``/``prompt``/``group`` and manifest meta keys from the
+    manifest item with the same id (see the module docstring)."""
+    from musiceval.generate import ManifestError, load_manifest
+
+    try:
+        items, _ = load_manifest(manifest)
+    except ManifestError as exc:
+        raise InputError(f"--manifest: {exc}") from exc
+    by_id = {it.id: it for it in items}
+    out = []
+    for where, rec in records:
+        item = by_id.get(rec["item_id"])
+        if item is not None:
+            base = {**dict(item.meta), "prompt": item.question}
+            if item.labels:
+                base["labels"] = list(item.labels)
+            if item.group is not None:
+                base["group"] = item.group
+            rec = {**base, **rec}
+        out.append((where, rec))
+    return out
+
+
+def chunk_of(rec: dict) -> tuple[int, int | None]:
+    """The record's chunk index and its ``n_chunks`` (None when absent); ValueError when malformed."""
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    index = rec.get("chunk", meta.get("chunk", 0))
+    total = rec.get("n_chunks", meta.get("n_chunks"))
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError(f"chunk index must be a non-negative integer, got {index!r}")
+    if total is not None and (not isinstance(total, int) or total <= index):
+        raise ValueError(f"n_chunks {total!r} does not cover chunk {index}")
+    return index, total
+
+
+def _load_musiceval(path: Path, labels_field: str, manifest) -> FactualSet:
+    records, failures = read_records(path, manifest)
+    groups: dict[tuple[str, str], dict] = {}
+    for where, rec in records:
+        item_id, condition = rec["item_id"], rec.get("condition", "correct")
+        try:
+            if condition not in ("correct", "random"):
+                raise ValueError(f"condition {condition!r} is not scored by the factual protocol (correct, random)")
+            index, total = chunk_of(rec)
+            labels = split_labels(rec[labels_field]) if labels_field in rec else None
+        except ValueError as exc:
+            failures.append(ItemFailure(where, f"bad record: {exc}"))
+            continue
+        g = groups.setdefault((item_id, condition), {"chunks": {}, "labels": None, "where": where, "total": total,
+                                                     "prompt": str(rec.get("prompt") or ""),
+                                                     "group": str(rec.get("group") or item_id), "error": None})
+        if index in g["chunks"]:
+            g["error"] = f"{where}: duplicate answer for chunk {index}"
+        g["chunks"][index] = rec["text"]
+        if labels is not None:
+            if g["labels"] is not None and set(g["labels"]) != set(labels):
+                g["error"] = f"{where}: labels {list(labels)} differ from the item's other rows {list(g['labels'])}"
+            g["labels"] = g["labels"] or labels
+
+    data = FactualSet([], [], [], [], [], failures)
+    random: dict = {}
+    for (item_id, condition), g in groups.items():
+        indices = sorted(g["chunks"])
+        if g["error"] is None and indices != list(range(g["total"] or len(indices))):
+            g["error"] = f"chunks {indices} found, expected 0..{(g['total'] or len(indices)) - 1}"
+        if g["error"] is None and condition == "correct" and g["labels"] is None:
+            g["error"] = f"{g['where']}: missing labels field {labels_field!r} (pass --labels-field or --manifest)"
+        if g["error"] is not None:
+            data.failures.append(ItemFailure(item_id, f"{condition}: {g['error']}"))
+            continue
+        text = g["chunks"][0] if len(indices) == 1 else tuple(g["chunks"][k] for k in indices)
+        if condition == "random":
+            random[item_id] = text
+            continue
+        data.ids.append(item_id)
+        data.prompts.append(g["prompt"])
+        data.texts.append(text)
+        data.truths.append(g["labels"])
+        data.groups.append(g["group"])
+    for item_id in [i for i in random if (i, "correct") not in groups]:
+        data.failures.append(ItemFailure(item_id, "random: an answer for an item with no correct-condition row"))
+        del random[item_id]
+    data.random_texts = random or None
+    return data
+
+
+def load_factual(path: str | Path, fmt: str, labels_field: str | None = None, *, manifest: str | Path | None = None) -> FactualSet:
+    """Read recorded factual answers in one of :data:`FORMATS`; bad records become failures."""
+    path = Path(path)
+    if fmt not in FORMATS:
+        raise InputError(f"{path}: unknown --format {fmt!r}; one of {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise InputError(f"{path}: file not found; pass an existing recorded-answers file")
+    if manifest is not None and fmt != "musiceval":
+        raise InputError(f"{path}: --manifest joins musiceval-format answers only (got --format {fmt})")
+    labels_field = labels_field or DEFAULT_LABELS_FIELD[fmt]
+    try:
+        if fmt == "musiceval":
+            return _load_musiceval(path, labels_field, manifest)
+        if fmt == "dasheng":
+            from musiceval.data.dasheng import load_dasheng_jsonl
+
+            rec = load_dasheng_jsonl(path, labels_field=labels_field)
+            return FactualSet([i.id for i in rec.items], [r.prompt for r in rec.responses], [r.text for r in rec.responses],
+                              [i.labels for i in rec.items], [i.group or i.id for i in rec.items], list(rec.failures))
+        from musiceval.data.cmibench import load_outputs
+
+        out = load_outputs(path)
+        if labels_field != "correct_answer":
+            raise InputError(f"{path}: cmi-bench outputs carry their labels in 'correct_answer'; drop --labels-field")
+        return FactualSet([r.item_id for r in out.records], [r.question for r in out.records], [r.response for r in out.records],
+                          [split_labels(r.correct_answer) for r in out.records], [r.group for r in out.records], list(out.failures))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 ({exc.reason}); re-encode the file as UTF-8") from exc
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{path}: {exc}") from exc

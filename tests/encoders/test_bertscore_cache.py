@@ -1,0 +1,53 @@
+"""CachedBERTScorer: bert-score's own values, read back on a rerun without embedding anything."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("bert_score")
+
+from bert_score import BERTScorer  # noqa: E402
+
+from musiceval.encoders.base import EmbeddingCache  # noqa: E402
+from musiceval.encoders.bertscore_cache import CachedBERTScorer, scorer_id  # noqa: E402
+from musiceval.encoders.sentence import bundled_minilm_path  # noqa: E402
+from musiceval.metrics.embedding import bertscore  # noqa: E402
+
+CANDS = ["A calm piano piece in C major.", "Fast drums and a distorted guitar.", "", "A calm piano piece in C major."]
+REFS = [["A slow, quiet piano solo.", "Soft piano in a major key."], "Heavy metal with loud drums.",
+        "Anything.", ["Jazz trio."]]
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return BERTScorer(model_type=bundled_minilm_path(), num_layers=6)
+
+
+def test_cached_values_equal_bert_score_and_a_rerun_scores_nothing(scorer, tmp_path):
+    expected = bertscore(scorer, CANDS, REFS)
+    cached = CachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    first = bertscore(cached, CANDS, REFS)
+    assert cached.n_scored == 3  # the empty candidate never reaches bert-score
+    again = CachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    second = bertscore(again, CANDS, REFS)
+    assert again.n_scored == 0
+    for name in ("precision", "recall", "f1"):
+        np.testing.assert_array_equal(first[name], expected[name])
+        np.testing.assert_array_equal(second[name], expected[name])
+    # the same candidate against other references is another entry
+    assert first["f1"][0] != first["f1"][3]
+
+
+def test_the_key_names_layer_and_baseline_and_idf_is_refused(scorer, tmp_path):
+    other_layer = BERTScorer(model_type=bundled_minilm_path(), num_layers=3)
+    assert scorer_id(scorer) != scorer_id(other_layer) and "layer6:raw" in scorer_id(scorer)
+    baseline = tmp_path / "baseline.tsv"
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{k},0.5,0.5,0.5\n" for k in range(7)))
+    rescaled = BERTScorer(model_type=bundled_minilm_path(), num_layers=6, lang="en", rescale_with_baseline=True,
+                          baseline_path=str(baseline))
+    first_id = scorer_id(rescaled)
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{k},0.4,0.4,0.4\n" for k in range(7)))
+    assert first_id.startswith(scorer_id(scorer).removesuffix("raw") + "baseline:") and scorer_id(rescaled) != first_id
+    idf = BERTScorer(model_type=bundled_minilm_path(), num_layers=6, idf=True, idf_sents=["a b", "c d"])
+    with pytest.raises(ValueError, match="idf"):
+        CachedBERTScorer(idf, EmbeddingCache(tmp_path))
