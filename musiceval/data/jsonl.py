@@ -15,10 +15,12 @@ from typing import Any
 from musiceval.records import ItemFailure
 
 
-def read_json_objects(path: str | Path, *, what: str = "a JSON-lines file") -> Iterator[tuple[int, dict[str, Any] | ItemFailure]]:
+def read_json_objects(path: str | Path, *, what: str = "a JSON-lines file",
+                      max_line_bytes: int | None = None) -> Iterator[tuple[int, dict[str, Any] | ItemFailure]]:
     """Yield ``(line_number, parsed object or failure)`` for each non-blank line of ``path``.
 
-    Raises ``FileNotFoundError`` naming ``path`` and ``what`` was expected there.
+    A line longer than ``max_line_bytes`` (a model that looped until cut off) is a failure
+    without being parsed. Raises ``FileNotFoundError`` naming ``path`` and ``what`` was expected.
     """
     path = Path(path)
     try:
@@ -29,6 +31,9 @@ def read_json_objects(path: str | Path, *, what: str = "a JSON-lines file") -> I
         if not line.strip():
             continue
         where = f"{path.name}:{number}"
+        if max_line_bytes is not None and len(line) > max_line_bytes:
+            yield number, ItemFailure(where, f"line of {len(line)} bytes exceeds {max_line_bytes}: looping output?")
+            continue
         try:
             obj = json.loads(line.decode("utf-8"))
         except UnicodeDecodeError as exc:

@@ -3,6 +3,13 @@
 Every encoder implements :class:`musiceval.encoders.base.TextEncoder`; :func:`load_text_encoder`
 resolves a user-facing name (``minilm``, a sentence-transformers directory or hub id, ``clap:...``).
 """
-from musiceval.encoders.base import EmbeddingCache, TextEncoder, embed_distinct, register_encoder, load_text_encoder
+from musiceval.encoders.base import (
+    EmbeddingCache,
+    TextEncoder,
+    embed_by_length,
+    embed_distinct,
+    load_text_encoder,
+    register_encoder,
+)
 
-__all__ = ["EmbeddingCache", "TextEncoder", "embed_distinct", "register_encoder", "load_text_encoder"]
+__all__ = ["EmbeddingCache", "TextEncoder", "embed_by_length", "embed_distinct", "register_encoder", "load_text_encoder"]

@@ -137,6 +137,17 @@ def embed_distinct(
     return np.stack([vectors[t] for t in texts])
 
 
+def embed_by_length(encoder: TextEncoder, texts: Sequence[str], *, cache: EmbeddingCache | None = None) -> np.ndarray:
+    """:func:`embed_distinct` with the texts passed shortest first, so each batch pads little;
+    rows come back in input order."""
+    texts = list(texts)
+    order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
+    rows = embed_distinct(encoder, [texts[k] for k in order], cache=cache)
+    out = np.empty_like(rows)
+    out[order] = rows
+    return out
+
+
 def l2_normalise(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.maximum(norms, 1e-12)

@@ -51,7 +51,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.encoders.base import EmbeddingCache, TextEncoder, embed_distinct
+from musiceval.encoders.base import EmbeddingCache, TextEncoder, embed_by_length
 
 #: per candidate: one reference, or several (the max over them is taken)
 References = Sequence[str | Sequence[str]]
@@ -89,15 +89,6 @@ def reference_groups(references: References, n: int) -> list[list[str]]:
     return groups
 
 
-def _embed(encoder: TextEncoder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
-    # embed shortest first: batches of similar lengths waste little compute on padding
-    order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
-    sorted_emb = embed_distinct(encoder, [texts[k] for k in order], cache=cache)
-    emb = np.empty_like(sorted_emb)
-    emb[order] = sorted_emb
-    return emb
-
-
 def text_similarity(
     encoder: TextEncoder,
     candidates: Sequence[str],
@@ -130,7 +121,7 @@ def text_similarity(
     if not keep:
         return out
     refs = [r for k in keep for r in groups[k]]
-    emb = _embed(encoder, [candidates[k] for k in keep] + refs, cache)
+    emb = embed_by_length(encoder, [candidates[k] for k in keep] + refs, cache=cache)
     owner = np.repeat(np.arange(len(keep)), [len(groups[k]) for k in keep])
     cos = cosine_rows(emb[: len(keep)][owner], emb[len(keep) :])
     best = np.full(len(keep), -np.inf)
@@ -205,7 +196,7 @@ def audio_similarity(encoder: Any, candidates: Sequence[str], audio_embeddings: 
     keep = [k for k, c in enumerate(candidates) if not _is_empty(c)]
     out = np.zeros(len(candidates))
     if keep:
-        text_emb = _embed(encoder, [candidates[k] for k in keep], cache)
+        text_emb = embed_by_length(encoder, [candidates[k] for k in keep], cache=cache)
         out[keep] = audio_text_similarity(text_emb, audio_embeddings[keep])
     return out
 

@@ -20,10 +20,10 @@ missing ``labels``, ``prompt``, ``group`` or a manifest ``meta`` key (``asked``,
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from musiceval.data.jsonl import read_json_objects
 from musiceval.records import ItemFailure
 from musiceval.scoring import InputError
 
@@ -67,23 +67,15 @@ def read_records(path: Path, manifest: str | Path | None = None) -> tuple[list[t
     per unreadable line (not UTF-8, not JSON, not an object with ``item_id`` and a string ``text``,
     over :data:`MAX_LINE_BYTES`)."""
     records, failures = [], []
-    for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        if not raw.strip():
+    for lineno, rec in read_json_objects(path, what="an answers file", max_line_bytes=MAX_LINE_BYTES):
+        if isinstance(rec, ItemFailure):
+            failures.append(rec)
+            continue
+        if not isinstance(rec.get("text"), str) or "item_id" not in rec:
+            where = f"{path.name}:{lineno}"
+            failures.append(ItemFailure(where, f"{where}: bad record: expected an object with 'item_id' and a string 'text'"))
             continue
         where = f"{path.name}:{lineno}"
-        if len(raw) > MAX_LINE_BYTES:
-            failures.append(ItemFailure(where, f"line of {len(raw)} bytes exceeds {MAX_LINE_BYTES}: looping output?"))
-            continue
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or "item_id" not in rec:
-                raise ValueError("expected an object with 'item_id' and a string 'text'")
-        except UnicodeDecodeError as exc:
-            failures.append(ItemFailure(where, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
-            continue
-        except (json.JSONDecodeError, ValueError) as exc:
-            failures.append(ItemFailure(where, f"bad record: {exc}"))
-            continue
         rec["item_id"] = str(rec["item_id"])
         records.append((where, rec))
     if manifest is not None:

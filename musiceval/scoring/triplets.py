@@ -28,7 +28,7 @@ from musiceval.data.triplets import (
     sample_triplets,
 )
 import musiceval.encoders.layer  # noqa: F401  (registers the layer: and bertscore: encoders)
-from musiceval.encoders import EmbeddingCache, TextEncoder, embed_distinct, load_text_encoder
+from musiceval.encoders import EmbeddingCache, TextEncoder, embed_by_length, load_text_encoder
 from musiceval.metrics.triplets import (
     NEGATION_PROMPTS,
     PAPER_PROMPTS,
@@ -140,7 +140,7 @@ def evaluate_triplets(
             ap_texts, neg_texts = [r[0] for r in rendered], [r[2] for r in rendered]
         ap_rows, neg_rows = rows(ap_texts, as_anchor_or_positive), rows(neg_texts, as_negative)
         plan[cond] = (ap_rows[a], ap_rows[p], neg_rows[n])
-    embeddings = _embed_by_length(encoder, list(strings), cache) if strings else np.zeros((0, 1))
+    embeddings = embed_by_length(encoder, list(strings), cache=cache) if strings else np.zeros((0, 1))
     correct = {cond: triplet_correct_indexed(embeddings, *idx) for cond, idx in plan.items()}
     return TripletEvaluation(
         mode=mode,
@@ -150,15 +150,6 @@ def evaluate_triplets(
         failures=tuple(failures),
         n_other_kind=n_other,
     )
-
-
-def _embed_by_length(encoder: TextEncoder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
-    """``embed_distinct`` with texts passed shortest first, so each batch pads little; rows in input order."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    rows = embed_distinct(encoder, [texts[i] for i in order], cache=cache)
-    out = np.empty_like(rows)
-    out[order] = rows
-    return out
 
 
 def load_triplets(source: str, *, mode: str = "paper", ontology=None, seed: int = 0, max_triplets: int | None = None) -> TripletSet:

@@ -58,7 +58,7 @@ def test_musiceval_format_with_explicit_random_rows_and_bad_lines(tmp_path):
     assert result.metrics["correct"]["f1"] == pytest.approx((2 / 3 + 1) / 2)  # SPEC: [pop, rock] vs [pop] -> 0.667
     assert result.metrics["random"]["f1"] == pytest.approx(0.5)
     reasons = " | ".join(f.reason for f in result.failures)
-    assert "not in vocabulary 'gtzan'" in reasons and "bad record" in reasons
+    assert "not in vocabulary 'gtzan'" in reasons and "malformed JSON" in reasons
 
 
 def test_input_errors_name_the_fix(tmp_path):
@@ -66,7 +66,7 @@ def test_input_errors_name_the_fix(tmp_path):
         load_factual(tmp_path / "absent.jsonl", "dasheng")
     (tmp_path / "latin1.jsonl").write_bytes(b'{"item_id": "a", "text": "caf\xe9", "labels": ["pop"]}')
     data = load_factual(tmp_path / "latin1.jsonl", "musiceval")
-    assert data.n == 0 and "not UTF-8" in data.failures[0].reason
+    assert data.n == 0 and "not valid UTF-8" in data.failures[0].reason
     with pytest.raises(InputError, match="no readable records"):
         run(tmp_path / "latin1.jsonl", "musiceval", "gtzan")
     with pytest.raises(InputError, match="--vocab"):
