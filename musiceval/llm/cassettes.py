@@ -84,13 +84,21 @@ def record_command(cassette: Path, test_id: str | None = None) -> str:
     return f"MUSICEVAL_RECORD=1 OPENAI_API_KEY=... pytest {target}  (writes {cassette})"
 
 
+COMMAND_RECORDING = "run the command again without the replay flag, outside CI, with OPENAI_API_KEY set"
+
+
 @contextmanager
-def use_cassette(path: str | Path, *, mode: str | None = None, test_id: str | None = None) -> Iterator[object]:
-    """Context manager: all HTTP inside goes through the cassette ``path`` under the policy above."""
+def use_cassette(path: str | Path, *, mode: str | None = None, test_id: str | None = None,
+                 how_to_record: str | None = None) -> Iterator[object]:
+    """Context manager: all HTTP inside goes through the cassette ``path`` under the policy above.
+
+    ``how_to_record`` replaces the pytest recording command in the missing-cassette error (the
+    commands pass :data:`COMMAND_RECORDING`)."""
     path = Path(path)
     mode = record_mode(mode)
     if mode == "none" and not path.is_file():
-        raise CassetteMissing(f"LLM cassette {path} is missing and recording is off; record it with: {record_command(path, test_id)}")
+        raise CassetteMissing(f"LLM cassette {path} is missing and recording is off; record it: "
+                              f"{how_to_record or record_command(path, test_id)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     with make_vcr(mode).use_cassette(str(path)) as cassette:
         yield cassette

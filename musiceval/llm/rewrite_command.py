@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from musiceval.llm.cache import JSONCache
-    from musiceval.llm.cassettes import command_mode, use_cassette
+    from musiceval.llm.cassettes import COMMAND_RECORDING, command_mode, use_cassette
     from musiceval.llm.client import make_client
     from musiceval.llm.rewrite import LLMRewriter, write_rewrites
 
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     cassette = args.cassette or args.out.with_name(args.out.name + ".cassette.yaml")
     client = make_client(timeout=args.timeout, require_key=mode != "none")
     rewriter = LLMRewriter(client=client, model=args.model, cache=JSONCache(args.cache_dir) if args.cache_dir else None)
-    with use_cassette(cassette, mode=mode):
+    with use_cassette(cassette, mode=mode, how_to_record=COMMAND_RECORDING):
         rewrites, bad = rewriter.rewrite_items(items)
     failures = list(failures) + bad
     if rewrites:

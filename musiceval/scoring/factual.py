@@ -311,13 +311,13 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
         return _score_with(args, vocab, hierarchy, None)
     from pathlib import Path
 
-    from musiceval.llm.cassettes import command_mode, use_cassette
+    from musiceval.llm.cassettes import COMMAND_RECORDING, command_mode, use_cassette
     from musiceval.llm.client import make_client
 
     mode = command_mode(args.llm_replay)
     cassette = Path(args.llm_cassette or Path(".musiceval", "cassettes", f"factual-{Path(args.file).name}-{args.llm_model}.yaml"))
     llm = llm_extractor(vocab, model=args.llm_model, cache_dir=args.llm_cache, client=make_client(require_key=mode != "none"))
-    with use_cassette(cassette, mode=mode):  # every extractor call is recorded (or replayed)
+    with use_cassette(cassette, mode=mode, how_to_record=COMMAND_RECORDING):  # every call recorded or replayed
         out = _score_with(args, vocab, hierarchy, llm)
     out.extra["llm_cassette"] = str(cassette)
     return out

@@ -84,11 +84,13 @@ def test_llm_extractor_through_the_cli_caches_reruns(tmp_path, monkeypatch):
     def reply(body):
         return json.dumps({"labels": list(extract_labels(body["messages"][-1]["content"], gtzan).labels)})
 
+    monkeypatch.delenv("CI", raising=False)  # a user's live run: calls are made and recorded
+    llm = dict(extractor="llm", llm_cache=str(tmp_path / "cache"), llm_cassette=str(tmp_path / "extract.yaml"))
     with FakeOpenAIServer(reply) as server:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        first = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", extractor="llm", llm_cache=str(tmp_path))
-        second = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", extractor="llm", llm_cache=str(tmp_path))
+        first = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", **llm)
+        second = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan", **llm)
     rules = run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "gtzan")
     distinct = {r["response"] for r in json.loads((FIXTURES / "mullama_GTZAN.jsonl").read_text())}
     assert first["llm_calls"] == len(distinct) and second["llm_calls"] == 0
