@@ -57,7 +57,8 @@ def live_freeform(live_music_lm, fixtures_dir, thresholds, embedding_cache, musi
     assert not bad, f"{questions}: {bad}"
     settings = GenerationSettings(temperature=0.0, max_tokens=int(cfg["live_max_tokens"]) if real else 8, seed=musiceval_seed)
     result = generate_responses(model, items, conditions=CONDITIONS, data_dir=questions.parent, settings=settings,
-                                cache=ResponseCache(tmp_path_factory.mktemp("freeform-responses")))
+                                cache=ResponseCache(tmp_path_factory.mktemp("freeform-responses")),
+                                random_draws=int(cfg["random_draws"]))
     responses = [r for r in result.responses if r.meta["chunk"] == 0]  # clips are < 7 s: one chunk each
     data = FreeformData(items=items, responses=responses, failures=list(result.failures))
     models = Models(sentence_encoder=cfg["sentence_encoder"], embedding_cache=embedding_cache)

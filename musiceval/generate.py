@@ -17,7 +17,8 @@ end of the file), ``reference``, ``labels``, ``choices``,
 (default: the manifest's folder) and may not leave it.
 
 Conditions: ``correct`` (the item's audio), ``random`` (another clip of the same manifest, a
-seeded derangement over distinct clips: never the clip itself), ``noise`` (white Gaussian noise of
+seeded derangement over distinct clips: never the clip itself; ``--random-draws K`` asks K
+independent pairings, responses carry ``meta.draw``), ``noise`` (white Gaussian noise of
 the clip's length and RMS, seeded per item), ``text_only`` (no audio). ``skyline`` and
 ``adversarial`` rewrite references and need no model run.
 
@@ -146,12 +147,13 @@ def _clip(item: Item) -> tuple[str, float | None, float | None] | None:
     return item.audio, item.meta.get("audio_start"), item.meta.get("audio_end")
 
 
-def random_partners(items: Sequence[Item], seed: int) -> dict[str, Item]:
-    """For each item with audio, an item holding a different recording (the Random condition).
+def random_partners(items: Sequence[Item], seed: int, *, draws: int = 1) -> list[dict[str, Item]]:
+    """Per draw, for each item with audio, an item holding a different recording (the Random condition).
 
-    Uses :func:`musiceval.conditions.random_audio_assignment` (a seeded derangement over distinct
-    recordings, so questions about one clip never get that clip back); the partner item supplies
-    its ``audio_start``/``audio_end`` window. Empty when fewer than two recordings exist.
+    Uses :func:`musiceval.conditions.random_audio_assignment` (``draws`` independent seeded
+    derangements over distinct recordings, so questions about one clip never get that clip back);
+    the partner item supplies its ``audio_start``/``audio_end`` window. Empty mappings when fewer
+    than two recordings exist.
     """
     from musiceval.conditions import random_audio_assignment
 
@@ -160,9 +162,9 @@ def random_partners(items: Sequence[Item], seed: int) -> dict[str, Item]:
     for item in with_audio:
         holder.setdefault(item.audio, item)
     if len(holder) < 2:
-        return {}
-    (assignment,) = random_audio_assignment(with_audio, seed)
-    return {item_id: holder[audio] for item_id, audio in assignment.items()}
+        return [{} for _ in range(draws)]
+    return [{item_id: holder[audio] for item_id, audio in assignment.items()}
+            for assignment in random_audio_assignment(with_audio, seed, draws=draws)]
 
 
 def _item_seed(seed: int, item_id: str) -> int:
@@ -191,8 +193,12 @@ def generate_responses(
     settings: GenerationSettings = GenerationSettings(),
     batch_size: int = 16,
     progress: bool = False,
+    random_draws: int = 1,
 ) -> GenerationResult:
     """Answer every (item, condition), reusing and filling ``cache``; one bad item never stops it.
+
+    ``random_draws`` = K asks each item under K independent Random pairings (responses carry
+    ``meta["draw"]`` 0..K-1 and ``meta["audio_from"]``); scores are averaged over draws per item.
 
     Returns the responses (one per chunk when the model chunks) in (item, condition) order and the
     failures, each naming the item, the condition and the reason. Requests go to the model
@@ -203,8 +209,10 @@ def generate_responses(
     unknown = [c for c in conditions if c not in MODEL_CONDITIONS]
     if unknown:
         raise ValueError(f"conditions {unknown} need no model run or do not exist; choose from {', '.join(MODEL_CONDITIONS)}")
+    if random_draws < 1:
+        raise ValueError(f"random_draws must be >= 1, got {random_draws}")
     result = GenerationResult()
-    partners = random_partners(items, settings.seed) if "random" in conditions else {}
+    partners = random_partners(items, settings.seed, draws=random_draws) if "random" in conditions else []
     spec = redact_spec(model.spec)
 
     @lru_cache(maxsize=64)
@@ -212,22 +220,22 @@ def generate_responses(
         path = resolve_audio_path(clip[0], data_dir)
         return load_audio(path, model.sample_rate, start=clip[1], end=clip[2])
 
-    def audio_for(item: Item, condition: str) -> tuple[np.ndarray | None, dict[str, Any]]:
+    def audio_for(item: Item, condition: str, draw: int) -> tuple[np.ndarray | None, dict[str, Any]]:
         if condition == "text_only" or not getattr(model, "needs_audio", True):
             return None, {}
         if _clip(item) is None:
             raise AudioError(f"item {item.id!r} has no audio; condition {condition!r} needs it")
         if condition == "random":
-            if item.id not in partners:
+            if item.id not in partners[draw]:
                 raise AudioError("the random condition needs at least two distinct clips in the manifest")
-            partner = partners[item.id]
-            return decoded(_clip(partner)), {"audio_from": partner.id}
+            partner = partners[draw][item.id]
+            return decoded(_clip(partner)), {"audio_from": partner.id, "draw": draw}
         audio = decoded(_clip(item))
         if condition == "noise":
             return white_noise_like(audio, _item_seed(settings.seed, item.id)), {}
         return audio, {}
 
-    tasks = [(item, c) for item in items for c in conditions]
+    tasks = [(item, c, k) for item in items for c in conditions for k in range(random_draws if c == "random" else 1)]
     bar = None
     if progress:
         from tqdm import tqdm
@@ -248,9 +256,9 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
     sdict = settings.as_dict()
     pending: list[tuple[Request, dict[str, Any]]] = []
     slots: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-    for item, condition in block:
+    for item, condition, draw in block:
         try:
-            audio, extra = audio_for(item, condition)
+            audio, extra = audio_for(item, condition, draw)
         except AudioError as exc:
             result.failures.append(ItemFailure(item.id, f"{condition}: {exc}"))
             continue
@@ -287,7 +295,8 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
     for record, hit in slots:  # responses in task order, cached or not
         if hit is not None:
             result.n_cached += 1
-            result.responses.append(_response(record, hit["text"], hit.get("meta", {}), cached=True))
+            # this request's context (partner clip, draw) over what was recorded with the answer
+            result.responses.append(_response(record, hit["text"], {**hit.get("meta", {}), **record["meta"]}, cached=True))
             continue
         answer = answer_of[id(record)]
         if not answer.ok:
@@ -323,6 +332,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=256, help="answer length limit (default 256)")
     parser.add_argument("--seed", type=int, default=0, help="seeds sampling, the random pairing and the noise (default 0)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+    parser.add_argument("--random-draws", type=int, default=1, help="independent Random pairings per item (default 1)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -333,6 +343,8 @@ def run(args: argparse.Namespace) -> int:
         bad = [c for c in conditions if c not in MODEL_CONDITIONS]
         if bad or not conditions:
             raise ValueError(f"--conditions {args.conditions!r}: choose from {','.join(MODEL_CONDITIONS)}")
+        if args.random_draws < 1:
+            raise ValueError(f"--random-draws must be >= 1, got {args.random_draws}")
         items, failures = load_manifest(args.dataset)
         items = items[: args.limit] if args.limit is not None else items
         options = {"concurrency": args.concurrency}
@@ -347,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
         result = generate_responses(
             model, items, conditions=conditions, data_dir=args.data_dir or args.dataset.parent,
             cache=cache, settings=settings, batch_size=args.batch_size or max(16, 4 * args.concurrency),
-            progress=not args.no_progress,
+            progress=not args.no_progress, random_draws=args.random_draws,
         )
     finally:
         model.close()

@@ -9,7 +9,8 @@ the mean of each metric over the items scored under each condition.
   references, see :mod:`musiceval.data.musicqa`); ``--format musiceval``: musiceval's free-form
   JSONL (responses for several conditions may be in the file).
 - Random: responses recorded for the condition ``random`` in the file when present (a live
-  rerun with deranged audio); otherwise the derangement of recorded responses among items
+  rerun with deranged audio; K pairings from ``musiceval generate --random-draws K`` carry
+  ``meta.draw`` and are averaged per item); otherwise the derangement of recorded responses among items
   with the same prompt (:func:`musiceval.conditions.random_recorded_responses`), averaged over
   ``--random-draws`` draws. Items whose prompt no other item shares have no Random score.
 - Skyline / Adversarial: ``--rewrites FILE`` (JSONL of :func:`musiceval.conditions.load_rewrites`).
@@ -155,13 +156,15 @@ class FreeformEvaluation:
         #: condition -> list of draws, each ``{item_id: candidate text}``
         self.texts: dict[str, list[dict[str, str]]] = {}
         by_condition: dict[str, dict[str, str]] = {}
+        draws: dict[str, dict[int, dict[str, str]]] = {}  # live Random: K pairings (meta "draw")
         prompts: dict[str, str] = {}
         for r in data.responses:
             by_condition.setdefault(r.condition, {})[r.item_id] = r.text
+            draws.setdefault(r.condition, {}).setdefault(int((r.meta or {}).get("draw", 0)), {})[r.item_id] = r.text
             if r.condition == "correct":
                 prompts[r.item_id] = r.prompt
-        for condition, texts in by_condition.items():
-            self.texts[condition] = [texts]
+        for condition, per_draw in draws.items():
+            self.texts[condition] = [per_draw[k] for k in sorted(per_draw)]
         self.unpaired: tuple[str, ...] = ()
         if "random" not in self.texts and "correct" in by_condition:
             ids = list(prompts)

@@ -75,11 +75,31 @@ def test_cmi_bench_audio_end_of_minus_one_means_the_whole_file(tmp_path):
 
 def test_random_partner_is_always_another_clip_and_seeded():
     items = [Item(id=f"i{k}", question="q", audio=f"c{k % 3}.wav") for k in range(9)]
-    partners = random_partners(items, seed=1)
+    (partners,) = random_partners(items, seed=1)
     assert all(partners[i.id].audio != i.audio for i in items)
-    assert {k: p.id for k, p in partners.items()} == {k: p.id for k, p in random_partners(items, seed=1).items()}
+    assert {k: p.id for k, p in partners.items()} == {k: p.id for k, p in random_partners(items, seed=1)[0].items()}
     assert len({p.audio for p in partners.values()}) == 3
-    assert random_partners(items[:1], seed=1) == {}
+    assert random_partners(items[:1], seed=1) == [{}]
+    draws = random_partners(items, seed=1, draws=4)
+    assert all(d[i.id].audio != i.audio for d in draws for i in items)
+    assert len({tuple(sorted((k, p.audio) for k, p in d.items())) for d in draws}) > 1  # independent pairings
+
+
+def test_k_random_draws_are_answered_separately_and_reruns_keep_each_draws_partner(dataset, tmp_path):
+    items, _ = load_manifest(dataset)
+    items = [i for i in items if i.id in ("q0", "q1", "q2", "q3")]
+    cache = ResponseCache(tmp_path / "c")
+    kwargs = dict(conditions=["random"], data_dir=dataset.parent, settings=GenerationSettings(seed=5), random_draws=3)
+    first = generate_responses(Echo(), items, cache=cache, **kwargs)
+    again = generate_responses(Echo(), items, cache=ResponseCache(tmp_path / "c"), **kwargs)
+    assert sorted((r.item_id, r.meta["draw"]) for r in first.responses) == sorted((i.id, k) for i in items for k in range(3))
+    assert again.n_generated == 0
+    assert [(r.item_id, r.meta["draw"], r.meta["audio_from"]) for r in again.responses] == \
+        [(r.item_id, r.meta["draw"], r.meta["audio_from"]) for r in first.responses]
+    by_id = {i.id: i for i in items}
+    assert all(by_id[r.meta["audio_from"]].audio != by_id[r.item_id].audio for r in first.responses)
+    with pytest.raises(ValueError, match="random_draws"):
+        generate_responses(Echo(), items, random_draws=0, conditions=["random"], data_dir=dataset.parent)
 
 
 def test_every_condition_reaches_the_model_as_intended_and_bad_items_fail_alone(dataset, tmp_path):

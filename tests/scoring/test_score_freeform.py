@@ -146,3 +146,22 @@ def test_live_freeform_questions_are_the_template_output_of_the_audio_manifest()
         assert (item.audio, item.group) == (row["audio"], row["group"])
         fact = row["meta"].get("note") or row["answer"]  # the pitch clips name the note, the others their answer
         assert all(fact.lower() in r.lower() for r in refs), (item.id, refs)
+
+
+def test_live_random_draws_are_averaged_per_item():
+    """Responses from ``musiceval generate --random-draws 2`` (meta "draw") score as the mean over draws."""
+    from musiceval.data.musicqa import FreeformData
+    from musiceval.records import Item, Response
+    from musiceval.scoring.freeform import FreeformEvaluation
+
+    items = [Item(id=f"i{k}", question="Describe the music.", reference=ref, audio=f"c{k}.wav")
+             for k, ref in enumerate(["A slow piano piece in C major.", "Fast drums and an electric guitar."])]
+    texts = {("i0", 0): "A slow piano piece.", ("i0", 1): "Drums and guitar.",
+             ("i1", 0): "A piano in C major.", ("i1", 1): "Fast drums, electric guitar."}
+    responses = [Response(i.id, "correct", "m", i.question, "An answer.") for i in items]
+    responses += [Response(i, "random", "m", "Describe the music.", t, {"draw": d}) for (i, d), t in texts.items()]
+    run = FreeformEvaluation(FreeformData(items=items, responses=responses))
+    assert len(run.texts["random"]) == 2
+    refs = [it.reference for it in items]
+    per_draw = [lexical_scores([texts[(i.id, d)] for i in items], refs, ["bleu"], df_references=refs)["bleu"] for d in (0, 1)]
+    np.testing.assert_allclose(run.scores("bleu", "random").values, (per_draw[0] + per_draw[1]) / 2)
