@@ -1,4 +1,4 @@
-"""The ``musiceval`` command: ``score``, ``generate``, ``rewrite`` and ``report``.
+"""The ``musiceval`` command: ``score``, ``generate``, ``rewrite``, ``mir-live`` and ``report``.
 
 ``musiceval score <protocol> FILE --json`` prints exactly one JSON object on stdout::
 
@@ -60,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     rw = sub.add_parser("rewrite", help="Skyline/Adversarial rewrites of references by an LLM (recorded in a cassette)")
     rewrite_command.configure(rw)
     rw.set_defaults(_run=rewrite_command.run)
+
+    from musiceval.scoring import mir_live
+
+    ml = sub.add_parser("mir-live", help="answer CMI-Bench instruction files with a model and score them")
+    mir_live.configure(ml)
+    ml.set_defaults(_run=mir_live.run)
 
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)

@@ -19,7 +19,7 @@ The same path serves the synthesised instruction set shipped in ``fixtures/audio
 
 From the shell (writes the output files, prints each task's metrics as JSON lines)::
 
-    python -m musiceval.scoring.mir_live --model hf:/models/qwen2-audio \
+    musiceval mir-live --model hf:/models/qwen2-audio \
         --instructions CMI-bench --tasks GS_key,Nsynth_pitch,gtzan_beat --limit 200 --out results/
 
 Every instruction ends as a scored record or a counted failure with its reason (unreadable line,
@@ -171,20 +171,8 @@ def write_outputs(path: str | os.PathLike[str], records: Sequence[OutputRecord])
 
 
 # -- command line ------------------------------------------------------------------------------
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m musiceval.scoring.mir_live``: answer CMI-Bench instruction files with a model,
-    write the toolkit's output files and print each task's metrics as JSON lines.
-
-    Exit status: 0 every instruction answered, 1 some failed (listed on stderr), 2 unusable input.
-    """
-    import argparse
-    import sys
-
-    from musiceval.data.cmibench import TASKS
-    from musiceval.models.base import GenerationSettings, ModelSpecError, load_model
-    from musiceval.models.cache import ResponseCache, redact_spec
-
-    ap = argparse.ArgumentParser(prog="python -m musiceval.scoring.mir_live", description=main.__doc__.split("\n")[0])
+def configure(ap) -> None:
+    """Options of ``musiceval mir-live`` (also ``python -m musiceval.scoring.mir_live``)."""
     ap.add_argument("--model", required=True, help="model spec: hf:<dir>, openai-compatible:<url>#<model>, ...")
     ap.add_argument("--instructions", required=True, type=Path,
                     help="folder with CMI_<task>.jsonl (itself, instructions/ or data/*/: a CMI-bench clone)")
@@ -197,7 +185,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default=None, help="torch device for hf: models")
-    args = ap.parse_args(argv)
+
+
+def run(args) -> int:
+    """Answer CMI-Bench instruction files with a model, write the toolkit's output files and print
+    each task's metrics as JSON lines.
+
+    Exit status: 0 every instruction answered, 1 some failed (listed on stderr), 2 unusable input.
+    """
+    import sys
+
+    from musiceval.data.cmibench import TASKS
+    from musiceval.models.base import GenerationSettings, ModelSpecError, load_model
+    from musiceval.models.cache import ResponseCache, redact_spec
+
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     unknown = [t for t in tasks if t not in TASKS or FAMILIES[t] in ("tagging", "captioning")]
     if unknown or not tasks:
@@ -232,6 +233,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         model.close()
     return 1 if n_failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m musiceval.scoring.mir_live``: the same as ``musiceval mir-live``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m musiceval.scoring.mir_live", description=run.__doc__.split("\n")[0])
+    configure(ap)
+    return run(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

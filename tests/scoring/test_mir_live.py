@@ -224,3 +224,7 @@ def test_command_line_answers_writes_outputs_and_prints_metrics(tmp_path, capsys
     assert "nicolaus625/CMI-bench" in capsys.readouterr().err
     assert main([*args, "--tasks", "GS_key", "--data-dir", str(tmp_path)]) == 1  # no audio there: every item failed
     assert "FAILED GS_key" in capsys.readouterr().err
+    from musiceval.cli import main as musiceval_main  # the same command as `musiceval mir-live`
+
+    assert musiceval_main(["mir-live", *args, "--tasks", "GS_key"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["weighted_score"] == pytest.approx(0.13)
