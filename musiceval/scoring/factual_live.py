@@ -123,6 +123,8 @@ def live_closed(model, items: Sequence[Item], vocab: Vocabulary, variant: str, *
         raise ValueError(f"variant must be 'binary' or 'true-false', got {variant!r}")
     data_dir = Path(data_dir)
     usable, missing = _with_audio(items, data_dir, max_items)
+    # true labels in the vocabulary's canonical form, so a distractor is never a spelling of a true label
+    usable = [replace(it, labels=tuple(dict.fromkeys(vocab.canonical(x) or x for x in it.labels))) for it in usable]
     asked = variant_items(usable, variant, vocab.kind, vocab.labels, seed=seed)
     generation = generate_responses(model, asked, conditions=("correct",), data_dir=data_dir, cache=cache,
                                     settings=settings or GenerationSettings(seed=seed))

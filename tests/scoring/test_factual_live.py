@@ -139,3 +139,18 @@ def test_closed_variants_through_the_live_path(model, fma_root):
                      settings=SETTINGS, n_permutations=10)
     assert len(tf.items) == len(vocab.labels) and tf.result.metrics["correct"]["n_cells"] == len(vocab.labels)
     assert tf.result.metrics["correct"]["n_unanswered"] == len(vocab.labels)  # noise words: never yes or no
+
+
+def test_binary_distractor_is_never_a_spelling_of_a_true_label(model, fma_root):
+    """Item labels in another spelling ("hip hop") are canonicalised before a distractor is drawn."""
+    from dataclasses import replace
+
+    from musiceval.scoring.factual_live import live_closed
+
+    items, _ = load_fma(fma_root / "fma" / "fma_metadata", subset="small", audio_dir=fma_root / "fma" / "fma_small")
+    vocab = load_vocabulary("fma-top")
+    spelled = [replace(it, labels=("hip hop", "ROCK")) for it in items if it.audio]
+    closed = live_closed(model, spelled, vocab, "binary", data_dir=fma_root, cache=ResponseCache(fma_root / "c3"),
+                         settings=SETTINGS)
+    for it in closed.items:
+        assert set(it.meta["options"]) & {"Hip-Hop"} and not set(it.meta["options"]) & {"Rock", "hip hop", "ROCK"}
