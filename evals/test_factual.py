@@ -91,9 +91,8 @@ def test_factual_f1_beats_permutation_chance(name, embedded, gate):
     if weak:
         chance = float(result.null_f1.mean())
         label = f"{name}: factual F1 minus permutation chance (weak model)"
-        ci = gate.interval(f1.values - chance, f1.groups, name=label)
-        gate.finding(label, estimate=f1.mean() - chance, ci=(ci.low, ci.high), n=f1.n, protocol=PROTOCOL, metric="f1",
-                     detail=f"{weak}; F1 {f1.mean():.3f} vs chance {chance:.3f}")
+        gate.interval_finding(f1, name=label, minus=chance, protocol=PROTOCOL, metric="f1",
+                              detail=f"{weak}; F1 {f1.mean():.3f} vs chance {chance:.3f}")
         return
     gate.beats_permutation_null(f1, result.null_f1, name=f"{name}: factual F1 beats permutation chance",
                                 protocol=PROTOCOL, metric="f1")

@@ -251,10 +251,9 @@ def test_accuracy_beats_uniform_chance(mir_run: MirRun, gate, thresholds, model,
         chance = float(listed[(model, task)] or 1.0 / n_classes)
         gate.binomial_greater(accuracy, chance, name=f"{model} {task} accuracy > {chance:g}", protocol=PROTOCOL)
         return
-    ci = gate.interval(accuracy.values, accuracy.groups, name=f"{model} {task} accuracy")
-    gate.finding(f"{model} {task} accuracy", estimate=accuracy.mean(), ci=(ci.low, ci.high), n=accuracy.n,
-                 protocol=PROTOCOL, metric="accuracy",
-                 detail=f"uniform chance 1/{n_classes} = {1.0 / n_classes:.4f}; not a release gate (not in [mir] gate_beats_chance)")
+    gate.interval_finding(accuracy, name=f"{model} {task} accuracy", protocol=PROTOCOL, metric="accuracy",
+                          detail=f"uniform chance 1/{n_classes} = {1.0 / n_classes:.4f}; not a release gate "
+                                 "(not in [mir] gate_beats_chance)")
 
 
 @pytest.mark.parametrize("model,task", TAGGING, ids=[f"{m}-{t}" for m, t in TAGGING])
@@ -268,6 +267,5 @@ def test_tagging_response_ranks_true_tags_above_false(mir_run: MirRun, gate, thr
     if (model, task) in _listed(thresholds, "gate_tagging_above_chance"):
         gate.greater_than_chance(auc, 0.5, name=name, protocol=PROTOCOL)
         return
-    ci = gate.interval(auc.values, auc.groups, name=name)
-    gate.finding(name, estimate=auc.mean(), ci=(ci.low, ci.high), n=auc.n, protocol=PROTOCOL, metric="item_roc_auc",
-                 detail="chance 0.5; not a release gate (not in [mir] gate_tagging_above_chance)")
+    gate.interval_finding(auc, name=name, protocol=PROTOCOL, metric="item_roc_auc",
+                          detail="chance 0.5; not a release gate (not in [mir] gate_tagging_above_chance)")

@@ -331,6 +331,23 @@ class Gate:
             (a, b),
         )
 
+    def interval_finding(
+        self, scores: ItemScores, *, name: str, minus: float = 0.0, detail: str = "", protocol: str = "", metric: str = ""
+    ) -> GateResult:
+        """Record ``mean(scores) - minus`` with the interval a gate would use, as a FINDING: the
+        one-sample counterpart of :meth:`paired_finding` (a weak model against chance, a metric
+        that is reported but not gated)."""
+        diff = scores.values - minus
+        ci = self.interval(diff, scores.groups, name=name) if diff.size else stats.Interval(math.nan, math.nan, "")
+        return self._conclude(
+            GateResult(
+                name=name, outcome=Outcome.FINDING, estimate=float(diff.mean()) if diff.size else math.nan,
+                ci=(ci.low, ci.high), p_value=None, n=scores.n, threshold=math.nan, test=f"finding ({ci.method})",
+                protocol=protocol, metric=metric or scores.metric, detail=detail, n_failed=len(scores.failures),
+            ),
+            (scores,),
+        )
+
     def interval(self, values: Sequence[float] | np.ndarray, groups: Sequence[str] | None = None, *, name: str) -> stats.Interval:
         """The interval every gate reports (the run's alpha, resamples and method; whole clusters
         resampled when items share a group), seeded from the run seed and ``name``."""

@@ -126,6 +126,18 @@ def test_paired_finding_aligns_records_and_never_fails(gate, rows):
     assert [row["type"] for row in rows] == ["scores", "scores", "gate"]
 
 
+def test_interval_finding_records_the_mean_minus_a_level_with_the_gate_interval(gate, rows):
+    s = scores([0.2, 0.5, 0.9, 0.4], failures=[ItemFailure("q", "unreadable")])
+    r = gate.interval_finding(s, name="weak vs chance", minus=0.25, detail="weak model")
+    assert r.outcome is Outcome.FINDING and r.n == 4 and r.n_failed == 1 and r.detail == "weak model"
+    assert r.estimate == pytest.approx(0.5 - 0.25)
+    ci = gate.interval(s.values - 0.25, s.groups, name="weak vs chance")
+    assert r.ci == (ci.low, ci.high)
+    assert [row["type"] for row in rows] == ["scores", "gate"]
+    empty = gate.interval_finding(scores([], ids=[]), name="none")
+    assert math.isnan(empty.estimate) and empty.outcome is Outcome.FINDING
+
+
 def test_interval_uses_the_gate_configuration_and_name_seed(gate):
     x = np.random.default_rng(0).normal(0.1, 1, 60)
     assert gate.interval(x, name="n1") == gate.interval(x, name="n1") != gate.interval(x, name="n2")

@@ -6,10 +6,11 @@ resolves a user-facing name (``minilm``, a sentence-transformers directory or hu
 from musiceval.encoders.base import (
     EmbeddingCache,
     TextEncoder,
+    embed_audio,
     embed_by_length,
     embed_distinct,
     load_text_encoder,
     register_encoder,
 )
 
-__all__ = ["EmbeddingCache", "TextEncoder", "embed_by_length", "embed_distinct", "register_encoder", "load_text_encoder"]
+__all__ = ["EmbeddingCache", "TextEncoder", "embed_audio", "embed_by_length", "embed_distinct", "register_encoder", "load_text_encoder"]

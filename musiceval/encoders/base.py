@@ -106,6 +106,31 @@ class EmbeddingCache:
             os.replace(tmp, path)
 
 
+def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encode: Callable[[list], object],
+                   cache: EmbeddingCache | None) -> np.ndarray:
+    """One row per key, in order: each distinct key read from ``cache`` under ``cache_id`` or,
+    when absent, encoded once (with the others missing) from its payload and stored."""
+    vectors: dict[str, np.ndarray] = {}
+    missing: dict[str, object] = {}
+    for key, payload in zip(keys, payloads):
+        if key in vectors or key in missing:
+            continue
+        hit = cache.get(cache_id, key) if cache is not None else None
+        if hit is None:
+            missing[key] = payload
+        else:
+            vectors[key] = hit
+    if missing:
+        new = np.asarray(encode(list(missing.values())), dtype=np.float32)
+        for key, v in zip(missing, new):
+            vectors[key] = v
+            if cache is not None:
+                cache.put(cache_id, key, v)
+    if not keys:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([vectors[k] for k in keys])
+
+
 def embed_distinct(
     encoder: TextEncoder,
     texts: Iterable[str],
@@ -117,24 +142,24 @@ def embed_distinct(
     Returns an array with one L2-normalised row per input text, in input order.
     """
     texts = list(texts)
-    distinct = list(dict.fromkeys(texts))
-    vectors: dict[str, np.ndarray] = {}
-    missing: list[str] = []
-    for t in distinct:
-        hit = cache.get(encoder.id, t) if cache is not None else None
-        if hit is None:
-            missing.append(t)
-        else:
-            vectors[t] = hit
-    if missing:
-        new = np.asarray(encoder.encode(missing), dtype=np.float32)
-        for t, v in zip(missing, new):
-            vectors[t] = v
-            if cache is not None:
-                cache.put(encoder.id, t, v)
-    if not texts:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([vectors[t] for t in texts])
+    return _distinct_rows(encoder.id, texts, texts, encoder.encode, cache)
+
+
+def embed_audio(encoder, waveforms: Sequence[np.ndarray], sampling_rate: int, *,
+                cache: EmbeddingCache | None = None) -> np.ndarray:
+    """CLAP audio embeddings of mono clips, each distinct clip through the audio tower once.
+
+    Clips are keyed by :func:`musiceval.data.audio.audio_content_hash` (samples and rate), in
+    ``cache`` under the id ``<encoder id>#audio``. ``ValueError`` names an empty or non-mono clip.
+    """
+    from musiceval.data.audio import audio_content_hash
+
+    for k, w in enumerate(waveforms):
+        if np.asarray(w).ndim != 1 or np.asarray(w).size == 0:
+            raise ValueError(f"waveform {k} must be a non-empty mono 1-d array")
+    hashes = [audio_content_hash(w, sampling_rate) for w in waveforms]
+    return _distinct_rows(f"{encoder.id}#audio", hashes, list(waveforms),
+                          lambda clips: encoder.encode_audio(clips, sampling_rate), cache)
 
 
 def embed_by_length(encoder: TextEncoder, texts: Sequence[str], *, cache: EmbeddingCache | None = None) -> np.ndarray:

@@ -8,8 +8,6 @@ scoring rule (see docs/cmi-bench.md), not a property of the weights.
 """
 from __future__ import annotations
 
-
-
 from musiceval.encoders.base import register_encoder
 from musiceval.encoders.sentence import MeanPoolingEncoder
 

@@ -14,8 +14,6 @@ Specs:
 """
 from __future__ import annotations
 
-
-
 from musiceval.encoders.base import register_encoder
 from musiceval.encoders.sentence import MeanPoolingEncoder, masked_mean
 

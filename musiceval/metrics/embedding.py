@@ -20,8 +20,8 @@ Conventions
   call (through :func:`musiceval.encoders.base.embed_distinct`, with the on-disk
   :class:`~musiceval.encoders.base.EmbeddingCache` when given), then takes row-wise cosines.
   Encoders return L2-normalised rows, so cosine is a dot product; values lie in [-1, 1].
-- :func:`embed_audio` embeds every distinct waveform once, keyed in the same cache by
-  (``<encoder id>#audio``, :func:`musiceval.data.audio.audio_content_hash` of the samples and rate).
+- :func:`~musiceval.encoders.base.embed_audio` embeds every distinct waveform once, keyed in the
+  same cache by (``<encoder id>#audio``, :func:`musiceval.data.audio.audio_content_hash` of the samples and rate).
 - Empty (or whitespace-only) candidates score 0.0 without being embedded: an empty answer
   states nothing, and an encoder's embedding of "" is an artefact of its special tokens, not a
   meaning. References must be non-empty: callers validate them and report a per-item failure.
@@ -133,41 +133,6 @@ def text_similarity(
 def audio_text_similarity(text_embeddings: np.ndarray, audio_embeddings: np.ndarray) -> np.ndarray:
     """CLAPAudio on precomputed embeddings: row-wise cosine of answer text and clip audio, in [-1, 1]."""
     return cosine_rows(text_embeddings, audio_embeddings)
-
-
-def embed_audio(encoder: Any, waveforms: Sequence[np.ndarray], sampling_rate: int, *,
-                cache: EmbeddingCache | None = None) -> np.ndarray:
-    """CLAP audio embeddings of mono clips, each distinct clip through the audio tower once.
-
-    Clips are keyed by :func:`musiceval.data.audio.audio_content_hash` (samples and rate), in
-    ``cache`` under the id ``<encoder id>#audio``. ``ValueError`` names an empty or non-mono clip.
-    """
-    from musiceval.data.audio import audio_content_hash
-
-    for k, w in enumerate(waveforms):
-        if np.asarray(w).ndim != 1 or np.asarray(w).size == 0:
-            raise ValueError(f"waveform {k} must be a non-empty mono 1-d array")
-    audio_id = f"{encoder.id}#audio"
-    hashes = [audio_content_hash(w, sampling_rate) for w in waveforms]
-    vectors: dict[str, np.ndarray] = {}
-    missing: dict[str, np.ndarray] = {}
-    for h, w in zip(hashes, waveforms):
-        if h in vectors or h in missing:
-            continue
-        hit = cache.get(audio_id, h) if cache is not None else None
-        if hit is None:
-            missing[h] = w
-        else:
-            vectors[h] = hit
-    if missing:
-        new = np.asarray(encoder.encode_audio(list(missing.values()), sampling_rate), dtype=np.float32)
-        for h, v in zip(missing, new):
-            vectors[h] = v
-            if cache is not None:
-                cache.put(audio_id, h, v)
-    if not hashes:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([vectors[h] for h in hashes])
 
 
 def audio_similarity(encoder: Any, candidates: Sequence[str], audio_embeddings: np.ndarray, *,

@@ -213,7 +213,7 @@ class FreeformEvaluation:
             return self._clips
         if self.data_dir is None:
             raise ValueError("clap_audio needs the audio: pass data_dir (--data-dir) holding the items' 'audio' files")
-        from musiceval.metrics.embedding import embed_audio
+        from musiceval.encoders.base import embed_audio
 
         encoder = self.models.audio_encoder()
         rate = int(encoder.feature_extractor.sampling_rate)

@@ -7,13 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from musiceval.encoders.base import EmbeddingCache, load_text_encoder
+from musiceval.encoders.base import EmbeddingCache, embed_audio, load_text_encoder
 from musiceval.metrics.embedding import (
     audio_similarity,
     audio_text_similarity,
     bertscore,
     cosine_rows,
-    embed_audio,
     text_similarity,
 )
 

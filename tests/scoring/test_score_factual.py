@@ -1,28 +1,22 @@
 """``musiceval score factual``: formats, conditions, chance, per-item failures, JSON shape."""
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 from musiceval.extraction import load_vocabulary
-from musiceval.scoring import InputError, load_scorers
+from musiceval.scoring import InputError
 from musiceval.scoring.factual import load_factual, score_factual
+from tests.scoring.cli_args import score
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "factual"
 
 
 def run(file, fmt, vocab, **kw):
-    scorer = load_scorers()["factual"]
-    parser = argparse.ArgumentParser()
-    parser.add_argument("file")
-    parser.add_argument("--format", default=fmt)
-    parser.add_argument("--seed", type=int, default=0)
-    scorer.configure(parser)
-    argv = [str(file), "--format", fmt, "--vocab", vocab, "--n-permutations", "200"]
+    argv = [file, "--format", fmt, "--vocab", vocab, "--n-permutations", "200"]
     for k, v in kw.items():
         argv += [f"--{k.replace('_', '-')}", v]
-    return scorer.score(parser.parse_args(argv)).as_json()
+    return score("factual", *argv).as_json()
 
 
 def test_dasheng_nsynth_json_shape_and_values():

@@ -1,6 +1,5 @@
 """``musiceval score factual`` options: --chunks, --hierarchy, --answers true-false|binary,
 --manifest and --agreement (recorded against a local fake server, replayed with it stopped)."""
-import argparse
 import json
 
 import numpy as np
@@ -9,7 +8,8 @@ import pytest
 from musiceval.data.prompts_factual import variant_items
 from musiceval.extraction import extract_labels, load_vocabulary
 from musiceval.records import Item
-from musiceval.scoring import InputError, load_scorers
+from musiceval.scoring import InputError
+from tests.scoring.cli_args import score
 
 GENRES = """genre_id,#tracks,parent,title,top_level
 12,32923,0,Rock,12
@@ -21,13 +21,7 @@ GENRES = """genre_id,#tracks,parent,title,top_level
 
 
 def run(file, *args):
-    scorer = load_scorers()["factual"]
-    parser = argparse.ArgumentParser()
-    parser.add_argument("file")
-    parser.add_argument("--format", default="musiceval")
-    parser.add_argument("--seed", type=int, default=0)
-    scorer.configure(parser)
-    out = scorer.score(parser.parse_args([str(file), "--n-permutations", "50", *args]))
+    out = score("factual", file, "--n-permutations", "50", *args)
     return out.as_json(), out
 
 

@@ -1,7 +1,6 @@
 """``musiceval score freeform``: formats, conditions, JSON shape, per-item failures, errors."""
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -12,20 +11,15 @@ import pytest
 
 from musiceval.data.musicqa import load_dasheng_musicqa
 from musiceval.metrics.lexical import lexical_scores
-from musiceval.scoring import InputError, load_scorers
+from musiceval.scoring import InputError
+from tests.scoring.cli_args import score
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "freeform"
 DASHENG = FIXTURES / "musicqa_dev_midashenglm.jsonl"
 
 
 def run(file, fmt, *extra):
-    scorer = load_scorers()["freeform"]
-    parser = argparse.ArgumentParser()
-    parser.add_argument("file")
-    parser.add_argument("--format", default=fmt)
-    parser.add_argument("--seed", type=int, default=0)
-    scorer.configure(parser)
-    return scorer.score(parser.parse_args([str(file), "--format", fmt, *extra]))
+    return score("freeform", file, "--format", fmt, *extra)
 
 
 def test_dasheng_correct_and_random_json_shape_and_values():
