@@ -1,0 +1,185 @@
+"""One interface for every protocol: built from items, responses per condition and settings.
+
+A :class:`Protocol` (free-form, factual, multiple choice, MIR task, text-encoder triplets) turns
+the answers of one model on one dataset into per-item scores. The ``musiceval score`` CLI and the
+gates in ``evals/`` both call it, so a number printed by the CLI and the number a gate tests come
+from one code path.
+
+- ``conditions``: the conditions with responses (``correct`` plus controls such as ``random``,
+  ``noise``, ``text_only``, ``silence``; free-form adds ``skyline`` and ``adversarial``);
+- ``metrics``: the metric names it scores; :meth:`Protocol.metric_info` says which way is better;
+- :meth:`Protocol.scores` -> :class:`~musiceval.records.ItemScores` paired by item id, with track
+  groups, and the items that could not be scored (or were scored by an imputation rule, such as an
+  unparsed answer counted wrong) as failures with their reason;
+- :meth:`Protocol.evaluate` -> ``{metric: value, ..., "n": .., "n_failed": .., "failures": [..]}``
+  (mir_eval's shape: an ordered dict of the headline numbers on the Correct condition);
+- :meth:`Protocol.chance` -> the chance level a metric is gated against, where one exists;
+- :meth:`Protocol.samples` -> one dict per scored answer for the per-sample drill-down.
+
+Every protocol class is registered in :data:`PROTOCOLS` by name (``@register_protocol``).
+"""
+from __future__ import annotations
+
+import abc
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from musiceval.records import ItemFailure, ItemScores
+from musiceval.registry import Registry
+
+#: control conditions: the model hears something other than the item's audio (or nothing)
+CONTROL_CONDITIONS = ("random", "noise", "text_only", "silence")
+#: the metric every protocol scores for "could the answer be read at all" (IFR, generalised)
+PARSE_RATE = "parse_rate"
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric's numbers mean: direction and units, shown beside every gate."""
+
+    name: str
+    higher_is_better: bool = True
+    #: e.g. "accuracy (0-1)", "WER (fraction of reference words)", "cosine (-1..1)"
+    unit: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Chance:
+    """The chance level a metric is compared with.
+
+    ``kind``:
+
+    - ``"fixed"``: a known rate (``value``), e.g. 1/4 for four options; 0/1 metrics use an exact
+      binomial test against it;
+    - ``"permutation"``: the metric's mean when predictions are permuted across items
+      (``null`` holds the permuted means; ``value`` their mean);
+    - ``"baseline"``: a trivial predictor scored per item (``scores``: majority class, mean
+      predictor, metronome ...), compared paired by item; ``value`` its mean.
+    """
+
+    kind: str
+    value: float
+    description: str = ""
+    null: np.ndarray | None = None
+    scores: ItemScores | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("fixed", "permutation", "baseline"):
+            raise ValueError(f"chance kind must be fixed, permutation or baseline, got {self.kind!r}")
+
+
+@dataclass
+class ProtocolSettings:
+    """Settings every protocol understands; protocol-specific ones live in ``options``."""
+
+    seed: int = 0
+    #: protocol-specific settings (matcher, vocabulary, compat mode, encoders ...)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Protocol(abc.ABC):
+    """Base class of every protocol; see the module docstring."""
+
+    #: registry name, e.g. "choice"
+    name: ClassVar[str] = ""
+    #: the metric reported first and gated against chance
+    headline: ClassVar[str] = ""
+
+    #: label of the model that answered (from the answer file or the suite config)
+    model: str = "model"
+    #: where the answers came from (file name, live spec); shown in gate names and the report
+    source: str = ""
+
+    @property
+    @abc.abstractmethod
+    def conditions(self) -> tuple[str, ...]:
+        """Conditions with responses, ``correct`` first."""
+
+    @property
+    @abc.abstractmethod
+    def metrics(self) -> tuple[str, ...]:
+        """Metric names :meth:`scores` accepts (always includes :data:`PARSE_RATE`)."""
+
+    @abc.abstractmethod
+    def scores(self, metric: str, condition: str = "correct") -> ItemScores:
+        """Per-item scores of ``metric`` under ``condition``, paired by item id."""
+
+    # ------------------------------------------------------------------ defaults
+
+    @property
+    def failures(self) -> list[ItemFailure]:
+        """Items that could not be read at all (file-level per-item failures)."""
+        return []
+
+    def controls(self) -> tuple[str, ...]:
+        """The control conditions present, in :data:`CONTROL_CONDITIONS` order."""
+        return tuple(c for c in CONTROL_CONDITIONS if c in self.conditions)
+
+    def metric_info(self, metric: str) -> MetricInfo:
+        if metric == PARSE_RATE:
+            return MetricInfo(PARSE_RATE, True, "share of answers the parser could read (0-1)")
+        return MetricInfo(metric)
+
+    def chance(self, metric: str) -> Chance | None:
+        """The chance level of ``metric`` (None when the protocol has none for it)."""
+        return None
+
+    def check(self, metric: str, condition: str = "correct") -> None:
+        """Raise ``KeyError`` naming the choices when ``metric``/``condition`` is unknown."""
+        if metric not in self.metrics:
+            raise KeyError(f"{self.name}: unknown metric {metric!r}; choose from {', '.join(self.metrics)}")
+        if condition not in self.conditions:
+            raise KeyError(f"{self.name}: no responses under condition {condition!r} (have {', '.join(self.conditions)})")
+
+    def evaluate(self) -> dict[str, Any]:
+        """mir_eval's shape: metric -> mean on Correct, then ``n``, ``n_failed``, ``failures``."""
+        out: dict[str, Any] = OrderedDict()
+        failed: dict[str, str] = {f.item_id: f.reason for f in self.failures}
+        n = 0
+        for metric in self.metrics:
+            s = self.scores(metric, "correct")
+            out[metric] = s.mean() if s.n else math.nan
+            n = max(n, s.n)
+            for f in s.failures:
+                failed.setdefault(f.item_id, f.reason)
+        out["n"] = n
+        out["n_failed"] = len(failed)
+        out["failures"] = [{"item_id": i, "reason": r} for i, r in failed.items()]
+        return out
+
+    def samples(self) -> Iterator[dict[str, Any]]:
+        """Per scored answer: ``item_id``, ``condition``, ``prompt``, ``answer``, ``parsed``,
+        ``reference`` and the per-metric scores. Protocols override it with their fields."""
+        return iter(())
+
+
+PROTOCOLS: Registry[type[Protocol]] = Registry(
+    "protocol",
+    builtin_modules=(
+        "musiceval.protocols.choice",
+        "musiceval.protocols.factual",
+        "musiceval.protocols.freeform",
+        "musiceval.protocols.mir",
+        "musiceval.protocols.triplets",
+    ),
+    entry_point_group="musiceval.protocols",
+)
+
+
+def register_protocol(cls: type[Protocol]) -> type[Protocol]:
+    """Class decorator: register a :class:`Protocol` subclass under its ``name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__}: set the class attribute 'name' before registering it")
+    PROTOCOLS.register(cls.name, cls, replace=True)
+    return cls
+
+
+def paired_ids(a: ItemScores, b: ItemScores) -> Sequence[str]:
+    """Item ids both score sets hold (in ``a``'s order)."""
+    keep = set(b.ids)
+    return [i for i in a.ids if i in keep]
