@@ -13,7 +13,7 @@ from one code path.
   unparsed answer counted wrong) as failures with their reason;
 - :meth:`Protocol.evaluate` -> ``{metric: value, ..., "n": .., "n_failed": .., "failures": [..]}``
   (mir_eval's shape: an ordered dict of the headline numbers on the Correct condition);
-- :meth:`Protocol.chance` -> the chance level a metric is gated against, where one exists;
+- :meth:`Protocol.chances` -> the chance levels and trivial baselines a metric is gated against;
 - :meth:`Protocol.samples` -> one dict per scored answer for the per-sample drill-down.
 
 Every protocol class is registered in :data:`PROTOCOLS` by name (``@register_protocol``).
@@ -46,6 +46,10 @@ class MetricInfo:
     #: e.g. "accuracy (0-1)", "WER (fraction of reference words)", "cosine (-1..1)"
     unit: str = ""
     description: str = ""
+    #: "gate" (compared by a release gate by default) or "finding" (recorded with its interval,
+    #: never failing; e.g. the n-gram metrics' Correct vs Random, the paper's negative result).
+    #: The suite config can promote a finding to a gate and back.
+    role: str = "gate"
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class Chance:
 
     kind: str
     value: float
+    #: what the level is, for gate names: "uniform chance 1/4", "majority-class baseline" ...
+    name: str = "chance"
     description: str = ""
     null: np.ndarray | None = None
     scores: ItemScores | None = None
@@ -103,7 +109,8 @@ class Protocol(abc.ABC):
     @property
     @abc.abstractmethod
     def metrics(self) -> tuple[str, ...]:
-        """Metric names :meth:`scores` accepts (always includes :data:`PARSE_RATE`)."""
+        """Metric names :meth:`scores` accepts (includes :data:`PARSE_RATE` for every protocol
+        that reads model answers)."""
 
     @abc.abstractmethod
     def scores(self, metric: str, condition: str = "correct") -> ItemScores:
@@ -125,9 +132,9 @@ class Protocol(abc.ABC):
             return MetricInfo(PARSE_RATE, True, "share of answers the parser could read (0-1)")
         return MetricInfo(metric)
 
-    def chance(self, metric: str) -> Chance | None:
-        """The chance level of ``metric`` (None when the protocol has none for it)."""
-        return None
+    def chances(self, metric: str) -> tuple[Chance, ...]:
+        """The chance levels and trivial baselines ``metric`` is gated against (may be empty)."""
+        return ()
 
     def check(self, metric: str, condition: str = "correct") -> None:
         """Raise ``KeyError`` naming the choices when ``metric``/``condition`` is unknown."""
