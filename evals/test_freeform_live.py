@@ -15,12 +15,12 @@ this clip), when CLAP weights load; otherwise those tests ``gate.skip`` naming
 ``huggingface-cli download laion/larger_clap_music`` (a failure under ``--strict``).
 
 Gates: Correct > Random and Correct > Noise, paired by item (``gate.paired_greater``) for a real
-model. On the embedded default (``--model recorded``: no recorded answers exist for these clips)
+model. On the embedded default (no live model declared: no recorded answers exist for these clips)
 the model is the tiny randomly initialised Qwen2-Audio of ``evals/test_live.py`` (CPU, 8 tokens):
 its answers are noise, so the same comparisons are recorded as FINDINGs (``gate.paired_finding``)
 and the embedded default stays honest and green.
 
-Run a real model: ``pytest evals/test_freeform_live.py --model hf:Qwen/Qwen2-Audio-7B-Instruct``.
+Run a real model: ``pytest evals/test_freeform_live.py --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct``.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from musiceval.generate import generate_responses, load_manifest
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.scoring.freeform import FreeformEvaluation, Models
+from musiceval.suite.schema import margin_for
 
 PROTOCOL = "freeform"
 CONDITIONS = ("correct", "random", "noise")
@@ -85,7 +86,7 @@ def test_answers_describe_their_own_audio_better_than_other_audio(live_freeform,
     correct, other = run.scores(metric, "correct"), run.scores(metric, baseline)
     name = f"{metric}: live correct > {baseline}"
     if live_freeform.real_model:
-        gate.paired_greater(correct, other, name=name, margin=float(thresholds[PROTOCOL]["margin_correct_random"]),
+        gate.paired_greater(correct, other, name=name, margin=margin_for(thresholds[PROTOCOL], metric),
                             protocol=PROTOCOL, metric=metric)
     else:
         gate.paired_finding(correct, other, name=f"{metric}: live correct - {baseline} (tiny random model)",

@@ -6,15 +6,15 @@ pitch), one question each, asked under the conditions correct, noise and text_on
 
 Model:
 
-- embedded default (``--model recorded``; also ``recorded:FILE``, whose answers are about other
+- embedded default (no live model declared; also ``recorded:FILE``, whose answers are about other
   audio): a tiny randomly initialised Qwen2-Audio that the session builds in a temporary
   directory and loads through the real ``hf:`` adapter on CPU. Its answers are noise: the gates
   check the machinery (every item answered, settings recorded, a rerun served from the cache),
   and the accuracy is a FINDING, never a gate;
-- a live model (``--model hf:<dir>``, ``openai-compatible:<url>#<model>``, ...): the same gates,
+- a live model (``--musiceval-model hf:<dir>``, ``openai-compatible:<url>#<model>``, ...): the same gates,
   plus (``gpu``-marked) accuracy on the synthesised questions beats chance.
 
-Run a real model: ``pytest evals/test_live.py --model hf:Qwen/Qwen2-Audio-7B-Instruct -m gpu``.
+Run a real model: ``pytest evals/test_live.py --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct -m gpu``.
 """
 from __future__ import annotations
 
@@ -156,7 +156,8 @@ def test_accuracy_on_synthesised_questions_is_reported(live_run, gate, threshold
 @pytest.mark.gpu
 def test_a_real_model_beats_chance_on_instruments_and_keys(live_run, gate, thresholds):
     if not live_run.real_model:
-        gate.skip("needs a real model: pass --model hf:<Qwen2-Audio dir> or openai-compatible:<url>#<model>")
+        gate.skip("needs a real model: pass --musiceval-model hf:<Qwen2-Audio dir> or openai-compatible:<url>#<model>",
+                  applicable=False)
     scores = correctness(live_run, "correct", set(CHANCE), float(thresholds[PROTOCOL]["tempo_tolerance"]))
     # Items mix chance rates (1/4, 1/24). The count of correct guesses is Poisson-binomial; its upper
     # tail is bounded by the binomial's at the mean rate (Hoeffding 1956, for counts >= n*p0 + 1),

@@ -9,22 +9,22 @@ output records -> ``score_task`` (the parsers, metrics and trivial baselines of 
 
 Model:
 
-- embedded default (``--model recorded``): a tiny randomly initialised Qwen2-Audio built in a
+- embedded default (no live model declared): a tiny randomly initialised Qwen2-Audio built in a
   temporary directory and loaded through the real ``hf:`` adapter on CPU, answering with at most
   8 tokens. Its answers are noise, so each task's comparison with its trivial baseline is a
   FINDING; the gate is the machinery: every instruction ends as a scored record or a counted
   failure with its reason;
-- a live model (``--model hf:<dir>``, ``openai-compatible:<url>#<model>``, ...): the same run
+- a live model (``--musiceval-model hf:<dir>``, ``openai-compatible:<url>#<model>``, ...): the same run
   with ``[mir] live_max_tokens`` and the shared response cache, and each task beating its trivial
   baseline (majority class, majority key, a metronome at the median tempo) is a paired gate.
 
-A downloaded CMI-Bench (``--data-dir DIR`` with the nicolaus625/CMI-bench repository cloned as
+A downloaded CMI-Bench (``--musiceval-data-dir DIR`` with the nicolaus625/CMI-bench repository cloned as
 ``DIR/cmi-bench`` and its audio downloaded under ``DIR/cmi-bench/data/...``, where its
 instruction files point) runs the same path on the first ``[mir] live_dataset_items``
 instructions of each of ``[mir] live_dataset_tasks``: the machinery gate, a table and a FINDING
 per task (``dataset("cmi-bench")`` marker: skipped with what to download when absent).
 
-Run a real model: ``pytest evals/test_mir_live.py --model hf:Qwen/Qwen2-Audio-7B-Instruct``.
+Run a real model: ``pytest evals/test_mir_live.py --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct``.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Release gates for the musical knowledge of text encoders (AudioSet triplets, SPEC section 5).
 
-Embedded default: triplets generated from the bundled AudioSet ontology's "Music genre" and
+The encoders probed are those inside the suite config's metrics (``[text_encoders] encoders``).
+Triplets are generated from the bundled AudioSet ontology's "Music genre" and
 "Musical instrument" subtrees (a seeded sample of ``[text_encoders] max_triplets`` per subtree,
 scored under the ``prompts`` listed in thresholds.toml), embedded by each encoder of
 ``[text_encoders] encoders``: the bundled all-MiniLM-L6-v2 (``minilm``) and the CLAP text tower
@@ -24,10 +25,13 @@ import pytest
 from musiceval.data.audioset import load_ontology
 from musiceval.data.triplets import generate_triplets, negation_triplets
 from musiceval.encoders import load_text_encoder
+from musiceval.pytest_plugin import NOT_APPLICABLE
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, mean_std_across_prompts
 from musiceval.scoring.triplets import TripletEvaluation, evaluate_triplets
 
 PROTOCOL = "text_encoders"
+#: a triplet is correct when cos(anchor, positive) > cos(anchor, negative): chance is 1/2
+CHANCE = 0.5
 SUBTREES = ("genre", "instrument")
 ENCODER_NAMES = {"minilm": "all-MiniLM-L6-v2", "clap:": "CLAP text tower"}
 
@@ -89,7 +93,7 @@ def subtree(request):
 @pytest.fixture(params=[pytest.param(spec, id=spec.rstrip(":")) for spec in ENCODER_NAMES])
 def encoder_spec(request, thresholds):
     if request.param not in _config(thresholds)["encoders"]:
-        pytest.skip(f"encoder {request.param!r} not listed in [text_encoders] encoders")
+        pytest.skip(f"{NOT_APPLICABLE}encoder {request.param!r} not listed in [text_encoders] encoders")
     return request.param
 
 
@@ -100,7 +104,7 @@ def test_text_encoder_triplet_accuracy_beats_chance(encoder_spec, subtree, evalu
     mean, std = mean_std_across_prompts(per_prompt)
     gate.record_bars(PROTOCOL, f"{name}: {subtree} accuracy per prompt", per_prompt,
                      ylabel=f"triplet accuracy (mean {mean:.3f}, std {std:.3f})")
-    gate.greater_than_chance(result.item_scores(f"{subtree}_triplet_accuracy"), _config(thresholds)["chance"],
+    gate.greater_than_chance(result.item_scores(f"{subtree}_triplet_accuracy"), CHANCE,
                              name=f"{name} {subtree} triplet accuracy > chance")
 
 
@@ -109,7 +113,7 @@ def test_text_encoder_negation_accuracy_at_or_below_chance_is_recorded(
 ):
     result = evaluations(gate, encoder_spec, subtree, negation=True)
     name = ENCODER_NAMES.get(encoder_spec, encoder_spec)
-    chance = _config(thresholds)["chance"]
+    chance = CHANCE
     scores = result.item_scores(f"{subtree}_negation_accuracy")
     assert scores.n > 0, f"no negation triplets generated for {subtree}"
     ci = gate.interval(scores.values, scores.groups, name=f"{name} {subtree} negation")

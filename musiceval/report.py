@@ -24,10 +24,11 @@ _DECIDED = ("PASS", "FAIL", "INCONCLUSIVE")
 _COLOURS = {"PASS": "#2e7d32", "FAIL": "#c62828", "INCONCLUSIVE": "#ef6c00", "FINDING": "#1565c0", "SKIPPED": "#757575"}
 
 
-def read_parts(results_dir: Path) -> list[dict[str, Any]]:
-    """All rows of ``parts/*.jsonl``; a torn last line (a killed worker) is reported, not fatal."""
+def read_parts(results_dir: Path, session: str | None = None) -> list[dict[str, Any]]:
+    """Rows of ``parts/<session>-*.jsonl`` (every part when ``session`` is None); a torn last line
+    (a killed worker) is reported, not fatal."""
     rows: list[dict[str, Any]] = []
-    for part in sorted((results_dir / "parts").glob("*.jsonl")):
+    for part in sorted((results_dir / "parts").glob(f"{session}-*.jsonl" if session else "*.jsonl")):
         for lineno, line in enumerate(part.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
@@ -46,8 +47,12 @@ def merge(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     for g, p_adj in zip(tested, holm([g["p_value"] for g in tested])):
         g["p_value_holm"] = float(p_adj)
     holm_failures = [g["name"] for g in tested if g["outcome"] == "PASS" and g["p_value_holm"] > alpha]
+    outcomes = Counter(g["outcome"] for g in gates)
+    verdict = ("FAILED" if outcomes["FAIL"] else "PASSED" if outcomes["PASS"] and not outcomes["INCONCLUSIVE"]
+               else "NOTHING DECIDED" if not outcomes["PASS"] else "INCONCLUSIVE")
     return {
         "meta": meta,
+        "verdict": verdict,
         "counts": dict(Counter(g["outcome"] for g in gates)),
         "gates": gates,
         "holm_failures": holm_failures,
@@ -57,8 +62,8 @@ def merge(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def write_run(results_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    rows = read_parts(results_dir)
+def write_run(results_dir: Path, meta: dict[str, Any], *, session: str | None = None) -> dict[str, Any]:
+    rows = read_parts(results_dir, session)
     run = merge(rows, meta)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / "results.json").write_text(json.dumps(run, indent=2, allow_nan=False, default=str), encoding="utf-8")

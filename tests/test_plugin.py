@@ -1,30 +1,34 @@
-"""The pytest plugin end to end, in a scratch project run in a subprocess: options, markers,
-strict mode, xdist merging into one results.json, reports and JUnit properties."""
+"""The pytest plugin end to end, in scratch projects run in a subprocess: namespaced options, the
+suite config's validation, strict mode and release profiles, xdist merging into one results.json,
+findings reported as skipped, no silent green, results-directory ownership and JUnit properties."""
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
-
-THRESHOLDS = Path(__file__).resolve().parents[1] / "evals" / "thresholds.toml"
 
 GATES = '''
 import numpy as np, pytest
 from musiceval.records import ItemScores
+from musiceval.suite.checks import CheckGate
 
 def s(values, condition="correct"):
     return ItemScores("m", ids=[str(i) for i in range(len(values))], values=values, condition=condition)
+
+def about(gate, name):  # a gate about the declared model "M"
+    return CheckGate(gate, check=f"demo/{name}/M/file/m", model="M", source="file", protocol="demo",
+                     rule=gate.rule_for(f"demo/{name}/M/file/m"))
 
 @pytest.mark.parametrize("k", range(6))
 def test_pass(gate, k):
     rng = np.random.default_rng(k)
     a = rng.normal(0.6, 0.1, 200)
-    gate.paired_greater(s(a), s(a - 0.1, "random"), name=f"pass {k}")
+    about(gate, f"pass{k}").paired_greater(s(a), s(a - 0.1, "random"), name=f"pass {k}")
 
 def test_inconclusive(gate):
-    gate.greater_than_chance(s(np.random.default_rng(1).normal(0.25, 0.3, 12)), 0.25, name="coin")
+    about(gate, "coin").greater_than_chance(s(np.random.default_rng(1).normal(0.25, 0.3, 12)), 0.25, name="coin")
 
 def test_finding(gate):
     gate.finding("a finding", estimate=0.5)
@@ -32,61 +36,150 @@ def test_finding(gate):
 @pytest.mark.dataset("fma")
 def test_needs_fma(gate):
     gate.at_least(s([1.0] * 10), 0.5, name="never reached")
+
+def test_missing_weights(gate):
+    gate.skip("CLAP checkpoint not found; run huggingface-cli download laion/larger_clap_music")
+'''
+
+CONFIG = '''
+[[model]]
+name = "M"
 '''
 
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "thresholds.toml").write_text(THRESHOLDS.read_text())
     (pytester.path / "evals" / "test_demo.py").write_text(GATES)
+    (pytester.path / "musiceval.toml").write_text(CONFIG)
     return pytester
 
 
-def _run(project: pytest.Pytester, *args: str):
-    results = project.path / "res"
-    result = project.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--results-dir", str(results), *args)
+def _run(project: pytest.Pytester, *args: str, results_name: str = "res"):
+    results = project.path / results_name
+    result = project.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--musiceval-results-dir", str(results), *args)
     return result, results
 
 
 def test_xdist_workers_merge_into_one_run(project):
-    result, results = _run(project, "-n", "2", "--seed", "7", "--junitxml", "junit.xml")
-    result.assert_outcomes(passed=7, skipped=1, xfailed=1)
+    result, results = _run(project, "-n", "2", "--musiceval-seed", "7", "--junitxml", "junit.xml", "-W", "error::pytest.PytestWarning")
+    result.assert_outcomes(passed=6, skipped=3, xfailed=1)
     run = json.loads((results / "results.json").read_text())
     names = {g["name"] for g in run["gates"]}
     assert {f"pass {k}" for k in range(6)} <= names and "coin" in names
-    assert sorted(p.name for p in (results / "parts").iterdir()) == ["gw0.jsonl", "gw1.jsonl"]
+    parts = sorted(p.name for p in (results / "parts").iterdir())
+    assert len(parts) == 2 and all(p.endswith(("-gw0.jsonl", "-gw1.jsonl")) for p in parts)
     assert run["meta"]["seed"] == 7 and run["meta"]["versions"]["musiceval"]
-    assert run["counts"] == {"PASS": 6, "INCONCLUSIVE": 1, "FINDING": 1, "SKIPPED": 1}
-    skipped = next(g for g in run["gates"] if g["outcome"] == "SKIPPED")
-    assert "dataset 'fma' not found" in skipped["detail"] and "--data-dir" in skipped["detail"]
+    assert run["counts"] == {"PASS": 6, "INCONCLUSIVE": 1, "FINDING": 1, "N/A": 1, "SKIPPED": 1}
+    na = next(g for g in run["gates"] if g["outcome"] == "N/A")
+    assert "dataset 'fma' not found" in na["detail"] and "--musiceval-data-dir" in na["detail"]
     assert all(g["p_value_holm"] >= g["p_value"] for g in run["gates"] if g.get("p_value") is not None)
+    assert {g["model"] for g in run["gates"] if g["name"].startswith("pass")} == {"M"}
     for name in ("report.md", "report.html", "scores.jsonl"):
         assert (results / name).stat().st_size > 0
-    assert list((results / "plots").glob("*.png"))
-    html = (results / "report.html").read_text()
-    assert "data:image/png;base64," in html and "pass 3" in html
-    props = {p.get("name"): p.get("value") for p in ET.parse(project.path / "junit.xml").iter("property")}
+    junit = ET.parse(project.path / "junit.xml")
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
     assert props["gate[pass 0].outcome"] == "PASS" and "gate[pass 0].ci" in props
+    finding = next(tc for tc in junit.iter("testcase") if tc.get("name") == "test_finding")
+    assert finding.find("skipped") is not None and "FINDING" in finding.find("skipped").get("message")
 
 
-def test_strict_turns_skips_and_inconclusive_into_failures(project):
-    result, results = _run(project, "--strict")
+def test_strict_fails_skips_that_could_apply_but_not_those_that_cannot(project):
+    result, _ = _run(project, "--musiceval-strict")
     assert result.ret != 0
-    result.assert_outcomes(passed=7, failed=1, errors=1)
-    result.stdout.fnmatch_lines(["*--strict: a release gate may not be skipped*", "*INCONCLUSIVE coin*"])
+    out = result.stdout.str()
+    assert "release gate may not be skipped: CLAP checkpoint not found" in out
+    assert "INCONCLUSIVE coin" in out
+    result.assert_outcomes(passed=6, failed=2, skipped=2)  # skipped: the finding and the not-applicable dataset
+
+
+def test_release_profile_decides_what_strict_requires(project):
+    (project.path / "musiceval.toml").write_text(CONFIG + '\n[release]\nrequired = ["demo/pass*"]\n')
+    result, _ = _run(project, "--musiceval-strict", "-k", "pass or missing_weights or fma")
+    result.assert_outcomes(passed=6, skipped=2)
+    assert result.ret == 0
+    (project.path / "musiceval.toml").write_text(CONFIG + '\n[release]\nrequired = ["demo/pass*", "demo/never/*"]\n')
+    result, _ = _run(project, "--musiceval-strict", "-k", "pass", results_name="res2")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*required check without a PASS: demo/never/*"])
+
+
+def test_a_session_that_decides_nothing_about_the_model_fails_unless_allowed(project):
+    result, _ = _run(project, "-k", "finding or fma or coin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*no gate decided anything about the declared model(s) (M)*--musiceval-allow-empty*"])
+    result, _ = _run(project, "-k", "finding or fma or coin", "--musiceval-allow-empty", results_name="res2")
+    assert result.ret == 0
+
+
+def test_a_config_rule_turns_a_gate_into_a_finding_with_its_reason(project):
+    (project.path / "musiceval.toml").write_text(CONFIG + '\n[checks."demo/pass0/*"]\ngate = false\nreason = "demo"\n')
+    result, results = _run(project, "-k", "pass")
+    result.assert_outcomes(passed=5, skipped=1)
+    gate = next(g for g in json.loads((results / "results.json").read_text())["gates"] if g["name"] == "pass 0")
+    assert gate["outcome"] == "FINDING" and gate["role"] == "finding" and "demo" in gate["role_reason"]
 
 
 def test_inconclusive_can_be_configured_to_fail(project):
-    result, _ = _run(project, "-k", "inconclusive", "--inconclusive", "fail")
+    result, _ = _run(project, "-k", "inconclusive", "--musiceval-inconclusive", "fail")
     result.assert_outcomes(failed=1)
 
 
-def test_options_are_in_their_own_help_group(pytester):
+def test_unknown_config_key_is_a_usage_error_naming_it(project):
+    (project.path / "musiceval.toml").write_text(CONFIG + "\n[choice]\nmin_parse_ratte = 0.9\n")
+    result, _ = _run(project)
+    assert result.ret == 2
+    result.stderr.fnmatch_lines(["*[[]choice[]]: unknown key 'min_parse_ratte'; did you mean 'min_parse_rate'*"])
+
+
+def test_a_missing_data_dir_and_an_unknown_model_prefix_are_usage_errors(project):
+    result, _ = _run(project, "--musiceval-data-dir", "/does/not/exist")
+    assert result.ret == 2 and "no such directory" in result.stderr.str()
+    result, _ = _run(project, "--musiceval-model", "nosuch:thing")
+    assert result.ret == 2 and "no adapter for 'nosuch'" in result.stderr.str()
+
+
+def test_a_project_conftest_may_define_model_and_seed_and_xdist_may_be_off(project):
+    (project.path / "conftest.py").write_text(
+        "def pytest_addoption(parser):\n    parser.addoption('--model')\n    parser.addoption('--seed')\n")
+    result, _ = _run(project, "-p", "no:xdist", "-k", "pass", "--model", "mine", "--seed", "3")
+    result.assert_outcomes(passed=6)
+
+
+def test_the_gate_fixture_works_without_a_config_file(pytester):
+    pytester.makepyfile(test_g="from musiceval.records import ItemScores\n"
+                               "def test_g(gate):\n"
+                               "    gate.at_least(ItemScores('m', ids=list('abcdefghij'), values=[1.0]*10), 0.5, name='g')\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--musiceval-results-dir", str(pytester.path / "r"),
+                                           "--musiceval-allow-empty")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_results_dir_held_by_a_live_session_is_refused_and_never_wiped(project):
+    results = project.path / "res"
+    results.mkdir()
+    (results / ".session.lock").write_text(json.dumps({"pid": os.getppid(), "session": "other"}))
+    (results / "parts").mkdir()
+    (results / "parts" / "other-main.jsonl").write_text('{"type": "gate"}\n')
+    result, _ = _run(project)
+    assert result.ret == 2 and "in use by another running session" in result.stderr.str()
+    assert (results / "parts" / "other-main.jsonl").exists()
+
+
+def test_sessions_in_one_results_dir_keep_each_others_parts(project):
+    _run(project, "-k", "pass")
+    _run(project, "-k", "inconclusive", "--musiceval-allow-empty")
+    results = project.path / "res"
+    assert len(list((results / "parts").glob("*.jsonl"))) == 2
+    run = json.loads((results / "results.json").read_text())
+    assert {g["name"] for g in run["gates"]} == {"coin"}  # the latest session's results only
+
+
+def test_options_are_namespaced_in_their_own_help_group(pytester):
     result = pytester.runpytest_subprocess("--help")
-    result.stdout.fnmatch_lines(["musiceval: music LM evaluation gates:", "*--model*", "*--data-dir*", "*--thresholds*",
-                                 "*--results-dir*", "*--seed*"])
-    assert "release-gate mode" in result.stdout.str()
+    result.stdout.fnmatch_lines(["musiceval: music LM release gates:", "*--musiceval-config*", "*--musiceval-model*",
+                                 "*--musiceval-data-dir*", "*--musiceval-results-dir*", "*--musiceval-seed*"])
+    assert "  --model " not in result.stdout.str()
 
 
 def test_markers_are_registered(pytester):
@@ -95,24 +188,12 @@ def test_markers_are_registered(pytester):
         assert marker in result.stdout.str()
 
 
-def test_gpu_and_llm_markers_skip_with_reasons(pytester, monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "thresholds.toml").write_text(THRESHOLDS.read_text())
-    (pytester.path / "evals" / "test_m.py").write_text(
-        "import pytest\n"
-        "@pytest.mark.llm(cassette='fixtures/cassettes/x.yaml')\n"
-        "def test_llm(gate): pass\n"
-        "@pytest.mark.gpu\n"
-        "def test_gpu(gate): pass\n")
-    result = pytester.runpytest_subprocess("evals", "-rs", "-p", "no:cacheprovider", "--results-dir", str(pytester.path / "r"))
-    out = result.stdout.str()
-    assert "cassette 'fixtures/cassettes/x.yaml' is missing" in out and "MUSICEVAL_RECORD=1" in out
-    assert "needs a CUDA GPU" in out or result.parseoutcomes().get("passed") == 2
-
-
-def test_missing_thresholds_file_names_the_fix(pytester):
-    (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "test_x.py").write_text("def test_x(gate): pass\n")
-    result = pytester.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--results-dir", str(pytester.path / "r"))
-    result.stdout.fnmatch_lines(["*thresholds file*not found; pass --thresholds*"])
+def test_llm_marker_skips_without_a_cassette_even_with_a_key(pytester, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    pytester.makepyfile(test_m="import pytest\n"
+                               "@pytest.mark.llm(cassette='fixtures/cassettes/x.yaml')\n"
+                               "def test_llm(gate): pass\n")
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider", "--musiceval-results-dir",
+                                           str(pytester.path / "r"), "--musiceval-allow-empty")
+    result.assert_outcomes(skipped=1)
+    assert "cassette 'fixtures/cassettes/x.yaml' is missing" in result.stdout.str()

@@ -76,7 +76,7 @@ def _release_gpu_memory() -> None:
 def music_lm(request: pytest.FixtureRequest, model_spec: str) -> Iterator[MusicLM]:
     if model_spec.strip() in EMBEDDED_DEFAULTS:
         pytest.skip("no live model: pass --model hf:<dir>, openai-compatible:<url>#<model> or recorded:<file>")
-    options: dict = {"concurrency": int(_option(request.config, "--concurrency", 8))}
+    options: dict = {"concurrency": int(_option(request.config, "musiceval_concurrency", 8))}
     if split_spec(model_spec)[0] in ("hf", "text-only", "text-only-silence"):
         device = cuda_device_for_worker()
         if device:

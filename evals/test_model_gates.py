@@ -1,0 +1,56 @@
+"""The gates every protocol applies to the declared model, for each of its answer sources.
+
+Each test runs once per answer set the suite config declares (``musiceval.toml``: a MuChoMusic
+file, a factual answer file, a MusicQA file, one CMI-Bench task file ...), on the
+:class:`~musiceval.protocols.base.Protocol` built from it (the ``run`` fixture):
+
+- **beats chance**: every metric with a chance level beats it: an exact binomial test for 0/1
+  outcomes against a known rate (1/4 for four options, 1/10 for GTZAN's genres), the permutation
+  null of factual F1, and each MIR task's trivial baseline (majority class, mean predictor,
+  metronome, empty transcript) paired by item;
+- **the model listens**: the headline metric under Correct beats the best control condition the
+  answers hold (random audio, white noise, text only, silence), paired by item and clustered by
+  track; its estimate is the audio-dependence score. Answers that do not depend on the audio FAIL;
+- **parse rate**: the share of answers the protocol's parser could read (MuChoMusic's
+  instruction-following rate, generalised) is at least ``[<protocol>] min_parse_rate``.
+
+Whether a check is a release gate or a finding, and its margin in the metric's own units, come
+from the metric's default role and the suite config's ``[checks]`` rules.
+"""
+from __future__ import annotations
+
+from musiceval.protocols.base import PARSE_RATE
+from musiceval.suite import checks
+from musiceval.suite.schema import margin_for
+
+PROTOCOLS = ("choice", "factual", "freeform", "mir")
+
+
+def test_beats_chance(run, gate, thresholds):
+    section = thresholds[run.name]
+    gate.record_table(run.name, f"{run.model} {run.source}: evaluate()", [
+        {k: v for k, v in run.evaluate().items() if k != "failures"}])
+    compared = 0
+    for metric in run.metrics:
+        if metric == PARSE_RATE:
+            continue
+        for chance in run.chances(metric):
+            checks.beats_chance(gate, run, metric, chance, margin=margin_for(section, metric, getattr(run, "task", "")))
+            compared += 1
+    if not compared:
+        gate.skip(f"{run.model} {run.source}: {run.name} has no chance level for its metrics", applicable=False)
+
+
+def test_listens(run, gate, thresholds):
+    section = thresholds[run.name]
+    if not run.controls():
+        gate.skip(f"{run.model} {run.source}: the answers hold no control condition (random audio, noise, text "
+                  "only, silence); record answers under one (musiceval generate --conditions correct,noise,text_only) "
+                  "to gate whether the model listens", applicable=False)
+    gate.record_table(run.name, f"{run.model} {run.source}: {run.headline} by condition",
+                      [{"condition": c, run.headline: v} for c, v in checks.control_means(run, run.headline).items()])
+    checks.listens(gate, run, margin=float(section["listens_margin"]))
+
+
+def test_parse_rate(run, gate, thresholds):
+    checks.parse_rate(gate, run, float(thresholds[run.name]["min_parse_rate"]))

@@ -1,0 +1,182 @@
+"""The generic checks every protocol gets, and a gate bound to one check of one model.
+
+A :class:`CheckGate` is a :class:`~musiceval.gates.Gate` that knows what it is about: its check
+id (``<protocol>/<check>/<model>/<source>/<metric>[/<what>]``), the model under test, the metric's
+units and direction, and whether the suite config makes it a release gate or a finding. A gate
+turned into a finding keeps its estimate and interval; the report says which is which and why.
+
+The checks:
+
+- :func:`beats_chance`: a metric against each of the protocol's chance levels (exact binomial for
+  0/1 outcomes against a fixed rate; a permutation null; a trivial baseline paired by item);
+- :func:`listens`: "the model listens": Correct against the best control condition (random audio,
+  white noise, text only, silence), paired by item and clustered by track; its estimate is the
+  audio-dependence score. When Correct and the control agree on every item (an adapter that
+  drops the audio) the interval collapses onto zero and the gate FAILs;
+- :func:`parse_rate`: the share of answers the protocol's parser could read (IFR, generalised);
+- :func:`correct_beats`: Correct against one other condition on one metric.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Callable
+
+import numpy as np
+
+from musiceval.gates import Gate
+from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
+from musiceval.records import GateResult, Outcome
+from musiceval.suite.config import CheckRule
+
+_DECIDED = (Outcome.PASS, Outcome.FAIL, Outcome.INCONCLUSIVE)
+
+
+def check_id(protocol: str, check: str, model: str, source: str, metric: str = "", what: str = "") -> str:
+    return "/".join(p for p in (protocol, check, model, source, metric, what) if p)
+
+
+class CheckGate(Gate):
+    """A gate bound to one check; shares its parent's config, sink, results and failure handling."""
+
+    def __init__(self, parent: Gate, *, check: str, model: str = "", source: str = "", protocol: str = "",
+                 default_role: str = "gate", unit: str = "", higher_is_better: bool = True,
+                 rule: CheckRule | None = None):
+        self.check = check
+        self.rule = rule
+        self.default_role = default_role
+        self.role = ("gate" if rule.gate else "finding") if rule is not None and rule.gate is not None else default_role
+        extra = {"check": check, "model": model, "source": source, "role": self.role, "unit": unit,
+                 "higher_is_better": higher_is_better}
+        if self.role != default_role:
+            extra["role_reason"] = f"{'promoted to a gate' if self.role == 'gate' else 'a finding'} by the suite " \
+                                   f"config ([checks.\"{rule.pattern}\"])" + (f": {rule.reason}" if rule.reason else "")
+        parent_sink = parent.sink
+
+        def sink(row: dict[str, Any]) -> None:
+            parent_sink({**row, **extra} if row.get("type") == "gate" else row)
+
+        config = replace(parent.config, protocol=protocol or parent.config.protocol)
+        super().__init__(config, sink=sink, on_result=parent.on_result, nodeid=parent.nodeid)
+        self.results = parent.results
+
+    def margin(self, default: float = 0.0) -> float:
+        """The configured margin: a ``[checks]`` rule's, else ``default`` (the protocol's)."""
+        return self.rule.margin if self.rule is not None and self.rule.margin is not None else float(default)
+
+    @property
+    def is_gate(self) -> bool:
+        return self.role == "gate"
+
+    #: FAIL (instead of INCONCLUSIVE) when the interval's upper bound equals the margin: set by
+    #: :func:`listens`, where an interval collapsed onto zero proves the answers ignore the audio
+    fail_at_margin = False
+
+    def _conclude(self, result: GateResult, inputs=()) -> GateResult:
+        if (self.fail_at_margin and result.outcome is Outcome.INCONCLUSIVE
+                and math.isfinite(result.ci[1]) and result.ci[1] <= result.threshold):
+            result = replace(result, outcome=Outcome.FAIL,
+                             detail=f"{result.detail}; the interval's upper bound is at the margin: Correct is "
+                                    "no better than the control on any resample (identical per-item scores mean "
+                                    "the answers do not depend on the audio)")
+        if self.role == "finding" and result.outcome in _DECIDED:
+            why = (self.rule.reason if self.rule is not None and self.rule.gate is False and self.rule.reason
+                   else "a finding by design: recorded with its interval, never a release condition")
+            result = replace(result, outcome=Outcome.FINDING,
+                             detail=f"{result.detail}; would be {result.outcome.value} as a gate; {why}".lstrip("; "))
+        return super()._conclude(result, inputs)
+
+
+def bind(gate: Gate, run: Protocol, check: str, metric: str = "", what: str = "", *,
+         default_role: str | None = None, rules: Callable[[str], CheckRule | None] | None = None) -> CheckGate:
+    """A :class:`CheckGate` for ``check`` of ``run`` on ``metric`` (rules from the suite config)."""
+    info = run.metric_info(metric) if metric else None
+    cid = check_id(run.name, check, run.model, run.source, metric, what)
+    lookup = rules or getattr(gate, "rule_for", None)
+    return CheckGate(gate, check=cid, model=run.model, source=run.source, protocol=run.name,
+                     default_role=default_role or (info.role if info else "gate"),
+                     unit=info.unit if info else "", higher_is_better=info.higher_is_better if info else True,
+                     rule=lookup(cid) if lookup else None)
+
+
+def _is_binary(values: np.ndarray) -> bool:
+    return bool(values.size) and bool(np.all((values == 0) | (values == 1)))
+
+
+def beats_chance(gate: Gate, run: Protocol, metric: str, chance: Chance, *, margin: float = 0.0) -> GateResult:
+    """``metric`` on Correct beats ``chance`` (by ``margin`` in the metric's units)."""
+    g = bind(gate, run, "beats_chance", metric, chance.name)
+    margin = g.margin(margin)
+    scores = run.scores(metric, "correct")
+    info = run.metric_info(metric)
+    name = f"{run.model} {run.source} {metric} beats {chance.name}" + (f" by {margin:g}" if margin else "")
+    if chance.kind == "baseline":
+        base = chance.scores
+        if base is None:
+            raise ValueError(f"{run.name}: chance {chance.name!r} of kind 'baseline' carries no per-item scores")
+        a, b = (scores, base) if info.higher_is_better else (base, scores)
+        return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+    if chance.kind == "permutation":
+        null = np.asarray(chance.null, dtype=float) + margin
+        return g.beats_permutation_null(scores, null, name=name, protocol=run.name, metric=metric)
+    level = chance.value + margin if info.higher_is_better else chance.value - margin
+    if _is_binary(scores.values) and info.higher_is_better and 0 < level < 1:
+        return g.binomial_greater(scores, level, name=name, protocol=run.name, metric=metric)
+    if not info.higher_is_better:
+        flipped = replace(scores, values=-scores.values)
+        return g.greater_than_chance(flipped, -level, name=name, protocol=run.name, metric=metric)
+    return g.greater_than_chance(scores, level, name=name, protocol=run.name, metric=metric)
+
+
+def control_means(run: Protocol, metric: str) -> dict[str, float]:
+    """Mean of ``metric`` under Correct and each control, on the items Correct and that control share."""
+    correct = run.scores(metric, "correct")
+    out = {"correct": correct.mean()}
+    for control in run.controls():
+        out[control] = run.scores(metric, control).mean()
+    return out
+
+
+def listens(gate: Gate, run: Protocol, metric: str | None = None, *, margin: float = 0.0) -> GateResult | None:
+    """"The model listens": ``metric`` (default the headline) on Correct beats the best control.
+
+    The best control is the one whose mean is closest to Correct's from below (the hardest
+    comparison); returns None when the protocol has no control condition.
+    """
+    metric = metric or run.headline
+    controls = run.controls()
+    if not controls:
+        return None
+    info = run.metric_info(metric)
+    sign = 1.0 if info.higher_is_better else -1.0
+    correct = run.scores(metric, "correct")
+    best = max(controls, key=lambda c: sign * run.scores(metric, c).mean() if run.scores(metric, c).n else -math.inf)
+    other = run.scores(metric, best)
+    g = bind(gate, run, "listens", metric, default_role="gate")
+    g.fail_at_margin = True
+    margin = g.margin(margin)
+    a, b = (correct, other) if info.higher_is_better else (other, correct)
+    name = f"{run.model} {run.source} listens: {metric} Correct beats {best} (best of {', '.join(controls)})"
+    return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+
+
+def parse_rate(gate: Gate, run: Protocol, minimum: float) -> GateResult:
+    """The share of answers the protocol's parser could read is at least ``minimum``."""
+    g = bind(gate, run, "parse_rate", PARSE_RATE, default_role="gate")
+    minimum = g.margin(minimum) if g.rule is not None and g.rule.margin is not None else minimum
+    return g.at_least(run.scores(PARSE_RATE, "correct"), minimum,
+                      name=f"{run.model} {run.source} parse rate at least {minimum:.0%}", protocol=run.name,
+                      metric=PARSE_RATE)
+
+
+def correct_beats(gate: Gate, run: Protocol, metric: str, other: str, *, check: str, margin: float = 0.0,
+                  a: str = "correct") -> GateResult:
+    """``metric`` under condition ``a`` beats condition ``other`` (paired; role from the metric)."""
+    info = run.metric_info(metric)
+    g = bind(gate, run, check, metric)
+    margin = g.margin(margin)
+    x, y = run.scores(metric, a), run.scores(metric, other)
+    if not info.higher_is_better:
+        x, y = y, x
+    return g.paired_greater(x, y, name=f"{run.model} {run.source} {metric}: {a} > {other}", margin=margin,
+                            protocol=run.name, metric=metric)

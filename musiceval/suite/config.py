@@ -1,0 +1,348 @@
+"""The suite config: the model(s) under test, their answers, thresholds, check rules and release profile.
+
+Found, in order: ``--musiceval-config FILE``; ``musiceval.toml`` in the pytest rootdir;
+``[tool.musiceval]`` in the rootdir's ``pyproject.toml``; else built-in defaults with no model
+declared. The embedded default of this repository is ``musiceval.toml`` (the demo). Layout::
+
+    [[model]]                                  # one per model under test (a team declares one)
+    name = "our-model-v2"
+    live = "hf:/models/ours"                   # optional: a live spec for the live gates
+    args = { dtype = "bfloat16" }              # optional: model arguments of the live spec
+
+    [[model.answers]]                          # answer files in the benchmarks' native layouts
+    protocol = "choice"                        # choice | factual | freeform | mir
+    file = "runs/v2/muchomusic.jsonl"          # or dir = "runs/v2/cmi-bench" (mir: <model>_<task>.jsonl)
+    # format = "dasheng-choice"                # detected from the content when absent
+    # label, and protocol options: vocab, matcher, rewrites, compat ...
+
+    [choice]                                   # thresholds per protocol (musiceval.suite.schema)
+    min_parse_rate = 0.9
+
+    [checks."mir/beats_chance/*"]              # promote a finding to a gate, or back, with a margin
+    gate = true
+    margin = 0.02
+    reason = "why"
+
+    [release]
+    required = ["choice/*", "*/listens/*"]     # gates a release needs: under --strict these may not skip
+
+Every key is validated when the config is loaded (:class:`~musiceval.suite.schema.ConfigError`
+naming the key and the closest known one). Paths are relative to the config file.
+
+Check ids (what ``[checks]`` and ``[release]`` patterns match, with :mod:`fnmatch`) read like
+paths: ``<protocol>/<check>/<model>/<source label>/<metric>[/<what>]``, e.g.
+``choice/beats_chance/our-model-v2/muchomusic/accuracy/uniform chance``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from musiceval.suite.schema import ConfigError, SCHEMA, unknown_key_error, validate_thresholds
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_FILE = "musiceval.toml"
+#: protocols that read answer files, and the options an answers entry may set for each
+ANSWER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "choice": ("matcher",),
+    "factual": ("vocab", "extractor", "chunks", "hierarchy", "labels_field", "n_permutations"),
+    "freeform": ("rewrites", "random_draws", "data_dir", "metrics", "keep_compared_only"),
+    "mir": ("compat", "encoder", "tagging_items", "captioning_items"),
+}
+_ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
+_MODEL_KEYS = ("name", "live", "args", "answers")
+_TOP_LEVEL = (*SCHEMA, "model", "checks", "release", "baseline")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One answer set of one model for one protocol: the unit the gates are parametrized over."""
+
+    model: str
+    protocol: str
+    path: Path
+    label: str
+    format: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: the CMI-Bench task of a MIR source (from the file name)
+    task: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.model}/{self.protocol}/{self.label}"
+
+
+@dataclass(frozen=True)
+class ModelDecl:
+    name: str
+    live: str | None = None
+    args: Mapping[str, Any] = field(default_factory=dict)
+    answers: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    pattern: str
+    gate: bool | None = None
+    margin: float | None = None
+    reason: str = ""
+
+
+@dataclass
+class SuiteConfig:
+    path: Path | None
+    root: Path
+    models: tuple[ModelDecl, ...] = ()
+    thresholds: dict[str, dict[str, Any]] = field(default_factory=lambda: validate_thresholds({}, "defaults"))
+    checks: tuple[CheckRule, ...] = ()
+    required: tuple[str, ...] = ()
+    baseline: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path else "built-in defaults"
+
+    # ------------------------------------------------------------------ sources
+
+    def sources(self, protocol: str | None = None) -> list[Source]:
+        """Every declared answer set (of ``protocol``), a MIR directory expanded per task file."""
+        out: list[Source] = []
+        for model in self.models:
+            for entry in model.answers:
+                if protocol is not None and entry["protocol"] != protocol:
+                    continue
+                out.extend(_expand(model.name, entry, self.root))
+        return out
+
+    def live_models(self) -> list[ModelDecl]:
+        return [m for m in self.models if m.live]
+
+    # ------------------------------------------------------------------ check rules
+
+    def rule(self, check_id: str) -> CheckRule | None:
+        """The last ``[checks]`` rule whose pattern matches ``check_id`` (file order)."""
+        found = None
+        for rule in self.checks:
+            if fnmatch.fnmatchcase(check_id, rule.pattern):
+                found = rule
+        return found
+
+    def is_required(self, check_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(check_id, p) for p in self.required)
+
+
+def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
+    options = {k: v for k, v in entry.items() if k not in _ANSWER_KEYS}
+    for key in ("rewrites", "hierarchy", "data_dir"):
+        if isinstance(options.get(key), str) and options[key]:
+            options[key] = str((root / options[key]))
+    protocol, fmt = entry["protocol"], entry.get("format")
+    if "dir" in entry:
+        from musiceval.data.cmibench import task_from_filename
+
+        folder = root / entry["dir"]
+        sources = []
+        for path in sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*.json")):
+            try:
+                _, task = task_from_filename(path)
+            except ValueError:
+                continue
+            sources.append(Source(model, protocol, path, task, fmt, options, task=task))
+        return sources
+    path = root / entry["file"]
+    task = ""
+    if protocol == "mir":
+        from musiceval.data.cmibench import task_from_filename
+
+        task = task_from_filename(path)[1]
+    label = str(entry.get("label") or task or path.stem)
+    return [Source(model, protocol, path, label, fmt, options, task=task)]
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def find_config(explicit: str | Path | None, root: Path) -> tuple[Path | None, dict[str, Any]]:
+    """``(path, raw table)`` of the config in force (see the module docstring)."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"suite config {path} not found; pass --musiceval-config with an existing musiceval.toml")
+        return path, _read_toml(path)
+    path = root / CONFIG_FILE
+    if path.is_file():
+        return path, _read_toml(path)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("musiceval")
+        if table is not None:
+            return pyproject, table
+    return None, {}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file") from None
+
+
+def load_config(explicit: str | Path | None = None, root: str | Path = ".", *,
+                thresholds_file: str | Path | None = None) -> SuiteConfig:
+    """Find, read and validate the suite config (``thresholds_file`` overlays threshold sections)."""
+    root = Path(root)
+    path, raw = find_config(explicit, root)
+    if thresholds_file:
+        extra = _read_toml(Path(thresholds_file)) if Path(thresholds_file).is_file() else None
+        if extra is None:
+            raise ConfigError(f"thresholds file {thresholds_file} not found; pass an existing TOML file")
+        raw = {**raw, **extra}
+    return parse_config(raw, where=str(path) if path else "built-in defaults",
+                        base=path.parent if path else root, path=path)
+
+
+def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path | None = None) -> SuiteConfig:
+    for key in raw:
+        if key not in _TOP_LEVEL:
+            raise unknown_key_error(key, _TOP_LEVEL, f"{where}: top level")
+    thresholds = validate_thresholds(raw, where)
+    models = _models(raw.get("model", []), where, base)
+    checks = _checks(raw.get("checks", {}), where)
+    release = raw.get("release", {})
+    if not isinstance(release, Mapping):
+        raise ConfigError(f"{where}: [release] must be a table")
+    for key in release:
+        if key != "required":
+            raise unknown_key_error(key, ("required",), f"{where}: [release]")
+    required = release.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(p, str) for p in required):
+        raise ConfigError(f"{where}: [release] required must be a list of check-id patterns")
+    baseline = raw.get("baseline", {})
+    if not isinstance(baseline, Mapping):
+        raise ConfigError(f"{where}: [baseline] must be a table")
+    return SuiteConfig(path, base, models, thresholds, checks, tuple(required), dict(baseline))
+
+
+def _models(raw: Any, where: str, base: Path) -> tuple[ModelDecl, ...]:
+    entries = [raw] if isinstance(raw, Mapping) else raw
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: [model] must be a table or an array of tables ([[model]])")
+    out, names = [], set()
+    for k, entry in enumerate(entries):
+        at = f"{where}: model #{k + 1}"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{at}: must be a table")
+        for key in entry:
+            if key not in _MODEL_KEYS:
+                raise unknown_key_error(key, _MODEL_KEYS, at)
+        name = entry.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[^/\[\]*?\n]{1,80}", name or ""):
+            raise ConfigError(f"{at}: 'name' must be a short label without '/', '[', ']', '*', '?' (got {name!r})")
+        if name in names:
+            raise ConfigError(f"{at}: model name {name!r} is declared twice")
+        names.add(name)
+        live = entry.get("live")
+        if live is not None and not isinstance(live, str):
+            raise ConfigError(f"{at}: 'live' must be a model spec string such as 'hf:Qwen/Qwen2-Audio-7B-Instruct'")
+        args = entry.get("args", {})
+        if not isinstance(args, Mapping):
+            raise ConfigError(f"{at}: 'args' must be a table of model arguments")
+        answers = entry.get("answers", [])
+        if isinstance(answers, Mapping):
+            answers = [answers]
+        out.append(ModelDecl(name, live, dict(args), tuple(_answers(a, f"{at} ({name}) answers #{j + 1}", base)
+                                                           for j, a in enumerate(answers))))
+    return tuple(out)
+
+
+def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{at}: must be a table with protocol and file (or dir)")
+    protocol = entry.get("protocol")
+    if protocol not in ANSWER_OPTIONS:
+        raise ConfigError(f"{at}: 'protocol' must be one of {', '.join(ANSWER_OPTIONS)} (got {protocol!r})")
+    allowed = (*_ANSWER_KEYS, *ANSWER_OPTIONS[protocol])
+    for key in entry:
+        if key not in allowed:
+            raise unknown_key_error(key, allowed, at)
+    if ("file" in entry) == ("dir" in entry):
+        raise ConfigError(f"{at}: give exactly one of 'file' or 'dir'")
+    if "dir" in entry and protocol != "mir":
+        raise ConfigError(f"{at}: 'dir' (a CMI-Bench outputs directory) applies to protocol 'mir' only; use 'file'")
+    target = base / str(entry.get("file") or entry.get("dir"))
+    if "file" in entry and not target.is_file():
+        raise ConfigError(f"{at}: answer file {target} not found; fix 'file' (paths are relative to the config file)")
+    if "dir" in entry and not target.is_dir():
+        raise ConfigError(f"{at}: answers directory {target} not found; fix 'dir'")
+    return dict(entry)
+
+
+def _checks(raw: Any, where: str) -> tuple[CheckRule, ...]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f'{where}: [checks] must be a table of [checks."<pattern>"] tables')
+    out = []
+    for pattern, rule in raw.items():
+        at = f'{where}: [checks."{pattern}"]'
+        if not isinstance(rule, Mapping):
+            raise ConfigError(f"{at}: must be a table with gate, margin and reason")
+        for key in rule:
+            if key not in ("gate", "margin", "reason"):
+                raise unknown_key_error(key, ("gate", "margin", "reason"), at)
+        gate, margin, reason = rule.get("gate"), rule.get("margin"), rule.get("reason", "")
+        if gate is not None and not isinstance(gate, bool):
+            raise ConfigError(f"{at}: 'gate' must be true (a release gate) or false (a finding)")
+        if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))):
+            raise ConfigError(f"{at}: 'margin' must be a number in the metric's units")
+        if not isinstance(reason, str):
+            raise ConfigError(f"{at}: 'reason' must be a string")
+        if gate is False and not reason.strip():
+            raise ConfigError(f"{at}: a gate turned into a finding needs a 'reason' (the report shows it)")
+        out.append(CheckRule(pattern, gate, float(margin) if margin is not None else None, reason))
+    return tuple(out)
+
+
+def config_for_answers(path: str | Path, *, protocol: str | None = None, name: str | None = None,
+                       base: SuiteConfig | None = None) -> SuiteConfig:
+    """A config declaring one model whose answers are ``path`` (``--musiceval-model recorded:PATH``):
+    the protocol is detected from the content (a directory is a CMI-Bench outputs directory)."""
+    path = Path(path)
+    if path.is_dir():
+        entry: dict[str, Any] = {"protocol": "mir", "dir": str(path.resolve())}
+        label = name or path.name
+    elif path.is_file():
+        from musiceval.data.formats import FormatError, detect_format
+
+        try:
+            fmt = detect_format(path, protocol)
+        except FormatError as exc:
+            raise ConfigError(str(exc)) from None
+        entry = {"protocol": protocol or fmt.protocols[0], "file": str(path.resolve()), "format": fmt.name}
+        label = name or _model_name_of(path) or path.stem
+    else:
+        raise ConfigError(f"--musiceval-model recorded:{path}: no such file or directory; pass an answer file "
+                          "(MuChoMusic, MusicQA, NSynth/FMA factual, musiceval JSONL) or a CMI-Bench outputs directory")
+    base = base or SuiteConfig(None, Path("."))
+    model = ModelDecl(re.sub(r"[/\[\]*?\n]", "_", label)[:80], answers=(entry,))
+    return SuiteConfig(base.path, base.root, (model,), base.thresholds, base.checks, base.required, base.baseline)
+
+
+def _model_name_of(path: Path) -> str | None:
+    """The ``model_name`` field of the first JSON-lines record, when the file carries one."""
+    import json
+
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(1 << 16)
+        rec = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    name = rec.get("model_name") if isinstance(rec, dict) else None
+    return name if isinstance(name, str) and name.strip() else None

@@ -1,0 +1,50 @@
+"""Building the :class:`~musiceval.protocols.base.Protocol` of one declared answer source.
+
+The options a protocol receives come from three places, later ones winning: the protocol's
+threshold section of the suite config (encoders, matcher, permutations ...), the answers entry of
+the model (vocab, rewrites, compat ...), and the run (seed, cache directory).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings
+from musiceval.suite.config import Source, SuiteConfig
+
+#: threshold keys of each protocol section that are protocol options
+_FROM_THRESHOLDS = {
+    "choice": ("matcher",),
+    "factual": ("n_permutations", "vocab"),
+    "freeform": ("random_draws", "sentence_encoder", "bertscore_model", "bertscore_layers", "clap", "metrics"),
+    "mir": ("compat", "encoder", "bertscore_model", "bertscore_layers"),
+}
+
+
+def protocol_options(source: Source, config: SuiteConfig, *, cache_dir: str | Path | None = None) -> dict[str, Any]:
+    section = config.thresholds.get(source.protocol, {})
+    options: dict[str, Any] = {k: section[k] for k in _FROM_THRESHOLDS.get(source.protocol, ()) if k in section}
+    options = {k: v for k, v in options.items() if v not in ("", [], None)}
+    if source.protocol == "mir":
+        from musiceval.metrics.mir import FAMILIES
+
+        family = FAMILIES.get(source.task, "")
+        limit = {"tagging": section.get("tagging_items", 0), "captioning": section.get("captioning_items", 0)}.get(family, 0)
+        limit = int(source.options.get(f"{family}_items", limit) or 0)
+        options["max_items"] = limit or None
+    options.update({k: v for k, v in source.options.items() if not k.endswith("_items")})
+    if cache_dir is not None:
+        options["cache_dir"] = str(cache_dir)
+    return options
+
+
+def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None) -> Protocol:
+    """Load ``source``'s answers (format detected from the content unless declared) and build its protocol."""
+    from musiceval.data.formats import load_answers
+
+    answers = load_answers(source.path, source.format, protocol=source.protocol)
+    settings = ProtocolSettings(seed=seed, options=protocol_options(source, config, cache_dir=cache_dir))
+    run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]
+    run.model = source.model
+    run.source = source.label
+    return run
