@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES, distractor_setting
-from musiceval.metrics.choice import ANSWER_PREFIX, LETTERS, UNANSWERED
+from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED
 from musiceval.records import Item
 
 MAX_EXAMPLES = 5

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musiceval.records import ItemFailure
+from musiceval.schemas import OutputRecord
 
 TASKS = (
     "GTZAN", "GS_key", "EMO_arousal", "EMO_valence", "Nsynth_instrument", "Nsynth_pitch",
@@ -41,20 +42,6 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 
 class CmiBenchFormatError(ValueError):
     """A whole file is unusable: the message names the file, the problem and the fix."""
-
-
-@dataclass(frozen=True)
-class OutputRecord:
-    """One model answer in a CMI-Bench output file."""
-
-    item_id: str
-    index: int
-    question: str
-    response: str
-    correct_answer: str
-    audioid: str
-    group: str
-    other: Any = ""
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def fma_genre_vocabulary(genres: dict[int, Genre]) -> "Vocabulary":
 
 
 def fma_genre_tree(genres: dict[int, Genre], vocab: "Vocabulary") -> dict[str, str | None]:
-    """``child -> parent`` in ``vocab``'s canonical labels (for :func:`musiceval.metrics.sets.hierarchy_labels`);
+    """``child -> parent`` in ``vocab``'s canonical labels (for the metrics' ``hierarchy_labels``);
     genres the vocabulary lacks keep their FMA title."""
     def canon(title: str | None) -> str | None:
         return None if title is None else (vocab.canonical(title) or title)

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from musiceval.data.jsonl import read_json_objects
-from musiceval.metrics.choice import LETTERS, validate_options
+from musiceval.schemas import LETTERS, validate_options
 from musiceval.records import Item, ItemFailure, Response
 
 #: MuChoMusic's distractor types, in the order of ``distractor_1/2/3_answer``

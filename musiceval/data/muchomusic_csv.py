@@ -17,7 +17,7 @@ from musiceval.data.muchomusic import (
     ChoiceDataError,
     parse_dimension_list,
 )
-from musiceval.metrics.choice import validate_options
+from musiceval.schemas import validate_options
 from musiceval.records import Item, ItemFailure
 
 CSV_REQUIRED = ("question", "correct_answer", "distractor_1_answer", "distractor_2_answer", "distractor_3_answer")

@@ -6,7 +6,7 @@
 - :func:`among_prompt`: "Among {all labels}, ..." lists the vocabulary (raises recall, lowers
   precision in the paper);
 - :func:`binary_prompt`: "Between A and B, ..." (build the pairs with
-  :func:`musiceval.metrics.sets.binary_choices`, true label first in exactly half);
+  :func:`musiceval.schemas.binary_choices`, true label first in exactly half);
 - :func:`true_false_prompts`: one "Is {label} used in this song?" per label;
 - :func:`variant_items`: dataset items rewritten for one variant (a ``musiceval generate``
   manifest, or the live path of :mod:`musiceval.scoring.factual_live`).
@@ -102,7 +102,7 @@ def variant_items(items: Sequence, variant: str, task: str, labels: Sequence[str
     ``paper``: the items as they are (their question is the paper's phrasing); ``among``: the
     question replaced by :func:`among_prompt` over ``labels``; ``binary``: :func:`binary_prompt`
     over the item's first true label and one seeded distractor from ``labels``
-    (:func:`musiceval.metrics.sets.binary_choices`: true label first in exactly half), with
+    (:func:`musiceval.schemas.binary_choices`: true label first in exactly half), with
     ``meta["options"]``; ``true-false``: one item ``<id>#<label>`` per label with
     :func:`true_false_prompts`' question and ``meta["item"]``, ``meta["asked"]``. The ``binary`` and
     ``true-false`` answers score with ``musiceval score factual --answers binary|true-false``
@@ -110,7 +110,7 @@ def variant_items(items: Sequence, variant: str, task: str, labels: Sequence[str
     """
     from dataclasses import replace
 
-    from musiceval.metrics.sets import binary_choices
+    from musiceval.schemas import binary_choices
 
     _check(task)
     if variant == "paper":

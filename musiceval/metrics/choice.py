@@ -44,10 +44,8 @@ from typing import Callable
 
 import numpy as np
 
-LETTERS = ("A", "B", "C", "D")
-UNANSWERED = -1
-#: the answer prefix of MuChoMusic's prompt, removed from outputs before matching
-ANSWER_PREFIX = "The correct answer is:"
+from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED, validate_options
+
 
 Output = str | bytes | None
 
@@ -61,33 +59,6 @@ def as_text(output: Output) -> str:
     if not isinstance(output, str):
         raise TypeError(f"model output must be str, bytes or None, not {type(output).__name__}")
     return output
-
-
-def validate_options(options: Sequence[str], answer: str | None = None) -> None:
-    """Check a question's options (and answer letter) and raise ``ValueError`` naming the problem.
-
-    Parameters
-    ----------
-    options : sequence of str
-        Option texts in prompt order; between 2 and 4 distinct, non-empty strings.
-    answer : str, optional
-        The correct option's letter; must label one of ``options``.
-    """
-    if isinstance(options, (str, bytes)) or not isinstance(options, Sequence):
-        raise ValueError(f"choices must be a list of strings, got {type(options).__name__}")
-    if not 2 <= len(options) <= len(LETTERS):
-        raise ValueError(f"expected 2 to {len(LETTERS)} choices, got {len(options)}")
-    for i, opt in enumerate(options):
-        if not isinstance(opt, str) or not opt.strip():
-            raise ValueError(f"choice {LETTERS[i]} must be a non-empty string, got {opt!r}")
-    normalised = [o.strip().lower() for o in options]
-    if len(set(normalised)) != len(normalised):
-        dup = next(o for o in options if normalised.count(o.strip().lower()) > 1)
-        raise ValueError(f"duplicate choice {dup!r}: options must be distinct")
-    if answer is not None:
-        letters = LETTERS[: len(options)]
-        if answer not in letters:
-            raise ValueError(f"answer letter {answer!r} is not one of the choices {', '.join(letters)}")
 
 
 def strip_answer_prefix(text: str, prefix: str = ANSWER_PREFIX) -> str:

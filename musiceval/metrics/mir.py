@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from musiceval.data.cmibench import OutputRecord
-from musiceval.data.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
+from musiceval.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
+from musiceval.schemas import OutputRecord
 from musiceval.metrics import mir_families as fam
 from musiceval.records import ItemFailure, ItemScores
 

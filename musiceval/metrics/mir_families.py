@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from musiceval.data.cmibench import OutputRecord
+from musiceval.schemas import OutputRecord
 from musiceval.parsers import ParseError
 from musiceval.records import ItemFailure
 

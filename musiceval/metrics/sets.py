@@ -44,6 +44,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from musiceval.schemas import binary_choices  # noqa: F401  (re-exported; defined beside the prompt builders' shapes)
+
 LabelSets = Sequence[Iterable[str]]
 
 
@@ -198,35 +200,6 @@ def aggregate_chunks(chunk_labels: Sequence[Sequence[str]], how: str = "any") ->
             counts[label] = counts.get(label, 0) + 1
     need = 1 if how == "any" else len(chunk_labels) // 2 + 1
     return [label for label, c in counts.items() if c >= need]
-
-
-def binary_choices(true_labels: Sequence[str], vocabulary: Sequence[str], *, seed: int = 0,
-                   exclude: Sequence[Iterable[str]] | None = None) -> list[tuple[str, str, int]]:
-    """Build binary-choice prompts: the true label and one random distractor per item.
-
-    Returns ``(option_a, option_b, index_of_true)`` per item. The true label comes first in
-    exactly ``n // 2`` items (the odd item, if any, goes to a seeded coin flip); distractors are
-    drawn uniformly from the vocabulary minus the true label and minus ``exclude[i]`` (pass each
-    item's full true label set for multi-label tasks, so the distractor is never also true).
-    """
-    vocabulary = list(dict.fromkeys(vocabulary))
-    rng = np.random.default_rng(seed)
-    n = len(true_labels)
-    first = np.array([1] * (n // 2) + [0] * (n - n // 2))
-    if n % 2:
-        first[-1] = rng.integers(2)
-    rng.shuffle(first)
-    out = []
-    if exclude is not None and len(exclude) != n:
-        raise ValueError(f"exclude has {len(exclude)} entries for {n} items; pass one label set per item")
-    for i, label in enumerate(true_labels):
-        banned = {label, *(exclude[i] if exclude is not None else ())}
-        others = [v for v in vocabulary if v not in banned]
-        if not others:
-            raise ValueError(f"vocabulary {vocabulary} has no distractor for label {label!r}")
-        distractor = others[rng.integers(len(others))]
-        out.append((label, distractor, 0) if first[i] else (distractor, label, 1))
-    return out
 
 
 def binary_choice_correct(pred: Iterable[str], true_label: str, distractor: str) -> float:

@@ -53,6 +53,7 @@ from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, lexical_scores, 
 from musiceval.records import Item, ItemFailure, ItemScores
 from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
 
+#: the builtin metrics (every metric registered with musiceval.metrics.registry.register_metric is scored too)
 METRICS = LEXICAL_METRICS + ("bertscore", "clap_text", "clap_audio", "sentence_cosine")
 EMBEDDING_METRICS = ("bertscore", "clap_text", "clap_audio", "sentence_cosine")
 FREEFORM_CONDITIONS = ("correct", "random", "noise", "skyline", "adversarial")
@@ -183,15 +184,18 @@ class FreeformEvaluation:
         return [c for c in FREEFORM_CONDITIONS if c in self.texts] + [c for c in self.texts if c not in FREEFORM_CONDITIONS]
 
     def _valid_pairs(self, condition: str, draw: dict[str, str], metric: str):
+        from musiceval.metrics.registry import get_metric
+
+        reference_free = get_metric(metric).reference_free
         ids, cands, refs, failures = [], [], [], []
-        clips = self.clip_embeddings() if metric == "clap_audio" else {}
+        clips = self.clip_embeddings() if reference_free else {}
         for item_id, text in draw.items():
             item = self.items.get(item_id)
             if item is None:
                 failures.append(ItemFailure(item_id, f"{condition}: no item {item_id!r} with a reference"))
                 continue
             try:
-                if metric == "clap_audio":  # reference-free: the item's own clip instead
+                if reference_free:  # e.g. clap_audio: the item's own clip instead
                     cand, rs = as_text(text, "candidate"), clips.get(item_id)
                     if isinstance(rs, str):
                         raise ValueError(rs)
@@ -241,22 +245,45 @@ class FreeformEvaluation:
         self._clips = clips
         return clips
 
-    def _score_draw(self, metric: str, cands: list[str], refs: list) -> np.ndarray:
+    def context(self, item_ids: Sequence[str] = ()):
+        """The :class:`~musiceval.metrics.registry.MetricContext` of this run: plain callables over
+        the lazily loaded models and this run's embedding cache."""
         from musiceval.metrics import embedding
+        from musiceval.metrics.registry import MetricContext
 
-        if metric in LEXICAL_METRICS:
-            return lexical_scores(cands, refs, [metric], df_references=self.df_references)[metric]
-        if metric == "bertscore":
+        def embed(kind: str):
+            from musiceval.encoders.base import embed_distinct
+
+            return lambda texts: embed_distinct(self.models.encoder(kind), list(texts), cache=self.models.cache())
+
+        def similarity(kind: str):
+            return lambda cands, refs: embedding.text_similarity(self.models.encoder(kind), cands, refs, cache=self.models.cache())
+
+        def bertscore(cands, refs):
             return embedding.bertscore(self.models.bertscorer(), cands, refs)["f1"]
-        if metric == "clap_audio":  # refs holds each item's clip embedding
-            return embedding.audio_similarity(self.models.audio_encoder(), cands, np.stack(refs), cache=self.models.cache())
-        kind = "clap" if metric == "clap_text" else "sentence"
-        return embedding.text_similarity(self.models.encoder(kind), cands, refs, cache=self.models.cache())
+
+        def audio_similarity(cands, ids):
+            clips = self.clip_embeddings()
+            rows = np.stack([clips[i] for i in ids])
+            return embedding.audio_similarity(self.models.audio_encoder(), cands, rows, cache=self.models.cache())
+
+        return MetricContext(embed=embed, similarity=similarity, bertscore=bertscore, audio_similarity=audio_similarity,
+                             df_references=self.df_references, item_ids=tuple(item_ids))
+
+    def _score_draw(self, metric: str, cands: list[str], refs: list, ids: Sequence[str] = ()) -> np.ndarray:
+        from musiceval.metrics.registry import get_metric
+
+        values = np.asarray(get_metric(metric).fn(cands, refs, self.context(ids)), dtype=float)
+        if values.shape != (len(cands),):
+            raise ValueError(f"metric {metric!r} returned shape {values.shape} for {len(cands)} candidates; return one value per candidate")
+        return values
 
     def scores(self, metric: str, condition: str) -> ItemScores:
         """Per-item scores of ``metric`` under ``condition`` (Random: mean over its draws)."""
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+        from musiceval.metrics.registry import metric_names
+
+        if metric not in metric_names("freeform"):
+            raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(metric_names('freeform'))}")
         if condition not in self.texts:
             raise ValueError(f"no candidate texts for condition {condition!r} (have {self.conditions()})")
         key = (metric, condition)
@@ -267,7 +294,7 @@ class FreeformEvaluation:
                 ids, cands, refs, bad = self._valid_pairs(condition, draw, metric)
                 for f in bad:
                     failures.setdefault(f.item_id, f)
-                values = self._score_draw(metric, cands, refs) if ids else np.zeros(0)
+                values = self._score_draw(metric, cands, refs, ids) if ids else np.zeros(0)
                 for i, v in zip(ids, values):
                     totals.setdefault(i, []).append(float(v))
             ids = [i for i in totals if i not in failures]
@@ -297,7 +324,8 @@ def _split(value: str, allowed: Sequence[str], flag: str) -> list[str]:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", default="bleu,bleu4,meteor,rouge_l,cider,sentence_cosine",
-                        help=f"comma-separated, from {','.join(METRICS)}")
+                        help=f"comma-separated, from {','.join(METRICS)} and any metric registered with "
+                             "musiceval.metrics.registry.register_metric")
     parser.add_argument("--conditions", default="correct,random", help=f"comma-separated, from {','.join(FREEFORM_CONDITIONS)}")
     parser.add_argument("--random-draws", type=int, default=1, help="independent Random derangements, averaged per item")
     parser.add_argument("--rewrites", help="Skyline/Adversarial JSONL (fixtures/freeform/rewrites_handwritten.jsonl layout)")
@@ -311,7 +339,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def score(args: argparse.Namespace) -> ScoreOutput:
-    metrics = _split(args.metrics, METRICS, "--metrics")
+    from musiceval.metrics.registry import metric_names
+
+    metrics = _split(args.metrics, metric_names("freeform"), "--metrics")
     conditions = _split(args.conditions, FREEFORM_CONDITIONS, "--conditions")
     if args.random_draws < 1:
         raise InputError("--random-draws must be >= 1")

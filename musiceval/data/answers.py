@@ -1,0 +1,79 @@
+"""The answers of one model on one dataset, as every answer format loads them.
+
+An :class:`AnswerSet` is what :func:`musiceval.data.formats.load_answers` returns and what every
+protocol's ``from_answers`` reads: the items (questions with their references or labels), the
+model's responses (each under a ``condition``: ``correct`` or a control such as ``random``,
+``noise``, ``text_only``), and the records that could not be read (per-item failures, counted,
+never dropped).
+
+Pairing responses with items (:meth:`AnswerSet.pairs`): by item id, except where a dataset asks
+the same item differently per response (multiple choice shuffles the options per run); such a
+format writes ``items`` aligned with ``responses`` (``items[k]`` is the question as
+``responses[k]`` saw it), and the pairing is positional.
+
+Conventions of ``Response.meta`` the builtin protocols read: ``run`` (choice: the shuffle
+index), ``chunk`` and ``n_chunks`` (factual: answers given per audio chunk), ``draw`` (free-form:
+one of K live Random pairings). ``extra`` holds format-specific facts, e.g. ``extra["task"]``
+(the CMI-Bench task of an MIR output file).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from musiceval.records import Item, ItemFailure, Response
+
+
+@dataclass
+class AnswerSet:
+    """Items, responses (with ``condition``) and unreadable records of one answer file."""
+
+    items: list[Item]
+    responses: list[Response]
+    failures: list[ItemFailure]
+    #: the model that answered (from the file: ``model_name``, the CMI-Bench file-name prefix)
+    model: str = ""
+    #: where the answers came from (the file path)
+    source: str = ""
+    #: the answer format's registry name (e.g. ``dasheng-choice``)
+    format: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def aligned(self) -> bool:
+        """Whether ``items[k]`` is the question of ``responses[k]`` (positional pairing)."""
+        return len(self.items) == len(self.responses) and all(
+            i.id == r.item_id for i, r in zip(self.items, self.responses))
+
+    def pairs(self) -> Iterator[tuple[Item, Response]]:
+        """``(item, response)`` for every response whose item is known (see the module docstring).
+
+        A response whose item id has no item is skipped here; protocols count it as a failure.
+        """
+        if self.aligned:
+            yield from zip(self.items, self.responses)
+            return
+        by_id = {i.id: i for i in self.items}
+        for r in self.responses:
+            if r.item_id in by_id:
+                yield by_id[r.item_id], r
+
+    def conditions(self) -> tuple[str, ...]:
+        """Conditions with responses, ``correct`` first, then in file order."""
+        seen = list(dict.fromkeys(r.condition for r in self.responses))
+        return tuple(sorted(seen, key=lambda c: c != "correct"))
+
+    def orphans(self) -> list[ItemFailure]:
+        """A failure per response whose item id names no item."""
+        if self.aligned:
+            return []
+        known = {i.id for i in self.items}
+        return [ItemFailure(r.item_id, f"{r.condition}: response for unknown item {r.item_id!r}")
+                for r in self.responses if r.item_id not in known]
+
+    def model_name(self) -> str:
+        """:attr:`model`, else the responses' model names joined with ``+``, else ``"model"``."""
+        if self.model:
+            return self.model
+        names = sorted({r.model for r in self.responses if r.model and r.model != "unknown"})
+        return "+".join(names) or "model"

@@ -1,0 +1,113 @@
+"""Multiple-choice QA (MuChoMusic) as a :class:`~musiceval.protocols.base.Protocol`.
+
+Wraps :func:`musiceval.scoring.choice.score_records` (the numbers are today's):
+
+- ``accuracy``: 1 when the matched option is the correct one (headline; an unanswered output
+  counts wrong and is listed in the failures as ``unparsed: ...``);
+- ``parse_rate``: 1 when the output maps to an option (MuChoMusic's instruction-following rate, IFR).
+
+Conditions are the ones recorded in the file (``correct`` and controls such as ``text_only``,
+``noise``, ``random``); a multiple-choice file has no derived Random (each question differs).
+The published setting (all three distractors) is scored when present. Chance: uniform among
+the options (1/4), an exact binomial test.
+
+Options (``settings.options``): ``matcher`` (``"muchomusic"``, the published rule, or ``"strict"``).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from musiceval.data.answers import AnswerSet
+from musiceval.protocols.base import PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.records import ItemFailure, ItemScores
+from musiceval.schemas import LETTERS, UNANSWERED
+
+
+@register_protocol
+class ChoiceProtocol(Protocol):
+    name = "choice"
+    headline = "accuracy"
+
+    def __init__(self, result, records, *, failures=(), model: str = "model", source: str = ""):
+        #: the wrapped :class:`musiceval.scoring.choice.ChoiceResult`
+        self.result = result
+        self.records = list(records)
+        self._failures = list(failures)
+        self.model = model
+        self.source = source
+        #: row id -> (record, scored) per condition
+        self._rows: dict[str, dict[str, tuple[Any, Any]]] = {}
+        for rec, s in zip(self.records, result.scored):
+            self._rows.setdefault(s.condition, {})[s.row_id] = (rec, s)
+
+    @classmethod
+    def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "ChoiceProtocol":
+        from musiceval.data.muchomusic import ChoiceRecord
+        from musiceval.scoring.choice import score_records
+
+        settings = settings or ProtocolSettings()
+        matcher = str(settings.options.get("matcher", "muchomusic"))
+        records, failures = [], list(answers.failures) + answers.orphans()
+        for item, response in answers.pairs():
+            if not item.choices or item.answer not in LETTERS[: len(item.choices)]:
+                failures.append(ItemFailure(item.id, f"{response.condition}: item has no options or no answer letter"))
+                continue
+            records.append(ChoiceRecord(item, response, run=int((response.meta or {}).get("run", 0))))
+        result = score_records(records, matcher, failures)
+        model = answers.model or (result.model if result.model != "unknown" else "model")
+        return cls(result, records, failures=failures, model=model, source=answers.source)
+
+    # ------------------------------------------------------------------ interface
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        present = self.result.conditions()
+        return tuple(["correct"] * ("correct" in present) + [c for c in present if c != "correct"])
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return ("accuracy", PARSE_RATE)
+
+    @property
+    def failures(self) -> list[ItemFailure]:
+        return list(self._failures)
+
+    def metric_info(self, metric: str) -> MetricInfo:
+        if metric == "accuracy":
+            return MetricInfo("accuracy", True, "accuracy (0-1)", "the matched option is the correct one")
+        if metric == PARSE_RATE:
+            return MetricInfo(PARSE_RATE, True, "share of outputs mapped to an option (0-1)", "MuChoMusic's IFR")
+        return super().metric_info(metric)
+
+    def scores(self, metric: str, condition: str = "correct") -> ItemScores:
+        self.check(metric, condition)
+        base = self.result.item_scores("accuracy" if metric == "accuracy" else "ifr", condition)
+        failures = list(base.failures)
+        if metric == "accuracy":
+            failures += [ItemFailure(s.row_id, f"unparsed: no option named, counted wrong ({condition})")
+                         for s in self.result.select(condition) if s.predicted == UNANSWERED]
+        return ItemScores(metric=metric, ids=base.ids, values=base.values, groups=base.groups, condition=condition,
+                          failures=tuple(failures))
+
+    def chances(self, metric: str) -> tuple[Chance, ...]:
+        if metric != "accuracy":
+            return ()
+        rows = self.result.select("correct")
+        sizes = [len(self._rows["correct"][s.row_id][0].item.choices) for s in rows]
+        if not sizes:
+            return ()
+        value = float(np.mean([1.0 / k for k in sizes]))
+        label = f"1/{sizes[0]}" if len(set(sizes)) == 1 else f"{value:.3f}"
+        return (Chance("fixed", value, name=f"uniform chance {label}",
+                       description="a uniform guess among the options (exact binomial test)"),)
+
+    def samples(self) -> Iterator[dict[str, Any]]:
+        for condition in self.conditions:
+            for s in self.result.select(condition):
+                rec, _ = self._rows[condition][s.row_id]
+                parsed = LETTERS[s.predicted] if s.predicted != UNANSWERED else None
+                yield {"item_id": s.row_id, "condition": condition, "prompt": rec.response.prompt or rec.item.question,
+                       "answer": rec.response.text, "parsed": parsed, "reference": LETTERS[s.correct],
+                       "scores": {"accuracy": float(s.predicted == s.correct), PARSE_RATE: float(s.predicted != UNANSWERED)}}

@@ -1,0 +1,196 @@
+"""Factual QA (SPEC section 2) as a :class:`~musiceval.protocols.base.Protocol`.
+
+Wraps :func:`musiceval.scoring.factual.score_factual` (today's numbers): labels extracted from
+each answer against the item's true labels.
+
+- metrics ``precision``, ``recall``, ``f1`` (headline), ``accuracy`` (exact set match), with a
+  hierarchy also ``same_tree_*``; ``parse_rate``: the extractor returned at least one vocabulary
+  label (an answer that names none is scored, with P = R = F1 = 0 by the set rules, and listed
+  in the failures as ``unparsed: ...``);
+- conditions: ``correct``; ``random`` from the file's ``random`` rows, else derived: the answer
+  the model gave for another clip with the same prompt (a seeded derangement,
+  :func:`musiceval.conditions.random_recorded_responses`) scored against this item's labels;
+  any other control recorded in the file (``noise``, ``text_only``, ``silence``) as given;
+- chance of ``f1``: the permutation null (predictions permuted across items).
+
+Options: ``vocab`` (a vocabulary name such as ``nsynth``/``gtzan`` or a file; default: guessed
+from the CMI-Bench task for cmi-bench files), ``extractor`` (``"rules"``, or a callable
+``texts -> [(labels or None, failure or None)]`` such as :func:`musiceval.scoring.factual.llm_extractor`),
+``chunks`` (None, ``"any"``, ``"majority"``), ``hierarchy`` (an FMA ``genres.csv`` path or a
+``child -> parent`` mapping), ``n_permutations`` (2000).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from musiceval.data.answers import AnswerSet
+from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.records import ItemFailure, ItemScores
+
+#: vocabulary of a CMI-Bench factual file by its task
+TASK_VOCABULARIES = {"GTZAN": "gtzan", "Nsynth_instrument": "nsynth"}
+METRIC_UNITS = {"precision": "macro precision (0-1)", "recall": "macro recall (0-1)", "f1": "macro F1 (0-1)",
+                "accuracy": "exact label-set match (0-1)"}
+
+
+def _factual_set(answers: AnswerSet, condition: str = "correct"):
+    """The AnswerSet's items and their ``condition`` answers as a ``FactualSet`` (chunks joined)."""
+    from musiceval.scoring.factual_files import FactualSet
+
+    by_item: dict[str, dict[int, str]] = {}
+    prompts: dict[str, str] = {}
+    for r in answers.responses:
+        if r.condition == condition:
+            by_item.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+            prompts.setdefault(r.item_id, r.prompt)
+    random = {}
+    if condition == "correct":
+        for r in answers.responses:
+            if r.condition == "random":
+                random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+    data = FactualSet([], [], [], [], [], list(answers.failures) + answers.orphans())
+
+    def text(chunks: dict[int, str]):
+        return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
+
+    for item in answers.items:
+        if item.id not in by_item:
+            if condition == "correct":
+                data.failures.append(ItemFailure(item.id, "no correct-condition answer"))
+            continue
+        data.ids.append(item.id)
+        data.prompts.append(prompts[item.id] or item.question)
+        data.texts.append(text(by_item[item.id]))
+        data.truths.append(tuple(item.labels))
+        data.groups.append(item.group or item.id)
+    data.random_texts = {i: text(c) for i, c in random.items() if i in set(data.ids)} or None
+    return data
+
+
+@register_protocol
+class FactualProtocol(Protocol):
+    name = "factual"
+    headline = "f1"
+
+    def __init__(self, result, data, vocab, *, controls: Mapping[str, Any] | None = None, model: str = "model",
+                 source: str = "", texts: Mapping[str, Mapping[str, Any]] | None = None):
+        #: the wrapped :class:`musiceval.scoring.factual.FactualResult` (correct and random)
+        self.result = result
+        self.data = data
+        self.vocab = vocab
+        #: condition -> FactualResult of a recorded control other than random
+        self.controls_results = dict(controls or {})
+        self.model = model
+        self.source = source
+        self._texts = dict(texts or {})
+
+    @classmethod
+    def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FactualProtocol":
+        from musiceval.extraction import load_vocabulary
+        from musiceval.scoring.factual import rule_extractor, score_factual
+
+        settings = settings or ProtocolSettings()
+        opts = settings.options
+        hierarchy, vocab = opts.get("hierarchy"), opts.get("vocab")
+        if isinstance(hierarchy, str):
+            from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
+
+            genres = load_fma_genres(hierarchy)
+            vocab = load_vocabulary(vocab) if isinstance(vocab, str) else (vocab or fma_genre_vocabulary(genres))
+            hierarchy = fma_genre_tree(genres, vocab)
+        if vocab is None:
+            vocab = TASK_VOCABULARIES.get(str(answers.extra.get("task")))
+        if vocab is None:
+            raise ValueError(f"{answers.source or 'answers'}: no vocabulary; set the factual option 'vocab' "
+                             "(nsynth, gtzan, fma-top, musicnet-instruments, musicnet-composers or a vocabulary file)")
+        if isinstance(vocab, str):
+            vocab = load_vocabulary(vocab)
+        extractor = opts.get("extractor", "rules")
+        extract = rule_extractor(vocab) if extractor in (None, "rules") else extractor
+        if not callable(extract):
+            raise ValueError(f"factual option 'extractor' must be 'rules' or a callable, got {extractor!r}")
+        kw = dict(seed=settings.seed, n_permutations=int(opts.get("n_permutations", 2000)), chunks=opts.get("chunks"),
+                  hierarchy=hierarchy)
+        data = _factual_set(answers)
+        result = score_factual(data, vocab, extract, conditions=("correct", "random"), **kw)
+        controls, texts = {}, {"correct": dict(zip(data.ids, data.texts))}
+        if data.random_texts is not None:
+            texts["random"] = dict(data.random_texts)
+        elif data.n >= 2:  # the same derangement score_factual drew
+            from musiceval.conditions import random_recorded_responses
+
+            chunked = [(t,) if isinstance(t, str) else tuple(t) for t in data.texts]
+            rr = random_recorded_responses(data.ids, data.prompts, chunked, settings.seed, clips=data.groups)
+            texts["random"] = {i: (t[0] if len(t) == 1 else t) for i, t in rr.draws[0].items()}
+        for condition in [c for c in CONTROL_CONDITIONS if c != "random" and c in answers.conditions()]:
+            cdata = _factual_set(answers, condition)
+            if cdata.n:
+                controls[condition] = score_factual(cdata, vocab, extract, conditions=("correct",),
+                                                    **{**kw, "n_permutations": 2})
+                texts[condition] = dict(zip(cdata.ids, cdata.texts))
+        model = answers.model_name()
+        return cls(result, data, vocab, controls=controls, model=model, source=answers.source, texts=texts)
+
+    # ------------------------------------------------------------------ interface
+
+    def _result_of(self, condition: str):
+        """``(FactualResult, key)``: where ``condition``'s scores live."""
+        if condition in self.controls_results:
+            return self.controls_results[condition], "correct"
+        return self.result, condition
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        out = ["correct"]
+        if self.result.scores["random"]["f1"].n:
+            out.append("random")
+        return tuple(out + [c for c in CONTROL_CONDITIONS if c in self.controls_results])
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return (*self.result.scores["correct"], PARSE_RATE)
+
+    @property
+    def failures(self) -> list[ItemFailure]:
+        return list(self.result.failures)
+
+    def metric_info(self, metric: str) -> MetricInfo:
+        if metric == PARSE_RATE:
+            return MetricInfo(PARSE_RATE, True, "share of answers naming a vocabulary label (0-1)")
+        base = metric.removeprefix("same_tree_")
+        return MetricInfo(metric, True, METRIC_UNITS.get(base, ""),
+                          "after mapping labels to their top-level genre" if metric.startswith("same_tree_") else "")
+
+    def scores(self, metric: str, condition: str = "correct") -> ItemScores:
+        self.check(metric, condition)
+        result, key = self._result_of(condition)
+        f1 = result.scores[key]["f1"]
+        preds = result.predictions[key]
+        unparsed = [ItemFailure(i, f"unparsed: no {self.vocab.name} label named in the answer, scored 0 ({condition})")
+                    for i in f1.ids if not preds[i]]
+        if metric == PARSE_RATE:
+            return ItemScores(PARSE_RATE, f1.ids, [float(bool(preds[i])) for i in f1.ids], groups=f1.groups,
+                              condition=condition, failures=f1.failures)
+        s = result.scores[key][metric]
+        return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition,
+                          failures=tuple(s.failures) + tuple(unparsed))
+
+    def chances(self, metric: str) -> tuple[Chance, ...]:
+        if metric != "f1" or not self.result.scores["correct"]["f1"].n >= 2:
+            return ()
+        null = self.result.null_f1
+        return (Chance("permutation", float(null.mean()), name="permutation chance",
+                       description=self.result.metrics["chance"]["method"], null=null),)
+
+    def samples(self) -> Iterator[dict[str, Any]]:
+        truths = dict(zip(self.data.ids, self.data.truths))
+        prompts = dict(zip(self.data.ids, self.data.prompts))
+        for condition in self.conditions:
+            result, key = self._result_of(condition)
+            per = result.scores[key]
+            texts = self._texts.get(condition, {})
+            for k, i in enumerate(per["f1"].ids):
+                pred = result.predictions[key][i]
+                yield {"item_id": i, "condition": condition, "prompt": prompts.get(i, ""), "answer": texts.get(i),
+                       "parsed": list(pred), "reference": list(truths.get(i, ())),
+                       "scores": {**{m: float(v.values[k]) for m, v in per.items()}, PARSE_RATE: float(bool(pred))}}

@@ -1,0 +1,148 @@
+"""Free-form QA (protocol 1) as a :class:`~musiceval.protocols.base.Protocol`.
+
+Wraps :class:`musiceval.scoring.freeform.FreeformEvaluation` (today's numbers). Metrics are every
+metric registered for the free-form protocol in :data:`musiceval.metrics.registry.METRICS`
+(the builtins bleu, bleu4, meteor, rouge_l, cider, bertscore, clap_text, clap_audio,
+sentence_cosine, plus any registered by another module), and ``parse_rate``: the answer is a
+non-empty string.
+
+Conditions: ``correct``; ``random`` from the file's ``random`` rows, else derived (the answer the
+model gave for another clip with the same prompt, :func:`musiceval.conditions.random_recorded_responses`,
+averaged over ``random_draws`` draws); ``skyline`` / ``adversarial`` from ``rewrites``; ``noise``,
+``text_only``, ``silence`` as recorded.
+
+Options: ``metrics`` (names; default all registered), ``rewrites`` (path or None),
+``random_draws`` (1), ``sentence_encoder`` ("minilm"), ``bertscore_model`` ("minilm"),
+``bertscore_layers`` (6), ``bertscore_baseline`` (None), ``clap`` (None), ``cache_dir`` (None),
+``embedding_cache`` (an EmbeddingCache object shared by workers; wins over cache_dir),
+``data_dir`` (root of the items' audio for clap_audio; default the answer file's folder),
+``keep_compared_only`` (False: keep only items with a same-prompt Random partner or a rewrite).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterator
+
+from musiceval.data.answers import AnswerSet
+from musiceval.protocols.base import PARSE_RATE, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.records import ItemFailure, ItemScores
+
+
+@register_protocol
+class FreeformProtocol(Protocol):
+    name = "freeform"
+    headline = "sentence_cosine"
+
+    def __init__(self, evaluation, *, metrics: tuple[str, ...] | None = None, model: str = "model", source: str = ""):
+        #: the wrapped :class:`musiceval.scoring.freeform.FreeformEvaluation`
+        self.evaluation = evaluation
+        self._metrics = tuple(metrics) if metrics else None
+        self.model = model
+        self.source = source
+
+    @classmethod
+    def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FreeformProtocol":
+        from musiceval.conditions import load_rewrites
+        from musiceval.data.musicqa import FreeformData
+        from musiceval.scoring.freeform import FreeformEvaluation, Models
+
+        settings = settings or ProtocolSettings()
+        opts = settings.options
+        rewrites = opts.get("rewrites")
+        if isinstance(rewrites, (str, Path)):
+            rewrites = load_rewrites(rewrites)
+        data = FreeformData(items=list(answers.items), responses=list(answers.responses),
+                            failures=list(answers.failures) + answers.orphans())
+        if opts.get("keep_compared_only"):
+            prompt_count = Counter(r.prompt for r in data.responses if r.condition == "correct")
+            keep = {r.item_id for r in data.responses if r.condition == "correct" and prompt_count[r.prompt] > 1}
+            keep |= set(rewrites or ())
+            data = FreeformData(items=[it for it in data.items if it.id in keep],
+                                responses=[r for r in data.responses if r.item_id in keep], failures=data.failures)
+        models = Models(sentence_encoder=opts.get("sentence_encoder", "minilm"), clap=opts.get("clap"),
+                        bertscore_model=opts.get("bertscore_model", "minilm"),
+                        bertscore_layers=int(opts.get("bertscore_layers", 6)),
+                        bertscore_baseline=opts.get("bertscore_baseline"), cache_dir=opts.get("cache_dir"),
+                        embedding_cache=opts.get("embedding_cache"))
+        data_dir = opts.get("data_dir") or (Path(answers.source).parent if answers.source else None)
+        evaluation = FreeformEvaluation(data, seed=settings.seed, random_draws=int(opts.get("random_draws", 1)),
+                                        rewrites=rewrites, models=models, data_dir=data_dir)
+        metrics = opts.get("metrics")
+        if isinstance(metrics, str):
+            metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+        if metrics:
+            from musiceval.metrics.registry import metric_names
+
+            unknown = [m for m in metrics if m not in metric_names("freeform")]
+            if unknown:
+                raise KeyError(f"freeform: unknown metric(s) {unknown}; registered: {', '.join(metric_names('freeform'))}")
+        return cls(evaluation, metrics=tuple(metrics) if metrics else None, model=answers.model_name(), source=answers.source)
+
+    # ------------------------------------------------------------------ interface
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        return tuple(c for c in self.evaluation.conditions() if any(d for d in self.evaluation.texts[c]))
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        from musiceval.metrics.registry import metric_names
+
+        return (*(self._metrics or metric_names("freeform")), PARSE_RATE)
+
+    @property
+    def failures(self) -> list[ItemFailure]:
+        return list(self.evaluation.failures)
+
+    def metric_info(self, metric: str) -> MetricInfo:
+        if metric == PARSE_RATE:
+            return MetricInfo(PARSE_RATE, True, "share of non-empty answers (0-1)")
+        from musiceval.metrics.registry import get_metric
+
+        spec = get_metric(metric)
+        return MetricInfo(metric, spec.higher_is_better, spec.unit, spec.description, spec.role)
+
+    def scores(self, metric: str, condition: str = "correct") -> ItemScores:
+        self.check(metric, condition)
+        if metric == PARSE_RATE:
+            from musiceval.metrics.lexical import as_text
+
+            draws = self.evaluation.texts[condition]
+            values, failures = {}, []
+            for draw in draws:
+                for i, text in draw.items():
+                    if i not in self.evaluation.items:
+                        continue
+                    try:
+                        ok = bool(as_text(text, "candidate").strip())
+                    except ValueError:
+                        ok = False
+                    values.setdefault(i, []).append(float(ok))
+            ids = tuple(values)
+            vals = [sum(v) / len(v) for v in values.values()]
+            groups = tuple(self.evaluation.items[i].group or i for i in ids)
+            return ItemScores(PARSE_RATE, ids, vals, groups=groups, condition=condition, failures=tuple(failures))
+        s = self.evaluation.scores(metric, condition)
+        return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition, failures=s.failures)
+
+    def samples(self) -> Iterator[dict[str, Any]]:
+        from musiceval.data.musicqa import item_references
+
+        cache: dict[tuple[str, str], dict[str, float]] = {}
+        for condition in self.conditions:
+            per_metric = {}
+            for metric in self.metrics:
+                try:
+                    s = self.scores(metric, condition)
+                except (FileNotFoundError, ImportError, ValueError):
+                    continue  # a model-based metric whose model is unavailable: left out of the samples
+                per_metric[metric] = dict(zip(s.ids, s.values.tolist()))
+            draw = self.evaluation.texts[condition][0]
+            for i, text in draw.items():
+                item = self.evaluation.items.get(i)
+                if item is None:
+                    continue
+                cache[(i, condition)] = {m: v[i] for m, v in per_metric.items() if i in v}
+                yield {"item_id": i, "condition": condition, "prompt": item.question, "answer": text,
+                       "parsed": text, "reference": list(item_references(item)), "scores": cache[(i, condition)]}

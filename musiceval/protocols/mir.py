@@ -1,0 +1,233 @@
+"""CMI-Bench MIR tasks as a :class:`~musiceval.protocols.base.Protocol`.
+
+Wraps :func:`musiceval.metrics.mir.score_task` (today's numbers). Metrics are the task's per-item
+metrics (headline first: ``accuracy``, ``weighted_score``, ``r2``, ``f_measure``, ``wer``,
+``item_roc_auc``, ``item_f1``, ``overall_accuracy`` or a captioning score) and ``parse_rate``
+(the response parsed; an unparsed response is scored by the task's rule, 0 or the mean for
+regression, and listed in the failures as ``unparsed: ...`` or ``imputed: ...``).
+:meth:`MirProtocol.evaluate` also carries the task's file-level metrics (macro ROC-AUC, macro F1 ...).
+
+Conditions: ``correct``; ``random`` from recorded ``random`` responses, else derived: the response
+the model gave for another clip with the same prompt (:func:`musiceval.conditions.random_recorded_responses`),
+scored by the same task rules against this item's own reference; other controls as recorded.
+Chances: the trivial baseline per item (majority class, majority key, mean predictor, metronome
+at the median tempo, empty transcript, majority technique); for classification and pitch also a
+uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5.
+
+Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``cache_dir``,
+``bertscore_model`` / ``bertscore_layers`` (captioning; ``"none"`` skips BERTScore),
+``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
+``embed`` (a texts -> rows callable used instead of ``encoder``), ``bertscorer`` (a BERTScorer
+used instead of loading one).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Iterator
+
+from musiceval.data.answers import AnswerSet
+from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.records import ItemFailure, ItemScores
+from musiceval.schemas import OutputRecord
+
+HEADLINES = {"classification": "accuracy", "pitch": "accuracy", "key": "weighted_score", "regression": "r2",
+             "beats": "f_measure", "lyrics": "wer", "tagging": "item_roc_auc", "guzheng": "item_f1",
+             "melody": "overall_accuracy"}
+BASELINES = {"classification": "majority-class baseline", "pitch": "majority-class baseline",
+             "key": "majority-key baseline", "regression": "mean predictor", "beats": "metronome at the median tempo",
+             "lyrics": "empty transcript", "guzheng": "majority-technique baseline"}
+LOWER_IS_BETTER = ("wer", "cer")
+UNITS = {"accuracy": "accuracy (0-1)", "weighted_score": "MIREX weighted key score (0-1)", "r2": "R^2 contribution",
+         "f_measure": "beat F-measure (0-1)", "cmlt": "CMLt (0-1)", "amlt": "AMLt (0-1)",
+         "wer": "WER (fraction of reference words)", "cer": "CER (fraction of reference characters)",
+         "item_roc_auc": "per-item ROC-AUC (0-1)", "item_f1": "per-item frame F1 (0-1)",
+         "overall_accuracy": "melody overall accuracy (0-1)"}
+
+
+def _records(answers: AnswerSet, condition: str) -> list[OutputRecord]:
+    out = []
+    for k, (item, r) in enumerate(answers.pairs()):
+        if r.condition != condition:
+            continue
+        meta = item.meta or {}
+        out.append(OutputRecord(item_id=item.id, index=int(meta.get("index", k)), question=item.question or r.prompt,
+                                response=r.text, correct_answer=item.reference if item.reference is not None else ",".join(item.labels),
+                                audioid=str(meta.get("audioid", "")), group=item.group or item.id, other=meta.get("other", "")))
+    return out
+
+
+@register_protocol
+class MirProtocol(Protocol):
+    name = "mir"
+    headline = "accuracy"
+
+    def __init__(self, task: str, records: dict[str, list[OutputRecord]], *, compat: str | None = None, embed=None,
+                 bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",
+                 query_prefix: str = ""):
+        from musiceval.metrics.mir import FAMILIES
+
+        self.task = task
+        self.family = FAMILIES[task]
+        #: condition -> the records scored under it (random: the deranged responses)
+        self.records = records
+        self.compat = compat
+        self._embed = embed
+        self._bertscorer = bertscorer
+        self.bert_info = bert_info
+        self._failures = list(failures)
+        self.model = model
+        self.source = source
+        self._query_prefix = query_prefix
+        self._results: dict[str, Any] = {}
+        correct = self.result("correct")
+        if self.family == "captioning":
+            keys = [k for k in ("bertscore_f1", "bertscore_recall", "meteor") if k in correct.per_item]
+            self.headline = keys[0] if keys else next(iter(correct.per_item))
+        else:
+            self.headline = HEADLINES[self.family]
+
+    @classmethod
+    def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "MirProtocol":
+        from musiceval.conditions import random_recorded_responses
+        from musiceval.metrics.mir import FAMILIES
+
+        settings = settings or ProtocolSettings()
+        opts = settings.options
+        task = opts.get("task") or answers.extra.get("task")
+        if task not in FAMILIES:
+            raise ValueError(f"{answers.source or 'answers'}: unknown or missing CMI-Bench task {task!r}; name the file "
+                             f"<model>_<task>.jsonl or set the mir option 'task' (one of {', '.join(FAMILIES)})")
+        compat = opts.get("compat")
+        max_items = opts.get("max_items")
+        records = {"correct": _records(answers, "correct")}
+        if max_items is not None:
+            records["correct"] = records["correct"][: int(max_items)]
+        keep = {r.item_id for r in records["correct"]}
+        for condition in answers.conditions():
+            if condition != "correct":
+                records[condition] = [r for r in _records(answers, condition) if r.item_id in keep]
+        if "random" not in records and len(records["correct"]) >= 2:
+            rc = records["correct"]
+            rr = random_recorded_responses([r.item_id for r in rc], [r.question for r in rc], [r.response for r in rc],
+                                           settings.seed, clips=[r.group for r in rc])
+            partner = rr.draws[0]
+            derived = [OutputRecord(r.item_id, r.index, r.question, partner[r.item_id], r.correct_answer, r.audioid,
+                                    r.group, r.other) for r in rc if r.item_id in partner]
+            if derived:
+                records["random"] = derived
+        family = FAMILIES[task]
+        embed = opts.get("embed")
+        if family == "tagging" and embed is None:
+            from musiceval.scoring.mir import default_cache_dir, make_embedder
+
+            embed = make_embedder(str(opts.get("encoder", "minilm")), opts.get("cache_dir") or default_cache_dir())
+        bertscorer, bert_info = opts.get("bertscorer"), None
+        if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
+            from musiceval.scoring.mir import bertscore_choice, load_bertscorer
+
+            model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
+            bertscorer, reason = load_bertscorer(model, layers, opts.get("cache_dir"))
+            bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
+        query_prefix = ""
+        if family == "tagging":
+            from musiceval.scoring.mir import query_prefix_for
+
+            query_prefix = query_prefix_for(str(opts.get("encoder", "minilm")), compat)
+        return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,
+                   failures=list(answers.failures) + answers.orphans(), model=answers.model_name(), source=answers.source,
+                   query_prefix=query_prefix)
+
+    def result(self, condition: str = "correct"):
+        """The :class:`~musiceval.metrics.mir.TaskResult` of ``condition`` (scored once)."""
+        from musiceval.metrics.mir import score_task
+
+        if condition not in self._results:
+            self._results[condition] = score_task(self.task, self.records[condition], compat=self.compat, embed=self._embed,
+                                                  query_prefix=self._query_prefix, bertscorer=self._bertscorer)
+        return self._results[condition]
+
+    # ------------------------------------------------------------------ interface
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        return tuple(["correct"] + [c for c in CONTROL_CONDITIONS if c in self.records]
+                     + [c for c in self.records if c != "correct" and c not in CONTROL_CONDITIONS])
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        per = list(self.result("correct").per_item)
+        return tuple([self.headline] + [m for m in per if m != self.headline] + [PARSE_RATE])
+
+    @property
+    def failures(self) -> list[ItemFailure]:
+        return list(self._failures)
+
+    def metric_info(self, metric: str) -> MetricInfo:
+        if metric == PARSE_RATE:
+            return MetricInfo(PARSE_RATE, True, "share of responses the task's parser read (0-1)")
+        return MetricInfo(metric, metric not in LOWER_IS_BETTER, UNITS.get(metric, ""), f"{self.task} ({self.family})")
+
+    def _unparsed(self, condition: str) -> dict[str, str]:
+        """item id -> reason of every response scored by the task's rule although it did not parse."""
+        out = {}
+        for f in self.result(condition).failures:
+            if f.reason.startswith("reference"):
+                continue
+            prefix = "imputed: scored as the mean predictor" if self.family == "regression" else "unparsed: scored by the task's rule"
+            out.setdefault(f.item_id, f"{prefix} ({condition}): {f.reason}")
+        return out
+
+    def scores(self, metric: str, condition: str = "correct") -> ItemScores:
+        self.check(metric, condition)
+        res = self.result(condition)
+        unparsed = self._unparsed(condition)
+        if metric == PARSE_RATE:
+            recs = self.records[condition]
+            return ItemScores(PARSE_RATE, [r.item_id for r in recs], [float(r.item_id not in unparsed) for r in recs],
+                              groups=[r.group for r in recs], condition=condition)
+        if metric not in res.per_item:
+            raise KeyError(f"mir {self.task}: metric {metric!r} not scored under {condition!r} (have {', '.join(res.per_item)})")
+        s = res.per_item[metric]
+        scored = set(s.ids)
+        failures = [ItemFailure(i, unparsed[i]) for i in s.ids if i in unparsed]
+        failures += [f for f in res.failures if f.item_id not in scored or f.reason.startswith("reference")]
+        if condition == "correct":
+            failures = list(self._failures) + failures
+        return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition, failures=tuple(failures))
+
+    def chances(self, metric: str) -> tuple[Chance, ...]:
+        from musiceval.cmibench_vocab import CLASS_VOCABULARIES
+
+        res = self.result("correct")
+        out = []
+        if metric in res.baseline and res.baseline[metric].n:
+            b = res.baseline[metric]
+            base = ItemScores(metric, b.ids, b.values, groups=b.groups, condition="baseline")
+            out.append(Chance("baseline", base.mean(), name=BASELINES.get(self.family, "trivial baseline"),
+                              description=f"{self.task}: the trivial predictor scored per item", scores=base))
+        if metric == "accuracy" and self.family in ("classification", "pitch") and CLASS_VOCABULARIES.get(self.task):
+            k = len(CLASS_VOCABULARIES[self.task])
+            out.append(Chance("fixed", 1.0 / k, name=f"uniform chance 1/{k}",
+                              description=f"a uniform guess among the {k} classes of {self.task}"))
+        if metric == "item_roc_auc":
+            out.append(Chance("fixed", 0.5, name="chance AUC 0.5", description="a random ranking of the tags"))
+        return tuple(out)
+
+    def evaluate(self) -> dict[str, Any]:
+        base = super().evaluate()
+        out: dict[str, Any] = OrderedDict((k, v) for k, v in base.items() if k not in ("n", "n_failed", "failures"))
+        for k, v in self.result("correct").metrics.items():
+            out.setdefault(k, v)
+        out["n"], out["n_failed"], out["failures"] = base["n"], base["n_failed"], base["failures"]
+        return out
+
+    def samples(self) -> Iterator[dict[str, Any]]:
+        for condition in self.conditions:
+            res = self.result(condition)
+            unparsed = self._unparsed(condition)
+            values = {m: dict(zip(s.ids, s.values.tolist())) for m, s in res.per_item.items()}
+            for r in self.records[condition]:
+                scores = {m: v[r.item_id] for m, v in values.items() if r.item_id in v}
+                scores[PARSE_RATE] = float(r.item_id not in unparsed)
+                yield {"item_id": r.item_id, "condition": condition, "prompt": r.question, "answer": r.response,
+                       "parsed": r.item_id not in unparsed, "reference": r.correct_answer, "scores": scores}
