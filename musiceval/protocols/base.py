@@ -144,12 +144,18 @@ class Protocol(abc.ABC):
             raise KeyError(f"{self.name}: no responses under condition {condition!r} (have {', '.join(self.conditions)})")
 
     def evaluate(self) -> dict[str, Any]:
-        """mir_eval's shape: metric -> mean on Correct, then ``n``, ``n_failed``, ``failures``."""
+        """mir_eval's shape: metric -> mean on Correct, then ``n``, ``n_failed``, ``failures`` (and
+        ``notes``: metric -> why it is NaN, when a model or input it needs is absent)."""
         out: dict[str, Any] = OrderedDict()
         failed: dict[str, str] = {f.item_id: f.reason for f in self.failures}
         n = 0
+        notes: dict[str, str] = {}
         for metric in self.metrics:
-            s = self.scores(metric, "correct")
+            try:
+                s = self.scores(metric, "correct")
+            except (FileNotFoundError, ValueError) as exc:  # a model or input the metric needs is absent
+                out[metric], notes[metric] = math.nan, str(exc)
+                continue
             out[metric] = s.mean() if s.n else math.nan
             n = max(n, s.n)
             for f in s.failures:
@@ -157,6 +163,8 @@ class Protocol(abc.ABC):
         out["n"] = n
         out["n_failed"] = len(failed)
         out["failures"] = [{"item_id": i, "reason": r} for i, r in failed.items()]
+        if notes:
+            out["notes"] = notes
         return out
 
     def samples(self) -> Iterator[dict[str, Any]]:
