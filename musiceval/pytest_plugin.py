@@ -53,6 +53,7 @@ DATASET_HINTS = {
 }
 NOT_APPLICABLE = "not applicable: "
 FINDING_PREFIX = "FINDING: "
+REPORT_PREFIX = "REPORT: "
 _DECIDED = ("PASS", "FAIL")
 
 
@@ -372,15 +373,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     gate = getattr(item, "_musiceval_gate", None)
     if report.when == "call" and report.passed and gate is not None and (gate.results or gate.n_recorded):
         if all(r.outcome is Outcome.FINDING for r in gate.results):  # nothing decided: not a passing test
-            names = "; ".join(f"{r.name} = {r.estimate:+.4f}" for r in gate.results[:3]) or f"{gate.n_recorded} table(s) recorded"
+            names = "; ".join(f"{r.name} = {r.estimate:+.4f}" for r in gate.results[:3])
+            text = FINDING_PREFIX + names if names else f"{REPORT_PREFIX}{gate.n_recorded} table(s) recorded"
             report.outcome = "skipped"
-            report.longrepr = (str(item.fspath), item.location[1] or 0, FINDING_PREFIX + names)
+            report.longrepr = (str(item.fspath), item.location[1] or 0, text)
         return report
     if not report.skipped:
         return report
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
     reason = reason.removeprefix("Skipped: ")
-    if reason.startswith(FINDING_PREFIX):
+    if reason.startswith((FINDING_PREFIX, REPORT_PREFIX)):
         return report
     not_applicable = reason.startswith(NOT_APPLICABLE)
     source = getattr(getattr(item, "callspec", None), "params", {}).get("source")

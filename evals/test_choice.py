@@ -1,0 +1,88 @@
+"""Multiple-choice QA (MuChoMusic, SPEC section 3) beyond the generic gates.
+
+The declared model's multiple-choice answer files are gated in ``test_model_gates.py``: accuracy
+beats uniform chance (exact binomial; clustered when several questions share a track), the
+instruction-following rate (parse rate) is at least ``[choice] min_parse_rate``, and "the model
+listens" (accuracy drops with white noise, a random track, or no audio) wherever the answers hold
+those conditions. This module adds:
+
+- the accuracy / IFR breakdown per knowledge and reasoning dimension, distractor setting,
+  condition and run (recorded in the report);
+- a live model (a ``live`` spec in the config or ``--musiceval-model hf:...``) with
+  ``--musiceval-data-dir DIR`` holding ``DIR/choice/manifest.jsonl`` and the audio: every question
+  is asked in ``[choice] runs`` shuffled runs with ``n_examples`` in-context examples under the
+  conditions correct, text_only, noise and random (answers cached under the cache dir), then the
+  same generic gates run on those answers.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from musiceval.pytest_plugin import NOT_APPLICABLE
+from musiceval.suite import checks
+
+PROTOCOL = "choice"
+LIVE_MANIFEST = Path("choice") / "manifest.jsonl"
+
+
+def _rows(result) -> list[dict]:
+    metrics = result.metrics()
+    keys = ("accuracy", "ifr", "unanswered")
+
+    def row(slice_: str, value: str, block: dict) -> dict:
+        return {"slice": slice_, "value": value, **{k: block.get(k) for k in keys}}
+
+    rows = [row("overall", "correct audio", metrics)]
+    for family, dims in metrics["per_dimension"].items():
+        rows += [row(family, d, block) for d, block in dims.items()]
+    for name, block in metrics.get("per_distractor_setting", {}).items():
+        rows.append(row("distractors", name, block))
+    for name, block in metrics.get("per_condition", {}).items():
+        rows.append(row("condition", name, block))
+    return rows
+
+
+def test_accuracy_per_dimension_is_recorded(run, gate):
+    gate.record_table(PROTOCOL, f"{run.model} {run.source}: accuracy and IFR per dimension ({run.result.matcher} matcher)",
+                      _rows(run.result))
+
+
+@pytest.fixture(scope="module")
+def live_choice(model_spec, musiceval_suite, data_dir, musiceval_seed, musiceval_cache_dir):
+    """The live model's answers to the manifest's questions, as a ChoiceProtocol."""
+    from musiceval.data.muchomusic import load_choice_manifest
+    from musiceval.generate import MODEL_CONDITIONS
+    from musiceval.models import load_model
+    from musiceval.models.cache import ResponseCache
+    from musiceval.protocols.choice import ChoiceProtocol
+    from musiceval.scoring.choice import generate_choice_records, score_records
+
+    live = musiceval_suite.live_models()
+    if not live:
+        pytest.skip(f"{NOT_APPLICABLE}no live model declared (a 'live' spec in the config or --musiceval-model hf:...)")
+    manifest = Path(data_dir) / LIVE_MANIFEST if data_dir is not None else None
+    if manifest is None or not manifest.is_file():
+        pytest.skip(f"{NOT_APPLICABLE}the live multiple-choice gates need --musiceval-data-dir DIR with "
+                    f"DIR/{LIVE_MANIFEST.as_posix()} (id, question, choices, answer letter, audio path) and the audio")
+    cfg = musiceval_suite.thresholds[PROTOCOL]
+    items, failures = load_choice_manifest(manifest)
+    model = load_model(model_spec)
+    try:
+        loaded = generate_choice_records(model, items, data_dir=data_dir, conditions=MODEL_CONDITIONS, runs=int(cfg["runs"]),
+                                         n_examples=int(cfg["n_examples"]), seed=musiceval_seed,
+                                         cache=ResponseCache(Path(musiceval_cache_dir) / "responses"))
+    finally:
+        model.close()
+    failures = list(failures) + list(loaded.failures)
+    result = score_records(loaded.records, cfg["matcher"], failures)
+    return ChoiceProtocol(result, loaded.records, failures=failures, model=live[0].name, source="live MuChoMusic")
+
+
+def test_live_model_gates(live_choice, gate, thresholds):
+    for chance in live_choice.chances("accuracy"):
+        checks.beats_chance(gate, live_choice, "accuracy", chance)
+    checks.parse_rate(gate, live_choice, float(thresholds[PROTOCOL]["min_parse_rate"]))
+    checks.listens(gate, live_choice, margin=float(thresholds[PROTOCOL]["listens_margin"]))
+    gate.record_table(PROTOCOL, f"{live_choice.model}: live multiple choice", _rows(live_choice.result))
