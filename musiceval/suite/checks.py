@@ -54,7 +54,11 @@ class CheckGate(Gate):
         parent_sink = parent.sink
 
         def sink(row: dict[str, Any]) -> None:
-            parent_sink({**row, **extra} if row.get("type") == "gate" else row)
+            if row.get("type") == "gate":
+                row = {**row, **extra}
+            elif row.get("type") == "scores":  # per-item scores: joinable with a later run's by source
+                row = {**row, "model": model, "source": source, "check": check}
+            parent_sink(row)
 
         config = replace(parent.config, protocol=protocol or parent.config.protocol)
         super().__init__(config, sink=sink, on_result=parent.on_result, nodeid=parent.nodeid)
