@@ -49,3 +49,23 @@ def load(results_dir: str | Path) -> Run:
     scores = pd.DataFrame(score_rows, columns=["item_id", "condition", "metric", "value", "group", "gate", "protocol"])
     failures = pd.DataFrame(failure_rows, columns=["item_id", "reason", "metric", "condition", "gate", "protocol"])
     return Run(meta=run["meta"], gates=gates, scores=scores, failures=failures, tables=run.get("tables", []))
+
+
+def compare(*runs: "str | Path | Run", **options: Any) -> pd.DataFrame:
+    """Compare two or more runs (results dirs or :class:`Run` objects), the baseline first.
+
+    One row per (baseline, new) pair, protocol, metric and condition: both means, the paired
+    difference (positive = new better; lower-is-better metrics are turned) with its interval,
+    the minimum detectable effect, the non-inferiority / superiority outcomes and a one-word
+    ``verdict``; ``df.attrs["notes"]`` lists unmatched keys, missing provenance and the p-value
+    adjustment. Raises :class:`musiceval.compare.NotComparable` when the runs' scorer-side
+    provenance differs. Options: see :func:`musiceval.compare.compare_runs` (``margins``,
+    ``default_margin``, ``lower_is_better``, ``alpha``, ``power``, ``adjust``, ``conditions``).
+
+    >>> df = compare("results/v1", "results/v2", margins={"mir/accuracy": 0.02})  # doctest: +SKIP
+    """
+    from musiceval.compare import compare_runs
+
+    table, notes = compare_runs(*runs, **options)
+    table.attrs["notes"] = notes
+    return table

@@ -48,6 +48,8 @@ LETTERS = ("A", "B", "C", "D")
 UNANSWERED = -1
 #: the answer prefix of MuChoMusic's prompt, removed from outputs before matching
 ANSWER_PREFIX = "The correct answer is:"
+#: bump when a matcher's rule changes: runs scored with different matchers do not compare (provenance)
+MATCHER_VERSION = "choice-matchers-1"
 
 Output = str | bytes | None
 
