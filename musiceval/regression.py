@@ -106,7 +106,7 @@ def regression_result(
     points = in_points(va, vb)
     n_clusters = len(set(groups)) if clustered is not None and groups is not None else None
     sentence = power_sentence(int(diff.size), mde, points, kind, n_clusters)
-    underpowered = margin < mde
+    underpowered = kind == "non_inferior" and margin < mde
     notes = [f"{new_label} {va.mean():.3f} vs {old_label} {vb.mean():.3f}{where}"
              f" ({direction}; {'gain' if diff.mean() >= 0 else 'drop'} {say_effect(abs(float(diff.mean())), points)},"
              f" {int((1 - alpha) * 100)}% interval [{say_effect(bound.low, points)}, {say_effect(bound.high, points)}]"
@@ -115,6 +115,8 @@ def regression_result(
         if kind == "non_inferior" and outcome is Outcome.PASS:
             outcome = Outcome.INCONCLUSIVE
         notes.append(f"underpowered: {sentence}, margin is {say_effect(margin, points)}")
+    elif kind == "superior" and outcome is not Outcome.PASS:
+        notes.append(sentence + f" above the bar at power {power:g}")
     else:
         notes.append(f"MDE {say_effect(mde, points)} at power {power:g}")
     if unmatched_note:
