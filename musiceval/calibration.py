@@ -40,6 +40,30 @@ class Shape:
     discordant: float = 0.3  # binary paired: share of items where the two systems differ
 
 
+#: the shapes of the calibration grid (tests/test_calibration.py, benchmarks/bench_calibration.py)
+GRID: dict[str, Shape] = {
+    "lognormal right": Shape("lognormal", sigma=0.75),
+    "lognormal left": Shape("lognormal", sigma=0.75, sign=-1),
+    "zero-inflated right": Shape("zero_inflated"),
+    "zero-inflated left": Shape("zero_inflated", sign=-1),
+    "binary": Shape("binary"),
+    "clustered left": Shape("clustered", sigma=0.75, sign=-1),
+    "clustered right": Shape("clustered", sigma=0.75),
+    "tiny bounded (n=12)": Shape("tiny", n=12),
+    "binary tiny (n=15)": Shape("binary", n=15),
+}
+#: gates that only take 0/1 outcomes
+BINARY_ONLY = ("binomial_greater", "mcnemar_greater")
+#: margins of the simulated gates: non_inferior / superior need a margin above their MDE
+MARGINS = {"non_inferior": 0.1, "superior": 0.1}
+
+
+def grid_cases() -> list[tuple[str, str, Shape]]:
+    """(gate kind, shape label, shape) of the calibration grid."""
+    return [(kind, label, shape) for kind in GATE_KINDS for label, shape in GRID.items()
+            if not (kind in BINARY_ONLY and shape.kind != "binary")]
+
+
 def _skewed(rng: np.random.Generator, shape: Shape, size: int) -> np.ndarray:
     """Standardised (mean 0, sd 1) skewed draws of the shape's family."""
     if shape.kind == "zero_inflated":

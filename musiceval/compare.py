@@ -82,10 +82,26 @@ def _load(run: Any, index: int) -> LoadedRun:
     if scores.empty:
         raise ValueError(f"{path or label}: no per-item scores (scores.jsonl is missing or empty); "
                          "compare needs the results dir of a finished run")
+    scores = _own_rows(scores, meta, path or label)
     scores["protocol"] = scores["protocol"].fillna("").astype(str)
     scores["condition"] = scores["condition"].fillna("correct").astype(str)
     scores["item_id"] = scores["item_id"].astype(str)
     return LoadedRun(label=label, path=path, meta=meta, scores=scores)
+
+
+def _own_rows(scores: pd.DataFrame, meta: Mapping[str, Any], where: str) -> pd.DataFrame:
+    """A run that also recorded another model's scores (e.g. its baseline's, rows tagged with
+    ``model``) contributes only its own model's rows; rows without a ``model`` are its own."""
+    if "model" not in scores or scores["model"].isna().all():
+        return scores
+    models = sorted(set(scores["model"].dropna().astype(str)))
+    if len(models) == 1:
+        return scores
+    own = str(meta.get("model") or "")
+    if own not in models:
+        raise ValueError(f"{where}: scores.jsonl holds several models ({', '.join(models)}) and meta.model "
+                         f"({own or 'absent'}) names none of them; compare cannot tell which rows are this run's")
+    return scores[scores["model"].isna() | (scores["model"].astype(str) == own)]
 
 
 def _unique_labels(runs: list[LoadedRun]) -> None:

@@ -10,6 +10,15 @@ The outcome rule is :func:`musiceval.stats.decide`: PASS when the interval's low
 the margin, FAIL when its upper bound is below it, INCONCLUSIVE otherwise. p-values are reported
 alongside (and Holm-adjusted across a run by the report), never used to flip an outcome.
 
+Intervals are chosen by the shape of the data (``GateConfig.ci_method="auto"``, the default; see
+:mod:`musiceval.intervals` and docs/regression-gates.md): exact / score tests for 0/1 outcomes,
+Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track, a
+finite-sample bound for tiny n; the shape is recorded in ``GateResult.test``. ``"bca"`` and
+``"percentile"`` select the bootstrap intervals used before the calibration work.
+
+Regression gates against a baseline run: :meth:`Gate.non_inferior` and :meth:`Gate.superior`
+(:mod:`musiceval.regression`), with the minimum detectable effect in ``GateResult.mde``.
+
 >>> from musiceval.records import ItemScores
 >>> rows = []
 >>> gate = Gate(GateConfig(n_resamples=2000), sink=rows.append)

@@ -18,33 +18,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from musiceval.calibration import GATE_KINDS, Shape, false_pass_rate, tolerance
+from musiceval.calibration import BINARY_ONLY, GATE_KINDS, MARGINS, Shape, false_pass_rate, grid_cases, tolerance
 from musiceval.gates import Gate, GateConfig
 
 NOMINAL = 0.025
 N_SIMS = 400
-#: non_inferior / superior run with a margin above their MDE on most shapes, so PASS is reachable
-MARGINS = {"non_inferior": 0.1, "superior": 0.1}
-
-GRID_SHAPES = {
-    "lognormal right": Shape("lognormal", sigma=0.75),
-    "lognormal left": Shape("lognormal", sigma=0.75, sign=-1),
-    "zero-inflated right": Shape("zero_inflated"),
-    "zero-inflated left": Shape("zero_inflated", sign=-1),
-    "binary": Shape("binary"),
-    "clustered left": Shape("clustered", sigma=0.75, sign=-1),
-    "tiny (n=12, bounded)": Shape("tiny", n=12),
-    "binary tiny (n=15)": Shape("binary", n=15),
-}
-BINARY_ONLY = {"binomial_greater", "mcnemar_greater"}
 
 
 def _cases():
-    for kind in GATE_KINDS:
-        for label, shape in GRID_SHAPES.items():
-            if kind in BINARY_ONLY and shape.kind != "binary":
-                continue
-            yield kind, label, shape
+    return grid_cases()
 
 
 @pytest.fixture(scope="module")

@@ -172,3 +172,24 @@ def test_power_command_answers_items_needed(tmp_path, capsys):
     assert "to detect a drop of 5.0 points" in text and "assumed correlation 0.5" in text
     assert main(["power", str(a), "--metric", "bleu", "--drop", "0.05"]) == 2
     assert "the run has: choice/accuracy" in capsys.readouterr().err
+
+
+def test_rows_of_other_models_in_one_results_dir_are_not_mixed_in(tmp_path):
+    from musiceval.report import write_run
+
+    rng = np.random.default_rng(4)
+    own, other = (rng.random(100) < 0.8).astype(float), np.zeros(100)
+    ids = [f"q{k}" for k in range(100)]
+    rows = []
+    gate = Gate(GateConfig(), sink=rows.append)
+    gate.record_scores(ItemScores("accuracy", ids=ids, values=own), gate="g", protocol="choice")
+    gate.record_scores(ItemScores("accuracy", ids=ids, values=other), gate="g", protocol="choice")
+    rows[0]["model"], rows[1]["model"], rows[1]["source"] = "qwen2", "qwen", "baseline"
+    (tmp_path / "new" / "parts").mkdir(parents=True)
+    (tmp_path / "new" / "parts" / "gw0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_run(tmp_path / "new", {"model": "qwen2"})
+    base = _toy_run(tmp_path, "base", other, model="qwen", fp=_fp("qwen"), ids=ids)
+    loaded = results.load(tmp_path / "new").scores
+    assert set(loaded.model) == {"qwen2", "qwen"} and set(loaded.source.dropna()) == {"baseline"}
+    row = results.compare(base, tmp_path / "new").iloc[0]
+    assert row.mean_new == pytest.approx(own.mean()) and row.verdict == "superior"
