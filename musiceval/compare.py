@@ -321,3 +321,17 @@ def paired_differences(run: Any, against: Any | None, *, metric: str, protocol: 
     return va - vb, list(groups) if groups else None, (
         f"{va.size} items paired between {loaded[0].label} and {loaded[1].label}"
         + (f" ({len(unpaired)} unmatched)" if unpaired else ""))
+
+
+def format_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
+    """A markdown table of a comparison (for report.md / report.html: one row per comparison)."""
+    head = ("| protocol | metric | condition | new vs baseline | means | diff [interval] | margin | MDE | verdict |\n"
+            "|---|---|---|---|---|---|---|---|---|")
+    lines = [head]
+    for _, r in table.iterrows():
+        lines.append(f"| {r.protocol} | {r.metric}{'' if r.higher_is_better else ' (lower is better)'} | {r.condition} "
+                     f"| {r.new} vs {r.baseline} | {r.mean_new:.4f} vs {r.mean_baseline:.4f} "
+                     f"| {r['diff']:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}] | {r.margin:g} | {_fmt(r.mde)} "
+                     f"| {r.verdict} |")
+    lines += [""] + [f"- {n}" for n in notes]
+    return "\n".join(lines)

@@ -57,6 +57,8 @@ def power_sentence(n: int, mde: float, points: bool, kind: str, clusters: int | 
     """``with 334 items this gate can only detect drops of 4.1 points`` (the sentence verdicts print)."""
     where = f"with {n} items" + (f" in {clusters} clusters" if clusters else "")
     what = "drops" if kind == "non_inferior" else "gains"
+    if not math.isfinite(mde):
+        return f"{where} this gate cannot detect {what} of any size (too few items to estimate their spread)"
     return f"{where} this gate can only detect {what} of {say_effect(mde, points)}"
 
 

@@ -95,6 +95,10 @@ def test_cmi_bench_verdicts_agree_with_each_models_task_scores(cmi_runs):
     back = results.compare(dirs["mullama"], dirs["ltu"], margins={"accuracy": 0.02})
     assert back.set_index(["protocol", "metric"]).verdict[("mir/GTZAN", "accuracy")] == "inferior"
     assert "Holm" in " ".join(table.attrs["notes"])
+    from musiceval.compare import format_markdown
+
+    md = format_markdown(table, table.attrs["notes"])
+    assert "| mir/DSing | wer (lower is better) | correct | MU-LLaMA vs LTU |" in md and md.count("\n| mir/") == len(table)
 
 
 def test_cli_compare_prints_named_models_and_exits_on_regression(cmi_runs, capsys):

@@ -216,3 +216,12 @@ def test_margin_must_be_nonnegative(gate):
     new, old = _pair(50, 0.0)
     with pytest.raises(ValueError, match="margin must be"):
         gate.non_inferior(new, old, margin=-0.1, name="neg")
+
+
+def test_single_item_and_identical_runs(gate):
+    one = gate.non_inferior(scores([0.5]), scores([0.4]), margin=0.05, name="one item")
+    assert one.outcome is Outcome.INCONCLUSIVE and math.isinf(one.mde)
+    assert "cannot detect drops of any size" in one.detail
+    same = scores(np.linspace(0.1, 0.9, 50))
+    r = gate.non_inferior(same, same, margin=0.01, name="identical")
+    assert r.outcome is Outcome.PASS and r.estimate == 0 and r.mde == 0
