@@ -335,3 +335,41 @@ def format_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
                      f"| {r.verdict} |")
     lines += [""] + [f"- {n}" for n in notes]
     return "\n".join(lines)
+
+
+class Baseline:
+    """The per-item scores of an earlier run, for regression gates inside a new run.
+
+    >>> base = Baseline("results/v1")                                     # doctest: +SKIP
+    >>> base.check(current_fingerprint)                                   # doctest: +SKIP
+    >>> old = base.scores("mir/GTZAN", "accuracy")                        # doctest: +SKIP
+    >>> gate.non_inferior(new, old, margin=0.02, name="GTZAN accuracy", old_label=base.label,
+    ...                   new_label="qwen2", baseline=base.path)          # doctest: +SKIP
+    """
+
+    def __init__(self, results_dir: Any):
+        run = _load(results_dir, 0)
+        self.path, self.label, self.meta = run.path, run.label, run.meta
+        self._scores, self.notes = _per_item(run)
+
+    @property
+    def provenance(self) -> dict[str, Any] | None:
+        return self.meta.get("provenance")
+
+    def check(self, fingerprint: Mapping[str, Any] | None, label: str = "this run") -> list[str]:
+        """Raise :class:`NotComparable` when the scorer sides differ; notes when one is missing."""
+        if not fingerprint or not self.provenance:
+            return [f"{self.label if not self.provenance else label}: no provenance recorded: "
+                    "scorer drift cannot be ruled out"]
+        diffs = check_comparable(self.provenance, fingerprint)
+        if diffs:
+            raise NotComparable(f"baseline {self.label}", label, diffs)
+        return []
+
+    def keys(self) -> list[tuple[str, str, str]]:
+        """(protocol, metric, condition) of every score set the baseline holds."""
+        return sorted(self._scores)
+
+    def scores(self, protocol: str, metric: str, condition: str = "correct") -> ItemScores | None:
+        """The baseline's per-item scores of one protocol / metric / condition (None if absent)."""
+        return self._scores.get((protocol, metric, condition))

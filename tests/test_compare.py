@@ -16,7 +16,7 @@ from musiceval.cli import main
 from musiceval.compare import NotComparable, leaderboard
 from musiceval.gates import Gate, GateConfig
 from musiceval.provenance import fingerprint
-from musiceval.records import ItemScores
+from musiceval.records import ItemScores, Outcome
 
 # ../shared/data beside the repo (or beside a worktree's parent): the first one found going up
 SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
@@ -197,3 +197,21 @@ def test_rows_of_other_models_in_one_results_dir_are_not_mixed_in(tmp_path):
     assert set(loaded.model) == {"qwen2", "qwen"} and set(loaded.source.dropna()) == {"baseline"}
     row = results.compare(base, tmp_path / "new").iloc[0]
     assert row.mean_new == pytest.approx(own.mean()) and row.verdict == "superior"
+
+
+def test_baseline_hands_score_sets_to_regression_gates(tmp_path):
+    from musiceval.compare import Baseline
+
+    rng = np.random.default_rng(6)
+    old = (rng.random(200) < 0.7).astype(float)
+    path = _toy_run(tmp_path, "base", old, model="qwen", fp=_fp("qwen"))
+    base = Baseline(path)
+    assert base.label == "qwen" and base.keys() == [("choice", "accuracy", "correct")]
+    assert base.scores("choice", "accuracy").values.tolist() == old.tolist() and base.scores("choice", "wer") is None
+    assert base.check(_fp("qwen2")) == []
+    with pytest.raises(NotComparable, match="mir_parsers"):
+        base.check(_fp("qwen2", mir_parsers="mir-parsers-9"))
+    assert "no provenance" in base.check(None)[0]
+    r = Gate(GateConfig()).non_inferior(base.scores("choice", "accuracy"), base.scores("choice", "accuracy"),
+                                        margin=0.02, name="self", old_label=base.label, new_label="qwen2")
+    assert r.outcome is Outcome.PASS
