@@ -67,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     mir_live.configure(ml)
     ml.set_defaults(_run=mir_live.run)
 
+    from musiceval import compare_command, power_command
+
+    cmp_ = sub.add_parser("compare", help="paired regression verdicts between results dirs (baseline first)")
+    compare_command.configure(cmp_)
+    cmp_.set_defaults(_run=compare_command.run)
+    pw = sub.add_parser("power", help="items needed to detect a drop of d, from a pilot run")
+    power_command.configure(pw)
+    pw.set_defaults(_run=power_command.run)
+
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)
     report.set_defaults(_run=_run_report)

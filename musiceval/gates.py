@@ -10,6 +10,15 @@ The outcome rule is :func:`musiceval.stats.decide`: PASS when the interval's low
 the margin, FAIL when its upper bound is below it, INCONCLUSIVE otherwise. p-values are reported
 alongside (and Holm-adjusted across a run by the report), never used to flip an outcome.
 
+Intervals are chosen by the shape of the data (``GateConfig.ci_method="auto"``, the default; see
+:mod:`musiceval.intervals` and docs/regression-gates.md): exact / score tests for 0/1 outcomes,
+Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track, a
+finite-sample bound for tiny n; the shape is recorded in ``GateResult.test``. ``"bca"`` and
+``"percentile"`` select the bootstrap intervals used before the calibration work.
+
+Regression gates against a baseline run: :meth:`Gate.non_inferior` and :meth:`Gate.superior`
+(:mod:`musiceval.regression`), with the minimum detectable effect in ``GateResult.mde``.
+
 >>> from musiceval.records import ItemScores
 >>> rows = []
 >>> gate = Gate(GateConfig(n_resamples=2000), sink=rows.append)
@@ -26,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from musiceval import stats
+from musiceval import intervals, stats
 from musiceval.records import GateResult, ItemScores, Outcome, to_jsonable
 
 
@@ -34,9 +43,13 @@ from musiceval.records import GateResult, ItemScores, Outcome, to_jsonable
 class GateConfig:
     alpha: float = 0.05
     n_resamples: int = 10_000
-    ci_method: str = "bca"
+    #: "auto" (the calibrated interval for the data's shape, see :mod:`musiceval.intervals`),
+    #: "bca" or "percentile" (bootstrap, as before the calibration work)
+    ci_method: str = "auto"
     seed: int = 0
     protocol: str = ""
+    #: power at which regression gates compute their minimum detectable effect
+    power: float = 0.8
 
     @classmethod
     def from_thresholds(cls, thresholds: Mapping[str, Any], *, seed: int = 0) -> "GateConfig":
@@ -44,8 +57,9 @@ class GateConfig:
         return cls(
             alpha=float(d.get("alpha", 0.05)),
             n_resamples=int(d.get("n_resamples", 10_000)),
-            ci_method=str(d.get("ci_method", "bca")),
+            ci_method=str(d.get("ci_method", "auto")),
             seed=seed,
+            power=float(d.get("power", 0.8)),
         )
 
 
@@ -93,7 +107,15 @@ class Gate:
 
     # ------------------------------------------------------------------ plumbing
 
+    @property
+    def calibrated(self) -> bool:
+        """True when intervals are chosen by data shape (``ci_method="auto"``)."""
+        return self.config.ci_method == "auto"
+
     def _interval(self, values: np.ndarray, groups: Sequence[str] | None, seed: int) -> stats.Interval:
+        if self.calibrated:
+            bnd = intervals.skew_t(values, groups=groups, alpha=self.config.alpha)
+            return stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}")
         return stats.paired_bootstrap_ci(
             values,
             groups=groups if _has_clusters(groups) else None,
@@ -143,9 +165,14 @@ class Gate:
             return self._conclude(self._empty(name, test, margin, protocol, metric, n_failed), (a, b))
         seed = gate_seed(self.config.seed, name)
         diff = va - vb
-        ci = self._interval(diff, groups, seed)
         clustered = groups if _has_clusters(groups) else None
-        p = stats.sign_flip_test(diff - margin, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
+        if self.calibrated:
+            bnd = intervals.paired_interval(va, vb, groups=groups, alpha=self.config.alpha, margin=margin)
+            ci, p = stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}"), bnd.p_value
+            test = "paired calibrated interval"
+        else:
+            ci = self._interval(diff, groups, seed)
+            p = stats.sign_flip_test(diff - margin, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
         detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
         if unpaired:
             detail += f"; {len(unpaired)} unpaired items excluded"
@@ -169,9 +196,14 @@ class Gate:
             return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
         seed = gate_seed(self.config.seed, name)
         diff = scores.values - chance
-        ci = self._interval(diff, scores.groups, seed)
         clustered = scores.groups if _has_clusters(scores.groups) else None
-        p = stats.sign_flip_test(diff, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
+        if self.calibrated:
+            bnd = intervals.one_sample_interval(scores.values, groups=scores.groups, alpha=self.config.alpha, margin=chance)
+            ci, p = stats.Interval(bnd.low - chance, bnd.high - chance, f"{bnd.method}; shape={bnd.shape}"), bnd.p_value
+            test = "calibrated interval vs fixed chance"
+        else:
+            ci = self._interval(diff, scores.groups, seed)
+            p = stats.sign_flip_test(diff, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide(ci, 0.0), estimate=float(diff.mean()), ci=(ci.low, ci.high),
@@ -228,7 +260,11 @@ class Gate:
             return self._conclude(self._empty(name, "exact binomial", p0, protocol, metric, len(correct.failures)), (correct,))
         seed = gate_seed(self.config.seed, name)
         k, n = int(values.sum()), correct.n
-        if _has_clusters(correct.groups):
+        if _has_clusters(correct.groups) and self.calibrated:
+            bnd = intervals.skew_t(values, groups=correct.groups, alpha=self.config.alpha, margin=p0)
+            low, high, p = bnd.low - p0, bnd.high - p0, bnd.p_value
+            test = f"clustered {bnd.method}; shape={bnd.shape}"
+        elif _has_clusters(correct.groups):
             ci = self._interval(values - p0, correct.groups, seed)
             p = stats.sign_flip_test(values - p0, groups=correct.groups, n_resamples=self.config.n_resamples, seed=seed)
             low, high, test = ci.low, ci.high, f"clustered {ci.method} + sign-flip test"
@@ -260,17 +296,62 @@ class Gate:
             return self._conclude(self._empty(name, "exact McNemar", 0.0, protocol, metric, n_failed), (a, b))
         seed = gate_seed(self.config.seed, name)
         p, a_only, b_only = stats.mcnemar_exact(va == 1, vb == 1)
-        ci = self._interval(va - vb, groups, seed)
+        if self.calibrated:
+            bnd = intervals.paired_interval(va, vb, groups=groups, alpha=self.config.alpha, margin=0.0)
+            ci = stats.Interval(bnd.low, bnd.high, bnd.method)
+            p = bnd.p_value if bnd.p_value is not None else p
+            test = f"{bnd.method}; shape={bnd.shape}"
+        else:
+            ci = self._interval(va - vb, groups, seed)
+            test = f"exact McNemar + paired {ci.method}"
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide(ci, 0.0), estimate=float((va - vb).mean()), ci=(ci.low, ci.high),
-                p_value=p, n=int(va.size), threshold=0.0, test=f"exact McNemar + paired {ci.method}",
+                p_value=p, n=int(va.size), threshold=0.0, test=test,
                 protocol=protocol, metric=metric, n_failed=n_failed,
                 detail=f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}; discordant {a_only}/{b_only}",
                 seed=seed,
             ),
             (a, b),
         )
+
+    def non_inferior(
+        self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
+        new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
+    ) -> GateResult:
+        """Regression gate: ``new`` is not worse than ``old`` by more than ``margin`` (metric units).
+
+        Paired on the items both runs scored (clustered by ``groups``, usually the track); items
+        in only one run are counted in ``n_failed`` and named in the detail. PASS when the lower
+        bound of the interval of ``new - old`` (``old - new`` when lower is better) is above
+        ``-margin``, FAIL when its upper bound is below ``-margin``, INCONCLUSIVE otherwise, and
+        INCONCLUSIVE instead of PASS when ``margin`` is below the minimum detectable effect.
+        See :mod:`musiceval.regression`.
+        """
+        from musiceval.regression import regression_result
+
+        result = regression_result(
+            "non_inferior", new, old, margin=margin, name=name, higher_is_better=higher_is_better,
+            new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
+            alpha=self.config.alpha, power=self.config.power, baseline=baseline,
+        )
+        return self._conclude(result, (new, old))
+
+    def superior(
+        self, new: ItemScores, old: ItemScores, *, margin: float = 0.0, name: str, higher_is_better: bool = True,
+        new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
+    ) -> GateResult:
+        """Improvement claim: ``new`` beats ``old`` by more than ``margin`` (lower bound above
+        ``+margin``); same pairing, intervals and detail as :meth:`non_inferior`. The MDE is
+        reported; a superiority PASS is valid at any power and is not downgraded."""
+        from musiceval.regression import regression_result
+
+        result = regression_result(
+            "superior", new, old, margin=margin, name=name, higher_is_better=higher_is_better,
+            new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
+            alpha=self.config.alpha, power=self.config.power, baseline=baseline,
+        )
+        return self._conclude(result, (new, old))
 
     def at_least(
         self, scores: ItemScores, threshold: float, *, name: str, protocol: str = "", metric: str = ""
@@ -281,7 +362,12 @@ class Gate:
         if scores.n == 0:
             return self._conclude(self._empty(name, test, threshold, protocol, metric, len(scores.failures)), (scores,))
         seed = gate_seed(self.config.seed, name)
-        ci = self._interval(scores.values, scores.groups, seed)
+        if self.calibrated:
+            bnd = intervals.one_sample_interval(scores.values, groups=scores.groups, alpha=self.config.alpha, margin=threshold)
+            ci = stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}")
+            test = "calibrated interval of the mean"
+        else:
+            ci = self._interval(scores.values, scores.groups, seed)
         outcome = Outcome.PASS if ci.low >= threshold else Outcome.FAIL if ci.high < threshold else Outcome.INCONCLUSIVE
         return self._conclude(
             GateResult(

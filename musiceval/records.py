@@ -154,6 +154,10 @@ class GateResult:
     detail: str = ""
     nodeid: str = ""
     seed: int | None = None
+    #: regression gates: the minimum detectable effect (metric units) at the run's alpha and power
+    mde: float | None = None
+    #: regression gates: what the new run was compared with (the baseline's label or results dir)
+    baseline: str = ""
 
 
 def to_jsonable(obj: Any) -> Any:

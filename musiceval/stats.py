@@ -18,7 +18,8 @@ Functions
 - :func:`sign_flip_test` (paired permutation test), :func:`mcnemar_exact`,
   :func:`binomial_test_greater`, :func:`clopper_pearson`
 - :func:`permutation_null` (chance level by label permutation), :func:`permutation_p_value`
-- :func:`holm`, :func:`decide`
+- :func:`holm`, :func:`benjamini_hochberg`, :func:`adjust` (family-wise / FDR control), :func:`decide`
+- :func:`minimum_detectable_effect`, :func:`required_items`, :func:`design_effect` (power)
 
 References
 ----------
@@ -34,6 +35,7 @@ References
 .. [6] Clopper, C. J. & Pearson, E. S. (1934). Biometrika 26(4).
 .. [7] Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J. Stat.
 .. [8] Miller, E. (2024). Adding error bars to evals (clustered standard errors for LLM evals).
+.. [9] Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate. JRSS-B 57(1).
 """
 from __future__ import annotations
 
@@ -378,6 +380,116 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     out = np.empty(m)
     out[order] = np.minimum(adjusted, 1.0)
     return out
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (step-up, monotone, capped at 1): controls the false
+    discovery rate instead of the family-wise error rate [9]_.
+
+    >>> benjamini_hochberg([0.01, 0.04, 0.03]).round(2).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")[::-1]  # largest first
+    ranks = m - np.arange(m)  # rank of each p in ascending order
+    adjusted = np.minimum.accumulate(p[order] * m / ranks)
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+_ADJUSTERS = {"holm": holm, "bh": benjamini_hochberg}
+
+
+def adjust(p_values: Sequence[float | None], method: str = "holm") -> list[float | None]:
+    """Multiplicity-adjusted p-values across a family of gates (all regression gates of a run).
+
+    ``method="holm"`` (family-wise error rate, the default) or ``"bh"`` (Benjamini-Hochberg false
+    discovery rate). ``None`` entries (gates without a p-value) stay ``None`` and do not count
+    towards the family size.
+    """
+    if method not in _ADJUSTERS:
+        raise ValueError(f"adjust method must be one of {sorted(_ADJUSTERS)}, got {method!r}")
+    idx = [k for k, p in enumerate(p_values) if p is not None]
+    adjusted = _ADJUSTERS[method]([p_values[k] for k in idx]) if idx else np.array([])
+    out: list[float | None] = [None] * len(p_values)
+    for k, v in zip(idx, adjusted):
+        out[k] = float(v)
+    return out
+
+
+def design_effect(diff: Sequence[float] | np.ndarray, groups: Sequence[object] | None) -> float:
+    """Variance inflation of the mean from clustering: ``CR1 variance / (s^2 / n)`` (1 without
+    clusters; floored at 1 so that clustering never claims to add information)."""
+    d = _as_1d(diff, "diff")
+    if groups is None or len(set(map(str, groups))) in (len(d), 1) or d.size < 2:
+        return 1.0
+    iid = paired_standard_error(d) ** 2
+    if iid == 0 or not math.isfinite(iid):
+        return 1.0
+    return max(1.0, cluster_robust_se(d, groups) ** 2 / iid)
+
+
+def minimum_detectable_effect(
+    diff: float | Sequence[float] | np.ndarray,
+    n: int | None = None,
+    clusters: Sequence[object] | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    deff: float | None = None,
+) -> float:
+    """Smallest true mean paired difference a gate detects with probability ``power``.
+
+    ``MDE = (z_{1-alpha/2} + z_{power}) * sd * sqrt(deff / n)``: the gates' decisions use the
+    lower bound of a two-sided ``1 - alpha`` interval, a one-sided test at ``alpha / 2``.
+    ``diff`` is either the per-item paired differences of a (pilot) run or their standard
+    deviation. ``clusters`` (one label per difference) gives the design effect from the CR1
+    variance [3]_; ``deff`` sets it directly (e.g. ``1 + (m - 1) * icc``). ``n`` defaults to the
+    number of differences; pass another ``n`` to ask what a bigger or smaller set would detect.
+
+    >>> round(minimum_detectable_effect(0.3, 334), 4)
+    0.046
+    """
+    if isinstance(diff, (int, float)):
+        sd = float(diff)
+        if n is None:
+            raise ValueError("minimum_detectable_effect: pass n when diff is a standard deviation")
+        if clusters is not None and deff is None:
+            raise ValueError("minimum_detectable_effect: cluster labels need the differences; pass deff with an sd")
+    else:
+        d = _as_1d(diff, "diff")
+        sd = float(d.std(ddof=1)) if d.size > 1 else math.inf
+        if deff is None:
+            deff = design_effect(d, clusters)
+        n = d.size if n is None else n
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError(f"alpha and power must be in (0, 1), got {alpha}, {power}")
+    if n is None or n < 2:
+        return math.inf
+    z = _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
+    return float(z * sd * math.sqrt((deff or 1.0) / n))
+
+
+def required_items(
+    diff: float | Sequence[float] | np.ndarray,
+    drop: float,
+    clusters: Sequence[object] | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    deff: float | None = None,
+) -> int:
+    """Items needed so that :func:`minimum_detectable_effect` is at most ``drop`` (same inputs)."""
+    if drop <= 0:
+        raise ValueError(f"the drop to detect must be positive, got {drop}")
+    at_one = minimum_detectable_effect(diff, 2, clusters, alpha, power, deff=deff) * math.sqrt(2)
+    if not math.isfinite(at_one):
+        raise ValueError("the pilot differences have no spread estimate (fewer than 2 items)")
+    return max(2, math.ceil((at_one / drop) ** 2))
 
 
 def decide(ci: tuple[float, float] | Interval, margin: float = 0.0) -> Outcome:

@@ -100,10 +100,14 @@ def test_gate_seed_depends_on_run_seed_and_name_only():
 
 def test_same_seed_same_interval_different_seed_different_interval():
     x = scores(np.random.default_rng(0).normal(0.2, 1, 80))
-    r1 = Gate(GateConfig(n_resamples=1000, seed=1)).greater_than_chance(x, 0.0, name="g")
-    r2 = Gate(GateConfig(n_resamples=1000, seed=1)).greater_than_chance(x, 0.0, name="g")
-    r3 = Gate(GateConfig(n_resamples=1000, seed=2)).greater_than_chance(x, 0.0, name="g")
+    # the bootstrap (ci_method="bca") depends on the seed; the calibrated default is deterministic
+    r1 = Gate(GateConfig(n_resamples=1000, seed=1, ci_method="bca")).greater_than_chance(x, 0.0, name="g")
+    r2 = Gate(GateConfig(n_resamples=1000, seed=1, ci_method="bca")).greater_than_chance(x, 0.0, name="g")
+    r3 = Gate(GateConfig(n_resamples=1000, seed=2, ci_method="bca")).greater_than_chance(x, 0.0, name="g")
     assert r1.ci == r2.ci and r1.ci != r3.ci and r1.seed == r2.seed != r3.seed
+    auto1 = Gate(GateConfig(seed=1)).greater_than_chance(x, 0.0, name="g")
+    auto2 = Gate(GateConfig(seed=2)).greater_than_chance(x, 0.0, name="g")
+    assert auto1.ci == auto2.ci and "shape=continuous" in auto1.test
 
 
 def test_item_scores_validation():
@@ -138,7 +142,8 @@ def test_interval_finding_records_the_mean_minus_a_level_with_the_gate_interval(
     assert math.isnan(empty.estimate) and empty.outcome is Outcome.FINDING
 
 
-def test_interval_uses_the_gate_configuration_and_name_seed(gate):
+def test_interval_uses_the_gate_configuration_and_name_seed():
+    gate = Gate(GateConfig(n_resamples=2000, seed=3, ci_method="bca"))  # bootstrap: seeded by name
     x = np.random.default_rng(0).normal(0.1, 1, 60)
     assert gate.interval(x, name="n1") == gate.interval(x, name="n1") != gate.interval(x, name="n2")
     assert gate.interval(x, name="n1").method.startswith("bca bootstrap (2000 resamples")

@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import Sequence
 
 TASKS = ("instrument", "genre", "composer")
+#: bump when a factual prompt wording changes: runs asked differently do not compare (provenance)
+PROMPT_VERSION = "factual-prompts-1"
 
 PHRASINGS: dict[str, tuple[str, ...]] = {
     "instrument": (

@@ -36,6 +36,8 @@ from musiceval.extraction.vocabulary import Vocabulary, surface_key, fold
 
 #: content words allowed between a cue and the first label in its scope
 CUE_SCOPE = 4
+#: bump when an extraction rule changes: runs scored with different rules do not compare (provenance)
+EXTRACTOR_VERSION = "factual-rules-1"
 #: content words allowed after a dropped label for a list to continue the scope
 LIST_SCOPE = 2
 NEGATION_CUES = frozenset({"no", "not", "without", "never", "nor", "neither", "lacks", "lack", "lacking", "absent", "none", "nothing", "cannot"})

@@ -46,6 +46,8 @@ import numpy as np
 
 from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED, validate_options
 
+#: bump when a matcher's rule changes: runs scored with different matchers do not compare (provenance)
+MATCHER_VERSION = "choice-matchers-1"
 
 Output = str | bytes | None
 

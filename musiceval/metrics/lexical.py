@@ -57,6 +57,8 @@ import numpy as np
 _WORD_RE = re.compile(r"\w+")
 _ROUGE_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 MAX_N = 4
+#: bump when a free-form metric's tokenisation or formula changes (provenance: runs do not compare)
+METRICS_VERSION = "freeform-metrics-1"
 
 
 def as_text(value: object, name: str) -> str:

@@ -43,6 +43,8 @@ from musiceval.metrics import mir_families as fam
 from musiceval.records import ItemFailure, ItemScores
 
 COMPAT_MODES = (None, "cmi-bench")
+#: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
+PARSER_VERSION = "mir-parsers-1"
 FAMILIES = {
     **dict.fromkeys(("GTZAN", "Nsynth_instrument", "VocalSet_tech"), "classification"),
     "Nsynth_pitch": "pitch",

@@ -1,0 +1,297 @@
+"""Calibrated intervals chosen by the shape of the data (docs/regression-gates.md, "Calibration").
+
+The bootstrap BCa interval of :mod:`musiceval.stats` under-covers one tail of skewed,
+zero-inflated per-item scores (BLEU/CIDEr-like) and of clustered data; measured by
+``benchmarks/bench_calibration.py``. Gates therefore pick the interval by data shape
+(:func:`classify`), and record the shape in ``GateResult.test``:
+
+========================  =====================================================================
+shape                     interval / p-value
+========================  =====================================================================
+``binary``                one sample: Clopper-Pearson + exact binomial; paired: Tango's score
+                          interval for ``p10 - p01`` [2]_, exact McNemar p-value at margin 0
+``binary+clustered``      Obuchowski's cluster-adjusted paired test [3]_: the skew-corrected
+                          t below on cluster pseudo-values (CR1 variance, G-1 dof)
+``continuous``            Hall's skewness-corrected t [1]_ (second-order correct one-sided bounds),
+                          at alpha/2 when ``|skewness| >`` :data:`SKEW_LIMIT`
+``continuous+clustered``  the same on cluster pseudo-values (CR1 variance, G-1 dof), at alpha/2
+                          with fewer than :data:`FEW_CLUSTERS` clusters
+``tiny-n``                fewer than :data:`TINY_N` units: the empirical Bernstein bound when
+                          the values lie in [0, 1] (valid at any n), else the skew-corrected t
+                          at alpha/2
+========================  =====================================================================
+
+All functions here are deterministic (no resampling): the same data give the same interval.
+
+References
+----------
+.. [1] Hall, P. (1992). On the removal of skewness by transformation. JRSS-B 54(1), 221-228;
+       as used for the mean by Zhou, X.-H. & Dinh, P. (2005), Biostatistics 6(2), 300-310.
+.. [2] Tango, T. (1998). Equivalence test and confidence interval for the difference in
+       proportions for the paired-sample design. Statistics in Medicine 17, 891-908.
+.. [3] Obuchowski, N. A. (1998). On the comparison of correlated proportions for clustered
+       data. Statistics in Medicine 17, 1495-1507.
+.. [5] Maurer, A. & Pontil, M. (2009). Empirical Bernstein bounds and sample variance penalization.
+       COLT 2009, Theorem 4.
+.. [4] Cameron, A. C. & Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+#: fewer analysis units (items, or clusters when items share a track) than this is "tiny-n"
+TINY_N = 20
+#: |sample skewness| of the units above which the skew-corrected t runs at alpha/2
+SKEW_LIMIT = 2.0
+#: clustered data with fewer clusters than this run at alpha/2 (CR1 is liberal with few clusters)
+FEW_CLUSTERS = 100
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A two-sided ``1 - alpha`` interval with the matching one-sided p-value against a margin."""
+
+    low: float
+    high: float
+    p_value: float | None
+    method: str
+    shape: str
+
+
+def has_clusters(groups: Sequence[object] | None) -> bool:
+    return groups is not None and len(set(map(str, groups))) < len(groups)
+
+
+def is_binary(*values: np.ndarray) -> bool:
+    return all(v.size > 0 and bool(np.all((v == 0) | (v == 1))) for v in values)
+
+
+def classify(*values: np.ndarray, groups: Sequence[object] | None = None) -> str:
+    """The shape of the data a gate sees: ``binary`` / ``continuous``, ``+clustered`` when items
+    share a group, or ``tiny-n`` when there are fewer than :data:`TINY_N` units (items or clusters).
+
+    For paired data pass both score arrays: ``binary`` only when both are 0/1.
+    """
+    clustered = has_clusters(groups)
+    units = len(set(map(str, groups))) if clustered else (values[0].size if values else 0)
+    kind = "binary" if is_binary(*values) else "continuous"
+    if units < TINY_N:
+        return "tiny-n" if kind == "continuous" else kind + ("+clustered" if clustered else "")
+    return kind + ("+clustered" if clustered else "")
+
+
+def cluster_units(x: np.ndarray, groups: Sequence[object] | None) -> np.ndarray:
+    """Analysis units whose plain mean and sample variance give the item-level mean and its CR1
+    variance: ``z_g = xbar + G (S_g - n_g xbar) / N`` (one unit per item without groups)."""
+    if not has_clusters(groups):
+        return np.asarray(x, dtype=float)
+    _, codes = np.unique(np.asarray([str(g) for g in groups]), return_inverse=True)  # type: ignore[union-attr]
+    sums = np.bincount(codes, weights=x)
+    sizes = np.bincount(codes).astype(float)
+    xbar = float(x.mean())
+    return xbar + len(sums) * (sums - sizes * xbar) / x.size
+
+
+def _cbrt(v: float) -> float:
+    return math.copysign(abs(v) ** (1.0 / 3.0), v)
+
+
+def skew_t(
+    x: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[object] | None = None,
+    alpha: float = 0.05,
+    margin: float = 0.0,
+    tiny_n: int = TINY_N,
+) -> Bound:
+    """Hall's (1992) skewness-corrected t interval for the mean of ``x`` (clustered via CR1 units).
+
+    With ``S = (xbar - mu) / s`` and sample skewness ``g``, the statistic
+    ``sqrt(n) * (S + g S^2 / 3 + g^2 S^3 / 27 + g / (6 n))`` is t-distributed to second order
+    (``n - 1`` dof; ``G - 1`` on cluster units). The transformation is monotone and inverted in
+    closed form, so the interval is ``mu in [xbar - s g^-1(q / sqrt n), xbar - s g^-1(-q / sqrt n)]``.
+    The p-value is the one-sided ``P(mean > margin)`` test from the same statistic, so
+    ``low > margin`` exactly when ``p < alpha / 2``.
+    """
+    from scipy.stats import t as student_t
+
+    x = np.asarray(x, dtype=float)
+    units = cluster_units(x, groups)
+    n = units.size
+    clustered = has_clusters(groups)
+    shape = classify(x, groups=groups)
+    label = "skew-corrected t (Hall 1992" + (", CR1 cluster units)" if clustered else ")")
+    xbar = float(x.mean())
+    if n < 2:
+        return Bound(-math.inf, math.inf, None, label, shape)
+    s = float(units.std(ddof=1))
+    if s == 0:
+        p = 0.0 if xbar > margin else 1.0
+        return Bound(xbar, xbar, p, label, shape)
+    gamma = float(np.mean((units - units.mean()) ** 3) / units.std(ddof=0) ** 3)
+    level, why = alpha, []
+    if n < tiny_n:
+        why.append(f"tiny n={n}")
+    if abs(gamma) > SKEW_LIMIT:
+        why.append(f"skewness {gamma:.1f}")
+    if clustered and n < FEW_CLUSTERS:
+        why.append(f"{n} clusters")
+    if why:  # second-order correction not enough: halve the level (measured, docs/regression-gates.md)
+        level = alpha / 2
+        label += f" at alpha/2 ({', '.join(why)})"
+
+    def g(stat: float) -> float:
+        if abs(gamma) < 1e-12:
+            return stat
+        return ((1 + gamma * stat / 3) ** 3 - 1) / gamma + gamma / (6 * n)
+
+    def g_inv(t: float) -> float:
+        if abs(gamma) < 1e-12:
+            return t
+        return 3 / gamma * (_cbrt(1 + gamma * (t - gamma / (6 * n))) - 1)
+
+    q = float(student_t.ppf(1 - level / 2, n - 1))
+    low = xbar - s * g_inv(q / math.sqrt(n))
+    high = xbar - s * g_inv(-q / math.sqrt(n))
+    stat = math.sqrt(n) * g((xbar - margin) / s)
+    p = float(student_t.sf(stat, n - 1))
+    if why:
+        p = min(1.0, 2 * p)
+    return Bound(float(low), float(high), p, label, shape)
+
+
+# ----------------------------------------------------------------------------- paired 0/1
+
+
+def _tango_z(n10: int, n01: int, n: int, delta: float) -> float:
+    """Tango's (1998) score statistic for ``H0: p10 - p01 = delta`` (``n10``: only the first
+    system right; ``n01``: only the second right)."""
+    if abs(delta) >= 1:
+        return math.copysign(math.inf, (n10 - n01) / n - delta) if (n10 - n01) / n != delta else 0.0
+    a = 2.0 * n
+    b = -n10 - n01 + (2.0 * n - n10 + n01) * delta
+    c = -n01 * delta * (1 - delta)
+    disc = max(b * b - 4 * a * c, 0.0)
+    p01 = (-b + math.sqrt(disc)) / (2 * a)  # restricted MLE of p01 under the null
+    var = n * (2 * p01 + delta * (1 - delta))
+    num = n10 - n01 - n * delta
+    if var <= 0:
+        return 0.0 if num == 0 else math.copysign(math.inf, num)
+    return num / math.sqrt(var)
+
+
+def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float = 0.05, margin: float = 0.0) -> Bound:
+    """Tango's score interval for the paired difference of proportions ``P(a) - P(b)`` [2]_,
+    inverted by bisection; the p-value is the one-sided score test of ``diff > margin`` (the exact
+    McNemar p-value when ``margin == 0``, which is the exact conditional test of the same null)."""
+    from scipy.stats import norm
+
+    from musiceval.stats import mcnemar_exact
+
+    a = np.asarray(a_correct, dtype=bool)
+    b = np.asarray(b_correct, dtype=bool)
+    n = a.size
+    n10, n01 = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    z = float(norm.ppf(1 - alpha / 2))
+    est = (n10 - n01) / n
+
+    def solve(target: float, lo: float, hi: float) -> float:
+        # _tango_z is decreasing in delta; find delta with z(delta) = target
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            if _tango_z(n10, n01, n, mid) > target:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    eps = 1e-12
+    low = solve(z, -1 + eps, est) if _tango_z(n10, n01, n, -1 + eps) > z else -1.0
+    high = solve(-z, est, 1 - eps) if _tango_z(n10, n01, n, 1 - eps) < -z else 1.0
+    if margin == 0:
+        p, _, _ = mcnemar_exact(a, b)
+        method = "Tango score interval + exact McNemar"
+    else:
+        p = float(norm.sf(_tango_z(n10, n01, n, margin)))
+        method = "Tango score interval and test"
+    return Bound(float(low), float(high), float(p), method, "binary")
+
+
+def paired_interval(
+    new: np.ndarray, old: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
+) -> Bound:
+    """The calibrated interval for ``mean(new - old)`` chosen by :func:`classify` (see module table)."""
+    shape = classify(new, old, groups=groups)
+    if shape == "binary":
+        return tango_interval(new == 1, old == 1, alpha=alpha, margin=margin)
+    bounded = _unit_range(new, old)
+    if shape == "tiny-n" and bounded:
+        return empirical_bernstein(new - old, value_range=(-1.0, 1.0), alpha=alpha, margin=margin)
+    bound = skew_t(new - old, groups=groups, alpha=alpha, margin=margin)
+    method = bound.method
+    if shape == "binary+clustered":
+        method = "Obuchowski clustered McNemar via " + method
+    return Bound(bound.low, bound.high, bound.p_value, method, shape)
+
+
+def one_sample_interval(
+    x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
+) -> Bound:
+    """The calibrated interval for ``mean(x)``: Clopper-Pearson for independent 0/1 values, the
+    skew-corrected t otherwise (clustered via CR1 units)."""
+    from musiceval.stats import binomial_test_greater, clopper_pearson
+
+    shape = classify(x, groups=groups)
+    if shape == "binary":
+        k, n = int(x.sum()), int(x.size)
+        cp = clopper_pearson(k, n, alpha)
+        p = binomial_test_greater(k, n, margin) if 0 < margin < 1 else (1.0 if margin >= 1 else 0.0 if k else 1.0)
+        return Bound(cp.low, cp.high, p, "Clopper-Pearson + exact binomial", shape)
+    if shape == "tiny-n" and _unit_range(x):
+        return empirical_bernstein(x, value_range=(0.0, 1.0), alpha=alpha, margin=margin)
+    return skew_t(x, groups=groups, alpha=alpha, margin=margin)
+
+
+def _unit_range(*values: np.ndarray) -> bool:
+    """All values in [0, 1] (accuracy, F1, BLEU...): the metric's range is known."""
+    return all(v.size > 0 and float(v.min()) >= 0 and float(v.max()) <= 1 for v in values)
+
+
+def _bernstein_radius(var: float, n: int, width: float, delta: float) -> float:
+    return math.sqrt(2 * var * math.log(2 / delta) / n) + 7 * width * math.log(2 / delta) / (3 * (n - 1))
+
+
+def empirical_bernstein(
+    x: Sequence[float] | np.ndarray, *, value_range: tuple[float, float], alpha: float = 0.05, margin: float = 0.0
+) -> Bound:
+    """Finite-sample interval for the mean of values known to lie in ``value_range``:
+    ``xbar -/+ (sqrt(2 V log(2/d) / n) + 7 R log(2/d) / (3 (n - 1)))`` with ``d = alpha / 2`` per
+    side, valid for any distribution on the range at any n (used for tiny n, where no
+    asymptotic interval is calibrated) [5]_. The p-value is the smallest ``d`` whose bound clears
+    ``margin`` (found by bisection)."""
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    width = float(value_range[1] - value_range[0])
+    shape = classify(x)
+    label = f"empirical Bernstein bound (values in [{value_range[0]:g}, {value_range[1]:g}], tiny n={n})"
+    if n < 2:
+        return Bound(-math.inf, math.inf, None, label, shape)
+    var = float(x.var(ddof=1))
+    xbar = float(x.mean())
+    r = _bernstein_radius(var, n, width, alpha / 2)
+    lo_d, hi_d = 1e-12, 1.0
+    if xbar - _bernstein_radius(var, n, width, hi_d) <= margin:
+        p = 1.0
+    else:
+        for _ in range(60):
+            mid = math.sqrt(lo_d * hi_d)
+            if xbar - _bernstein_radius(var, n, width, mid) > margin:
+                hi_d = mid
+            else:
+                lo_d = mid
+        p = hi_d
+    return Bound(max(xbar - r, value_range[0]), min(xbar + r, value_range[1]), p, label, shape)

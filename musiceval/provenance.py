@@ -1,0 +1,180 @@
+"""Run fingerprints: tell model drift from scorer drift before comparing two runs.
+
+A fingerprint has two sides:
+
+- the **scorer side** (what must be identical for two runs to be comparable): per protocol the
+  prompt template (sha256 of its text), the versions of the code that turns answers into scores
+  (choice matcher, factual extractor and prompts, MIR parsers and compat rules, free-form metrics:
+  the ``*_VERSION`` constants of those modules), the sha256 of every dataset / answer-key file, and
+  the seed (it draws distractors and random-audio pairings, i.e. it decides the questions);
+- the **model side** (what a comparison is about): model spec (credentials redacted), revision,
+  decoding settings and backend.
+
+The musiceval version is recorded for the record only: a new release that does not bump a
+component version scores the same way, so it does not block a comparison.
+
+>>> a = fingerprint(protocols=["mir"], model="hf:qwen2-audio", revision="r1", seed=0)
+>>> b = fingerprint(protocols=["mir"], model="hf:qwen2-audio", revision="r2", seed=0)
+>>> check_comparable(a, b)
+[]
+>>> c = dict(a, scorer={**a["scorer"], "seed": 1})
+>>> check_comparable(a, c)
+['scorer.seed: 0 (A) != 1 (B)']
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+#: the version constants of each scoring component: (module, constant)
+COMPONENTS: dict[str, tuple[str, str]] = {
+    "choice_matcher": ("musiceval.metrics.choice", "MATCHER_VERSION"),
+    "factual_extractor": ("musiceval.extraction.rules", "EXTRACTOR_VERSION"),
+    "factual_prompts": ("musiceval.data.prompts_factual", "PROMPT_VERSION"),
+    "llm_extract_prompt": ("musiceval.llm.extract", "PROMPT_VERSION"),
+    "mir_parsers": ("musiceval.metrics.mir", "PARSER_VERSION"),
+    "freeform_metrics": ("musiceval.metrics.lexical", "METRICS_VERSION"),
+    "rewrite_prompt": ("musiceval.llm.rewrite", "PROMPT_VERSION"),
+}
+#: which components score each protocol (a protocol not listed is fingerprinted with all of them)
+PROTOCOL_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "choice": ("choice_matcher",),
+    "factual": ("factual_extractor", "factual_prompts", "llm_extract_prompt"),
+    "mir": ("mir_parsers",),
+    "freeform": ("freeform_metrics", "rewrite_prompt"),
+}
+
+
+def component_versions(names: Iterable[str] | None = None) -> dict[str, str]:
+    """The current version of each named component (all of :data:`COMPONENTS` by default)."""
+    from importlib import import_module
+
+    out = {}
+    for name in names if names is not None else COMPONENTS:
+        module, constant = COMPONENTS[name]
+        out[name] = str(getattr(import_module(module), constant))
+    return out
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """sha256 of a file's bytes (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _redact(spec: str) -> str:
+    try:
+        from musiceval.models.cache import redact_spec
+
+        return str(redact_spec(spec))
+    except ImportError:  # pragma: no cover - the models extra is absent
+        return spec
+
+
+def fingerprint(
+    *,
+    protocols: Sequence[str] | Mapping[str, Mapping[str, Any]] = (),
+    prompts: Mapping[str, str] | None = None,
+    data_files: Mapping[str, str | os.PathLike[str]] | Sequence[str | os.PathLike[str]] = (),
+    model: str = "",
+    revision: str = "",
+    decoding: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    backend: str = "",
+) -> dict[str, Any]:
+    """The provenance record of a run (store it as ``meta["provenance"]`` of ``results.json``).
+
+    Parameters
+    ----------
+    protocols : names, or ``{protocol: {"components": [...], "data": {name: path}}}``
+        The protocols the run scored; each is fingerprinted with its components'
+        ``*_VERSION`` constants (:data:`PROTOCOL_COMPONENTS`).
+    prompts : ``{protocol: template text}``
+        Prompt templates; stored as sha256 so a changed wording refuses to compare.
+    data_files : ``{name: path}`` or paths
+        Dataset and answer-key files; stored as sha256 (names default to the file names).
+    model, revision, decoding, backend
+        The model side: spec (credentials redacted), revision, decoding settings, backend.
+    seed
+        The run seed (scorer side: it draws distractors and random-audio pairings).
+    """
+    import musiceval
+
+    files = data_files.items() if isinstance(data_files, Mapping) else ((Path(p).name, p) for p in data_files)
+    shared_data = {str(name): file_sha256(path) for name, path in files}
+    per_protocol: dict[str, dict[str, Any]] = {}
+    names = list(protocols)
+    for name in names:
+        spec = protocols[name] if isinstance(protocols, Mapping) else {}
+        comps = spec.get("components") or PROTOCOL_COMPONENTS.get(name) or tuple(COMPONENTS)
+        entry: dict[str, Any] = {"versions": component_versions(comps)}
+        if prompts and name in prompts:
+            entry["prompt"] = text_sha256(prompts[name])
+        if spec.get("data"):
+            entry["data"] = {str(k): file_sha256(v) for k, v in spec["data"].items()}
+        per_protocol[name] = entry
+    for name, template in (prompts or {}).items():
+        per_protocol.setdefault(name, {"versions": component_versions(PROTOCOL_COMPONENTS.get(name) or COMPONENTS)})
+        per_protocol[name]["prompt"] = text_sha256(template)
+    return {
+        "musiceval": musiceval.__version__,
+        "scorer": {"protocols": per_protocol, "data": shared_data, "seed": seed},
+        "model": {"spec": _redact(model) if model else "", "revision": revision, "decoding": dict(decoding or {}),
+                  "backend": backend},
+    }
+
+
+def scorer_side(fp: Mapping[str, Any]) -> dict[str, Any]:
+    """What must match for two runs to compare: prompts, component versions, data hashes, seed."""
+    return dict(fp.get("scorer", {}))
+
+
+def model_side(fp: Mapping[str, Any]) -> dict[str, Any]:
+    """What a comparison is about: model spec, revision, decoding settings, backend."""
+    return dict(fp.get("model", {}))
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}", v, out)
+    else:
+        out[prefix] = value
+
+
+def check_comparable(fp_a: Mapping[str, Any], fp_b: Mapping[str, Any]) -> list[str]:
+    """Scorer-side differences between two fingerprints, one readable line each (empty: comparable).
+
+    Only protocols and data files both runs recorded are compared (a protocol scored by one run
+    only has nothing to compare); the model side is ignored: it is what is being compared.
+    """
+    a, b = scorer_side(fp_a), scorer_side(fp_b)
+    shared = sorted(set(a.get("protocols", {})) & set(b.get("protocols", {})))
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    for name in shared:
+        _flatten(f"scorer.protocols.{name}", a["protocols"][name], left)
+        _flatten(f"scorer.protocols.{name}", b["protocols"][name], right)
+    for name in sorted(set(a.get("data", {})) & set(b.get("data", {}))):
+        left[f"scorer.data.{name}"], right[f"scorer.data.{name}"] = a["data"][name], b["data"][name]
+    left["scorer.seed"], right["scorer.seed"] = a.get("seed"), b.get("seed")
+    diffs = []
+    for key in sorted(set(left) | set(right)):
+        va, vb = left.get(key, "<absent>"), right.get(key, "<absent>")
+        if va != vb:
+            diffs.append(f"{key}: {_short(va)} (A) != {_short(vb)} (B)")
+    return diffs
+
+
+def _short(v: Any) -> str:
+    s = str(v)
+    return s[:12] + "..." if len(s) == 64 and all(c in "0123456789abcdef" for c in s) else s

@@ -1,0 +1,56 @@
+"""Provenance fingerprints: scorer side vs model side, file hashes, readable differences."""
+from __future__ import annotations
+
+import hashlib
+
+from musiceval import provenance
+from musiceval.provenance import check_comparable, fingerprint, model_side, scorer_side
+
+
+def test_fingerprint_records_versions_prompts_data_model_and_seed(tmp_path):
+    data = tmp_path / "answers.jsonl"
+    data.write_bytes(b'{"id": "q1", "answer": "B"}\n')
+    fp = fingerprint(protocols=["choice", "mir"], prompts={"choice": "Question: {q}\nOptions: {o}"},
+                     data_files=[data], model="openai://user:sk-secret@host/v1?model=x", revision="abc123",
+                     decoding={"temperature": 0.0, "max_new_tokens": 64}, seed=7, backend="vllm")
+    import musiceval
+    from musiceval.metrics.choice import MATCHER_VERSION
+    from musiceval.metrics.mir import PARSER_VERSION
+
+    assert fp["musiceval"] == musiceval.__version__
+    assert fp["scorer"]["protocols"]["choice"]["versions"] == {"choice_matcher": MATCHER_VERSION}
+    assert fp["scorer"]["protocols"]["mir"]["versions"] == {"mir_parsers": PARSER_VERSION}
+    assert fp["scorer"]["protocols"]["choice"]["prompt"] == hashlib.sha256(b"Question: {q}\nOptions: {o}").hexdigest()
+    assert fp["scorer"]["data"] == {"answers.jsonl": hashlib.sha256(data.read_bytes()).hexdigest()}
+    assert scorer_side(fp)["seed"] == 7
+    model = model_side(fp)
+    assert model["revision"] == "abc123" and model["decoding"]["max_new_tokens"] == 64 and model["backend"] == "vllm"
+    assert "sk-secret" not in model["spec"] and "REDACTED" in model["spec"]
+
+
+def test_every_component_version_constant_exists():
+    versions = provenance.component_versions()
+    assert set(versions) == set(provenance.COMPONENTS) and all(versions.values())
+
+
+def test_scorer_differences_are_listed_model_differences_are_not(tmp_path):
+    base = dict(protocols=["factual"], prompts={"factual": "Which instrument is playing?"}, seed=0)
+    a = fingerprint(**base, model="hf:qwen", revision="r1", decoding={"temperature": 0})
+    b = fingerprint(**base, model="hf:qwen2", revision="r9", decoding={"temperature": 0.7}, backend="vllm")
+    assert check_comparable(a, b) == []
+    c = fingerprint(protocols=["factual"], prompts={"factual": "Name the instrument."}, seed=1, model="hf:qwen")
+    diffs = check_comparable(a, c)
+    assert len(diffs) == 2 and diffs[0].startswith("scorer.protocols.factual.prompt: ") and diffs[1] == "scorer.seed: 0 (A) != 1 (B)"
+    f1, f2 = tmp_path / "labels_v1.csv", tmp_path / "labels_v2.csv"
+    f1.write_text("a,b\n")
+    f2.write_text("a,c\n")
+    d1 = fingerprint(data_files={"labels.csv": f1}, seed=0)
+    d2 = fingerprint(data_files={"labels.csv": f2}, seed=0)
+    (line,) = check_comparable(d1, d2)
+    assert line.startswith("scorer.data.labels.csv: ") and "(A) != " in line
+
+
+def test_protocols_scored_by_one_run_only_do_not_block():
+    a = fingerprint(protocols=["mir", "choice"], seed=0)
+    b = fingerprint(protocols=["mir"], seed=0)
+    assert check_comparable(a, b) == []
