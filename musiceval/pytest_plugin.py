@@ -262,12 +262,23 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
         except ValueError:
             return Path(path).name
 
+    from musiceval.provenance import fingerprint
+
+    live = suite.live_models()
+    seed = int(_opt(config, "musiceval_seed", 0))
+    provenance = fingerprint(protocols=sorted({s.protocol for s in suite.sources()}), seed=seed,
+                             model=live[0].live if live else ",".join(m.name for m in suite.models),
+                             decoding=dict(live[0].args) if live else None, backend="live" if live else "recorded")
     return {
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": suite.models[0].name if len(suite.models) == 1 else "",
+        "provenance": provenance,
+        "baseline": rel(Path(suite.baseline["results"])) if suite.baseline.get("results") else None,
+        "adjust": suite.thresholds["defaults"]["adjust"],
         "models": [{"name": m.name, "live": m.live, "answers": [s.id for s in suite.sources() if s.model == m.name]}
                    for m in suite.models],
         "config": rel(suite.path),
-        "seed": _opt(config, "musiceval_seed", 0),
+        "seed": seed,
         "strict": _strict(config),
         "required": list(suite.required),
         "versions": _versions(),
@@ -541,16 +552,21 @@ def embedding_cache(musiceval_cache_dir: Path):
 
 
 @pytest.fixture(scope="session")
-def musiceval_runs(musiceval_suite: SuiteConfig, musiceval_seed: int, musiceval_cache_dir: Path):
-    """``source -> Protocol``, each source built once per worker."""
+def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, musiceval_seed: int,
+                   musiceval_cache_dir: Path):
+    """``source -> Protocol``, each source built once per worker; every built source is recorded
+    (a ``source`` row with the fingerprint of what its answers are scored against)."""
     from musiceval.suite.runs import build_protocol
 
     built: dict[str, Any] = {}
+    sink = _sink(pytestconfig)
 
     def get(source: Source):
         if source.id not in built:
-            built[source.id] = build_protocol(source, musiceval_suite, seed=musiceval_seed,
-                                              cache_dir=musiceval_cache_dir / "embeddings")
+            run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings")
+            built[source.id] = run
+            sink({"type": "source", "id": source.id, "protocol": source.protocol, "model": source.model,
+                  "source": source.label, "items_sha256": run.items_sha256})
         return built[source.id]
 
     return get
@@ -577,7 +593,7 @@ def gate(request: pytest.FixtureRequest, musiceval_suite: SuiteConfig) -> Pytest
     inconclusive = _opt(config, "musiceval_inconclusive") or defaults["inconclusive"]
     gate_config = GateConfig(alpha=float(defaults["alpha"]), n_resamples=int(defaults["n_resamples"]),
                              ci_method=str(defaults["ci_method"]), seed=int(_opt(config, "musiceval_seed", 0)),
-                             protocol=_protocol_of(request.node))
+                             protocol=_protocol_of(request.node), power=float(defaults["power"]))
     live = musiceval_suite.live_models()
     subject = live[0].name if live and "live_music_lm" in request.fixturenames else ""
     g = PytestGate(gate_config, sink=_sink(config), nodeid=request.node.nodeid, item=request.node,

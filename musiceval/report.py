@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from musiceval.stats import holm
+from musiceval.stats import adjust, holm
 
 _DECIDED = ("PASS", "FAIL", "INCONCLUSIVE")
 _COLOURS = {"PASS": "#2e7d32", "FAIL": "#c62828", "INCONCLUSIVE": "#ef6c00", "FINDING": "#1565c0", "SKIPPED": "#757575"}
@@ -47,6 +47,12 @@ def merge(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     for g, p_adj in zip(tested, holm([g["p_value"] for g in tested])):
         g["p_value_holm"] = float(p_adj)
     holm_failures = [g["name"] for g in tested if g["outcome"] == "PASS" and g["p_value_holm"] > alpha]
+    regression = [g for g in tested if "/regression/" in str(g.get("check", ""))]
+    method = str(meta.get("adjust", "holm"))
+    for g, p_adj in zip(regression, adjust([g["p_value"] for g in regression], method)):
+        g["p_value_regression_adjusted"] = float(p_adj)
+    holm_failures += [g["name"] for g in regression if g["outcome"] == "PASS" and g["p_value_regression_adjusted"] > alpha
+                      and g["name"] not in holm_failures]
     outcomes = Counter(g["outcome"] for g in gates)
     verdict = ("FAILED" if outcomes["FAIL"] else "PASSED" if outcomes["PASS"] and not outcomes["INCONCLUSIVE"]
                else "NOTHING DECIDED" if not outcomes["PASS"] else "INCONCLUSIVE")
@@ -56,6 +62,9 @@ def merge(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
         "counts": dict(Counter(g["outcome"] for g in gates)),
         "gates": gates,
         "holm_failures": holm_failures,
+        "regression_adjustment": ({"method": "Holm" if method == "holm" else "Benjamini-Hochberg",
+                                   "gates": len(regression)} if regression else None),
+        "sources": list({r["id"]: r for r in rows if r["type"] == "source"}.values()),
         "tables": [r for r in rows if r["type"] == "table"],
         "bars": [r for r in rows if r["type"] == "bars"],
         "errors": [r for r in rows if r["type"] == "error"],

@@ -11,8 +11,8 @@ The checks:
   0/1 outcomes against a fixed rate; a permutation null; a trivial baseline paired by item);
 - :func:`listens`: "the model listens": Correct against the best control condition (random audio,
   white noise, text only, silence), paired by item and clustered by track; its estimate is the
-  audio-dependence score. When Correct and the control agree on every item (an adapter that
-  drops the audio) the interval collapses onto zero and the gate FAILs;
+  audio-dependence score. When Correct and the control score identically on every item (an
+  adapter that drops the audio) the gate FAILs: the answers provably do not depend on the audio;
 - :func:`parse_rate`: the share of answers the protocol's parser could read (IFR, generalised);
 - :func:`correct_beats`: Correct against one other condition on one metric.
 """
@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from musiceval.gates import Gate
+from musiceval.gates import Gate, align_paired
 from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
 from musiceval.records import GateResult, Outcome
 from musiceval.suite.config import CheckRule
@@ -72,17 +72,15 @@ class CheckGate(Gate):
     def is_gate(self) -> bool:
         return self.role == "gate"
 
-    #: FAIL (instead of INCONCLUSIVE) when the interval's upper bound equals the margin: set by
-    #: :func:`listens`, where an interval collapsed onto zero proves the answers ignore the audio
-    fail_at_margin = False
+    #: set by :func:`listens` when Correct and the control agree on every item: the answers
+    #: provably do not depend on the audio, so an undecided comparison is a FAIL
+    identical_to_control = ""
 
     def _conclude(self, result: GateResult, inputs=()) -> GateResult:
-        if (self.fail_at_margin and result.outcome is Outcome.INCONCLUSIVE
-                and math.isfinite(result.ci[1]) and result.ci[1] <= result.threshold):
+        if self.identical_to_control and result.outcome is Outcome.INCONCLUSIVE:
             result = replace(result, outcome=Outcome.FAIL,
-                             detail=f"{result.detail}; the interval's upper bound is at the margin: Correct is "
-                                    "no better than the control on any resample (identical per-item scores mean "
-                                    "the answers do not depend on the audio)")
+                             detail=f"{result.detail}; Correct and {self.identical_to_control} score identically on "
+                                    f"every one of the {result.n} items: the answers do not depend on the audio")
         if self.role == "finding" and result.outcome in _DECIDED:
             why = (self.rule.reason if self.rule is not None and self.rule.gate is False and self.rule.reason
                    else "a finding by design: recorded with its interval, never a release condition")
@@ -157,9 +155,11 @@ def listens(gate: Gate, run: Protocol, metric: str | None = None, *, margin: flo
     best = max(controls, key=lambda c: sign * run.scores(metric, c).mean() if run.scores(metric, c).n else -math.inf)
     other = run.scores(metric, best)
     g = bind(gate, run, "listens", metric, default_role="gate")
-    g.fail_at_margin = True
     margin = g.margin(margin)
     a, b = (correct, other) if info.higher_is_better else (other, correct)
+    va, vb, _, _ = align_paired(a, b)
+    if va.size and np.array_equal(va, vb):
+        g.identical_to_control = best
     name = f"{run.model} {run.source} listens: {metric} Correct beats {best} (best of {', '.join(controls)})"
     return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
 

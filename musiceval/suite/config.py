@@ -26,6 +26,9 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
     [release]
     required = ["choice/*", "*/listens/*"]     # gates a release needs: under --strict these may not skip
 
+    [baseline]
+    results = "results/v1"                     # the previous release's results dir: regression gates
+
 Every key is validated when the config is loaded (:class:`~musiceval.suite.schema.ConfigError`
 naming the key and the closest known one). Paths are relative to the config file.
 
@@ -225,9 +228,18 @@ def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path |
     required = release.get("required", [])
     if not isinstance(required, list) or not all(isinstance(p, str) for p in required):
         raise ConfigError(f"{where}: [release] required must be a list of check-id patterns")
-    baseline = raw.get("baseline", {})
-    if not isinstance(baseline, Mapping):
+    baseline = dict(raw.get("baseline", {}) or {})
+    if not isinstance(raw.get("baseline", {}), Mapping):
         raise ConfigError(f"{where}: [baseline] must be a table")
+    for key in baseline:
+        if key != "results":
+            raise unknown_key_error(key, ("results",), f"{where}: [baseline]")
+    if "results" in baseline:
+        results = base / str(baseline["results"])
+        if not (results / "results.json").is_file():
+            raise ConfigError(f"{where}: [baseline] results: {results} holds no results.json; point it at the results "
+                              "directory of the previous release's run")
+        baseline["results"] = str(results)
     return SuiteConfig(path, base, models, thresholds, checks, tuple(required), dict(baseline))
 
 

@@ -47,4 +47,17 @@ def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_
     run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]
     run.model = source.model
     run.source = source.label
+    run.items_sha256 = items_fingerprint(answers.items)  # type: ignore[attr-defined]
     return run
+
+
+def items_fingerprint(items) -> str:
+    """sha256 of what the answers are scored against (questions, options, answers, labels,
+    references), independent of the model's responses and of file order: the scorer-side data of
+    a source. Two runs whose sources differ here do not compare."""
+    import hashlib
+    import json
+
+    rows = sorted(json.dumps([it.id, it.question, list(it.choices), it.answer, list(it.labels), it.reference],
+                             ensure_ascii=False, default=str) for it in items)
+    return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()

@@ -33,6 +33,8 @@ _MARGINS = {
     "margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' margins (most specific wins)"),
     "min_parse_rate": Key((int, float), 0.0, "parse-rate gate: share of answers the parser must read"),
     "listens_margin": Key((int, float), 0.0, "'the model listens' gate: Correct must beat the best control by this much"),
+    "regression_margin": Key((int, float), 0.02, "non-inferiority to the baseline: the largest drop tolerated, in the metric's units"),
+    "regression_margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' regression margins (most specific wins)"),
 }
 
 #: section -> key -> Key. Sections [[model]], [checks], [release], [baseline] are validated in
@@ -41,7 +43,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "defaults": {
         "alpha": Key(float, 0.05, "two-sided confidence level of every interval is 1 - alpha"),
         "n_resamples": Key(int, 10_000, "bootstrap resamples"),
-        "ci_method": Key(str, "bca", "bootstrap interval method: bca or percentile"),
+        "ci_method": Key(str, "auto", "interval method: auto (chosen per data shape, calibrated), bca or percentile"),
+        "power": Key(float, 0.8, "power at which every regression gate states its minimum detectable effect"),
+        "adjust": Key(str, "holm", "family-wise control across the regression gates of a run: holm or bh"),
         "inconclusive": Key(str, "xfail", "how an INCONCLUSIVE gate is reported outside --strict: xfail or fail"),
     },
     "choice": {
@@ -136,22 +140,26 @@ def validate_thresholds(raw: Mapping[str, Any], source: str) -> dict[str, dict[s
             if key not in SCHEMA[section]:
                 raise unknown_key_error(key, SCHEMA[section], f"{source}: [{section}]")
             out[section][key] = _check_type(value, SCHEMA[section][key], where)
-        for key, value in out[section].get("margins", {}).items():
-            _check_type(value, Key((int, float), 0.0, ""), f"{source}: [{section}] margins.{key}")
+        for table in ("margins", "regression_margins"):
+            for key, value in out[section].get(table, {}).items():
+                _check_type(value, Key((int, float), 0.0, ""), f"{source}: [{section}] {table}.{key}")
     if out["defaults"]["inconclusive"] not in ("xfail", "fail"):
         raise ConfigError(f"{source}: [defaults] inconclusive must be 'xfail' or 'fail'")
-    if out["defaults"]["ci_method"] not in ("bca", "percentile"):
-        raise ConfigError(f"{source}: [defaults] ci_method must be 'bca' or 'percentile'")
+    if out["defaults"]["ci_method"] not in ("auto", "bca", "percentile"):
+        raise ConfigError(f"{source}: [defaults] ci_method must be 'auto', 'bca' or 'percentile'")
+    if out["defaults"]["adjust"] not in ("holm", "bh"):
+        raise ConfigError(f"{source}: [defaults] adjust must be 'holm' or 'bh' (Benjamini-Hochberg)")
     if not 0 < out["defaults"]["alpha"] < 1:
         raise ConfigError(f"{source}: [defaults] alpha must be between 0 and 1")
     return out
 
 
-def margin_for(section: Mapping[str, Any], metric: str, task: str = "") -> float:
-    """The margin of ``metric`` (on ``task``) in a validated protocol section: ``margins`` by
-    ``"task.metric"``, then ``"metric"``, then ``"task"``, else the section's ``margin``."""
-    margins = section.get("margins", {})
+def margin_for(section: Mapping[str, Any], metric: str, task: str = "", *, kind: str = "margin") -> float:
+    """The margin of ``metric`` (on ``task``) in a validated protocol section: ``<kind>s`` by
+    ``"task.metric"``, then ``"metric"``, then ``"task"``, else the section's ``<kind>``
+    (``kind="regression_margin"`` for the non-inferiority margins)."""
+    margins = section.get(f"{kind}s", {})
     for key in (f"{task}.{metric}" if task else None, metric, task or None):
         if key and key in margins:
             return float(margins[key])
-    return float(section.get("margin", 0.0))
+    return float(section.get(kind, 0.0))
