@@ -177,7 +177,7 @@ class OpenAICompatibleModel:
                    key: str, counts: list[int]) -> Answer:
         import openai
 
-        messages = self._messages(request)
+        messages: list[dict[str, Any]] | None = None
         last = "no attempt made"
         url = self.base_url
         temperature = settings.temperature if settings.sampling else 0.0
@@ -188,6 +188,8 @@ class OpenAICompatibleModel:
             url = self.base_urls[replica]
             cooldown = 0.0
             try:
+                if messages is None:  # encoded once a slot is free, so encoding overlaps other requests' waits
+                    messages = self._messages(request)
                 completion = await clients[replica].chat.completions.create(
                     model=self.model_name,
                     messages=messages,
