@@ -53,3 +53,23 @@ def test_do_sample_is_recorded_only_when_set_so_old_cache_keys_stay_valid():
     assert GenerationSettings(temperature=0.5).sampling and not GenerationSettings(temperature=0.5, do_sample=False).sampling
     with pytest.raises(ValueError, match="do_sample=true needs temperature > 0"):
         GenerationSettings(do_sample=True)
+
+
+class _Config:
+    def __init__(self, value):
+        self.value = value
+
+    def getoption(self, name):
+        if self.value is KeyError:
+            raise ValueError(f"no option named {name!r}")  # what pytest raises for an undefined option
+        return self.value
+
+
+def test_the_fixtures_read_the_option_once_the_plugin_defines_it():
+    from musiceval.models.fixtures import model_args_from_config
+
+    assert model_args_from_config(_Config(KeyError)) == {}  # plugin without the option
+    assert model_args_from_config(_Config(None)) == {}
+    assert model_args_from_config(_Config("dtype=bf16,max_new_tokens=8")) == {"dtype": "bfloat16", "max_tokens": 8}
+    with pytest.raises(pytest.UsageError, match="--musiceval-model-args: unknown model argument 'gpu'"):
+        model_args_from_config(_Config("gpu=1"))
