@@ -8,8 +8,9 @@ time). Each request carries ``--audio-seconds`` of 16 kHz audio as base64 WAV, l
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --concurrency 1 4 16 32 64 --rounds 4
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --replicas 2 --concurrency 16 32
 
-Prints one Markdown table row per (latency, concurrency): requests/s, the speed-up over
-concurrency 1 and the efficiency (speed-up / concurrency, 1.0 = linear). ``--rounds R`` sends
+Prints one Markdown table row per (latency, concurrency): requests/s, the speed-up over the
+first level's per-slot rate, and the efficiency: requests/s over the latency bound
+(slots / latency, 1.0 = linear scaling) when the server has a latency. ``--rounds R`` sends
 ``R * concurrency`` requests per level (default: as before); ``--replicas K`` starts K servers and
 balances over them (``concurrency`` is then per replica). Scaling is near linear while the server keeps up (latency-bound); with an
 instant Python server it saturates once the client and server share the CPU.
@@ -53,7 +54,7 @@ def main() -> None:
     ap.add_argument("--replicas", type=int, default=1, help="local servers to balance over (default 1)")
     args = ap.parse_args()
     audio = (np.random.default_rng(0).standard_normal(int(args.audio_seconds * 16_000)) * 0.1).astype(np.float32)
-    print("| server latency | replicas | concurrency | requests | requests/s | speed-up vs 1 | efficiency |")
+    print("| server latency | replicas | concurrency | requests | requests/s | speed-up vs 1 slot | efficiency |")
     print("|---|---|---|---|---|---|---|")
     for latency in args.latency or [0.0, 0.05]:
         servers = [subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server", "--latency", str(latency),
@@ -69,9 +70,11 @@ def main() -> None:
                     n = args.requests if latency == 0 else min(args.requests, max(32, int(c * 2 / max(latency, 1e-3))))
                 rate = measure(base_url, c, n, audio)
                 base = base or rate / (c * len(servers))  # per-slot rate of the first level
-                speedup = rate / base
-                print(f"| {latency * 1000:.0f} ms | {len(servers)} | {c} | {n} | {rate:.1f} | {speedup:.2f}x | "
-                      f"{speedup / (c * len(servers)):.2f} |", flush=True)
+                # efficiency: against the latency bound (slots / latency) when the server has a latency,
+                # else against linear scaling of the first level
+                ideal = c * len(servers) / latency if latency > 0 else base * c * len(servers)
+                print(f"| {latency * 1000:.0f} ms | {len(servers)} | {c} | {n} | {rate:.1f} | "
+                      f"{rate / base / (c * len(servers)) * c * len(servers):.2f}x | {rate / ideal:.2f} |", flush=True)
         finally:
             for s in servers:
                 s.kill()

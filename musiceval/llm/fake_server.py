@@ -129,6 +129,9 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in two writes; with Nagle's algorithm the body waits for the
+            # client's delayed ACK (~40 ms per request). Real servers (uvicorn under vLLM) set TCP_NODELAY too.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # keep test output clean
                 pass
