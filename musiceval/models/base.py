@@ -206,8 +206,10 @@ def load_model(spec: str, **options: Any) -> MusicLM:
         ``openai-compatible:http://localhost:8000/v1#qwen2-audio``, ``text-only:hf:/models/q``,
         ``recorded:responses.jsonl``.
     **options
-        Passed to the adapter factory (``concurrency=``, ``device=``, ``timeout=``...).
-        Adapters ignore options they do not know.
+        Passed to the adapter factory (``concurrency=``, ``device=``, ``timeout=``...), including
+        the load arguments of :func:`musiceval.models.args.split_model_args` (``dtype``,
+        ``device_map``, ``revision``, ``attn_implementation``, ``trust_remote_code``; ``hf:``
+        forwards them to ``from_pretrained``). Adapters ignore options they do not know.
 
     Raises
     ------

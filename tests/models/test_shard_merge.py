@@ -77,3 +77,18 @@ def test_conflicting_answers_for_one_key_are_reported_and_the_first_kept(tmp_pat
     assert _records(tmp_path / "m") == {"k1": "jazz", "k2": "x"}
     assert cli_main(["merge", str(tmp_path / "absent"), "--out", str(tmp_path / "m2")]) == 2
     assert "no responses.jsonl" in capsys.readouterr().err
+
+
+def test_generate_model_args_reach_the_server_and_the_cache_key(tmp_path, capsys):
+    pytest.importorskip("openai")
+    from musiceval.llm.fake_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        _generate(server, tmp_path / "c", "--limit", "2", "--model-args", "max_new_tokens=7,do_sample=false,seed=3",
+                  capsys=capsys)
+        assert {(b["max_tokens"], b["seed"], b["temperature"]) for b in server.bodies} == {(7, 3, 0.0)}
+    settings = {json.dumps(json.loads(line)["settings"], sort_keys=True)
+                for line in (tmp_path / "c" / "responses.jsonl").read_text().splitlines()}
+    assert settings == {json.dumps({"do_sample": False, "max_tokens": 7, "seed": 3, "temperature": 0.0}, sort_keys=True)}
+    code = cli_main(["generate", "--model", "recorded:x", "--dataset", str(MANIFEST), "--model-args", "flash=1"])
+    assert code == 2 and "unknown model argument 'flash'" in capsys.readouterr().err
