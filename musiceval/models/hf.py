@@ -151,6 +151,7 @@ class HFModel:
         else:
             self.device = str(self.model.device)
         self.model.eval()
+        self.family.prepare_model(self.model)
         got, expected = self.family.audio_token_ids(self.processor, self.model.config)
         if got != expected:
             # transformers 5 can silently load a tiny fallback vocabulary when files are missing.
@@ -198,7 +199,7 @@ class HFModel:
         gen: dict[str, Any] = {"max_new_tokens": int(settings.max_tokens), "do_sample": settings.sampling}
         if settings.sampling:
             gen["temperature"] = float(settings.temperature)
-        return {**gen, **self.family.generate_kwargs()}
+        return self.family.generate_kwargs(gen)
 
     def _run_batch(self, batch: Sequence[Request], settings: GenerationSettings) -> list[str]:
         torch = self.torch

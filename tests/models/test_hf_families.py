@@ -138,3 +138,22 @@ def test_trust_remote_code_is_off_unless_asked(tiny_checkpoints):
 def test_an_unknown_dtype_is_refused_with_the_choices(tiny_checkpoints):
     with pytest.raises(ModelSpecError, match="bfloat16"):
         load_model(f"hf:{tiny_checkpoints('qwen2_audio')}", dtype="int3")
+
+
+def test_full_omni_checkpoints_generate_text_only_with_settings_routed_to_the_thinker():
+    omni = family_for("qwen2_5_omni")
+    gen = {"max_new_tokens": 8, "do_sample": False}
+    assert omni.generate_kwargs(gen) == {"generation_mode": "text", "thinker_max_new_tokens": 8,
+                                         "thinker_do_sample": False}
+    assert family_for("qwen2_5_omni_thinker").generate_kwargs(gen) == gen  # the thinker alone: unchanged
+
+    class Full:
+        has_talker, talker = True, object()
+
+        def disable_talker(self):
+            del Full.talker
+            self.has_talker = False
+
+    model = Full()
+    omni.prepare_model(model)
+    assert model.has_talker is False and not hasattr(model, "talker")

@@ -55,9 +55,13 @@ class FamilyHooks:
             kwargs.update(audio=list(audios), sampling_rate=sample_rate)
         return processor(**kwargs)
 
-    def generate_kwargs(self) -> dict[str, Any]:
-        """Extra keyword arguments for ``model.generate``."""
-        return {}
+    def generate_kwargs(self, gen: dict[str, Any]) -> dict[str, Any]:
+        """``model.generate``'s keyword arguments, from the common ones (``max_new_tokens``,
+        ``do_sample``, ``temperature``)."""
+        return gen
+
+    def prepare_model(self, model: Any) -> None:
+        """Adjust a loaded model before use (default: nothing)."""
 
     def audio_token_ids(self, processor: Any, config: Any) -> tuple[int | None, int | None]:
         """``(tokenizer's id of the audio token, the id the model expects)``; None when unknown."""
