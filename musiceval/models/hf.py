@@ -6,7 +6,8 @@ named in ``config.architectures``) -> chat template with an audio part -> left-p
 ``generate`` -> ``batch_decode``. Per-family differences live in
 :mod:`musiceval.models.families` (registered by ``model_type``), never in branches here. Checked
 offline on tiny random checkpoints of Qwen2-Audio, Audio Flamingo 3, Music Flamingo, GLM-ASR and
-(where torchvision is installed) the Qwen2.5-Omni thinker (:mod:`musiceval.models.tiny`).
+the Qwen2.5-Omni thinker (:mod:`musiceval.models.tiny`; its processor needs torchvision to load
+from disk, see ``tests/models/test_hf_families.py``).
 
 Load arguments (``--musiceval-model-args`` / ``[model] args``, see :mod:`musiceval.models.args`):
 ``dtype`` (default bf16 on CUDA, fp32 on CPU; ``auto`` = the checkpoint's), ``device_map``

@@ -9,6 +9,10 @@ tokens expanded, features of the right shape, batching, decoding), never a score
 Tokenizers are ``tokenizers`` word-level models with the family's special tokens, wrapped in
 ``PreTrainedTokenizerFast``; nothing is downloaded. ``python -m musiceval.models.tiny FAMILY DIR``.
 
+Qwen2.5-Omni's processor requires a video processor, and transformers' video processors need
+torchvision; without it the thinker checkpoint builds only with that class check bypassed and its
+processor cannot be reloaded from disk (the test then hands it over in memory).
+
 Voxtral is not here: its processor delegates the chat template and the audio token layout to
 the ``mistral_common`` tokenizer backend (``MistralCommonBackend``, a Tekken vocabulary file),
 which ``tokenizers`` cannot stand in for; a Voxtral checkpoint from the hub loads through the same
@@ -137,6 +141,7 @@ def build_tiny_qwen2_5_omni_thinker(directory: str | Path, *, seed: int = 0) -> 
         audio_token_index=vocab["<|AUDIO|>"], image_token_index=vocab["<|IMAGE|>"],
         video_token_index=vocab["<|VIDEO|>"], audio_start_token_id=vocab["<|audio_bos|>"],
         audio_end_token_id=vocab["<|audio_eos|>"], user_token_id=vocab["user"],
+        vision_start_token_id=vocab["<|vision_bos|>"],  # read by get_rope_index; real configs carry it too
     )
     torch.manual_seed(seed)
     return _save(Qwen2_5OmniThinkerForConditionalGeneration(config), processor, vocab, directory)

@@ -157,3 +157,36 @@ def test_full_omni_checkpoints_generate_text_only_with_settings_routed_to_the_th
     model = Full()
     omni.prepare_model(model)
     assert model.has_talker is False and not hasattr(model, "talker")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torchvision") is not None,
+                    reason="torchvision installed: the full hf: test of this family runs instead")
+def test_qwen2_5_omni_thinker_answers_through_hf_with_only_the_processor_kept_in_memory(tmp_path, monkeypatch):
+    """Without torchvision, transformers cannot instantiate (or reload) the video processor that
+    Qwen2_5OmniProcessor insists on, although audio never uses it. Here only that class check is
+    bypassed and the processor is handed over in memory; config, weights, model class, chat
+    template, audio expansion, M-RoPE positions and generate go through the hf: path as usual."""
+    import transformers
+    import transformers.processing_utils as pu
+
+    import musiceval.models.tiny as tiny
+
+    check = pu.ProcessorMixin.check_argument_for_proper_class
+    monkeypatch.setattr(pu.ProcessorMixin, "check_argument_for_proper_class",
+                        lambda self, name, arg: None if name == "video_processor" else check(self, name, arg))
+    monkeypatch.setattr(tiny, "_video_processor", lambda: object())
+    kept = {}
+    monkeypatch.setattr(transformers.ProcessorMixin, "save_pretrained", lambda self, d, **kw: kept.setdefault("p", self))
+    directory = tiny.build_tiny_qwen2_5_omni_thinker(tmp_path / "omni")
+    monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", classmethod(lambda cls, *a, **kw: kept["p"]))
+    model = load_model(f"hf:{directory}", device="cpu", batch_size=2, num_threads=1)
+    try:
+        assert type(model.model).__name__ == "Qwen2_5OmniThinkerForConditionalGeneration"
+        batch = [Request("a", "what is the music ?", clip(2, 1)), Request("b", "describe it .", clip(1, 2))]
+        answers = model.generate(batch, GREEDY)
+        assert all(a.ok for a in answers), [a.error for a in answers]
+        inputs = model.family.encode(model.processor, [model._conversation(batch[0])], [batch[0].audio], 16_000)
+        audio_id, _ = model.family.audio_token_ids(model.processor, model.model.config)
+        assert int((inputs["input_ids"] == audio_id).sum()) > 1
+    finally:
+        model.close()
