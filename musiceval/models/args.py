@@ -19,6 +19,7 @@ Load arguments (passed to the adapter; ``hf:`` forwards the first five to ``from
 ``chunk_seconds``         float   answer per chunk of this length; ``max``: the model's maximum
 ``num_threads``           int     CPU threads torch may use while generating
 ``concurrency``           int     requests in flight per replica (``openai-compatible:``)
+``audio_part``            str     ``input_audio`` or ``audio_url`` (``openai-compatible:``)
 ========================  ======  ==========================================================
 
 Generation settings: ``max_new_tokens`` (alias ``max_tokens``) int, ``temperature`` float,
@@ -77,6 +78,13 @@ def _dtype(value: Any) -> str:
     return text
 
 
+def _audio_part(value: Any) -> str:
+    text = _str(value)
+    if text not in ("input_audio", "audio_url"):
+        raise ValueError(f"expected input_audio or audio_url, got {value!r}")
+    return text
+
+
 def _chunk(value: Any) -> float | str:
     if str(value).strip().lower() == "max":
         return "max"
@@ -98,6 +106,7 @@ LOAD_ARGS: dict[str, Callable[[Any], Any]] = {
     "chunk_seconds": _chunk,
     "num_threads": _int,
     "concurrency": _int,
+    "audio_part": _audio_part,
 }
 #: GenerationSettings fields (``max_new_tokens`` is read as ``max_tokens``)
 GENERATION_ARGS: dict[str, Callable[[Any], Any]] = {
