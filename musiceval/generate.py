@@ -404,6 +404,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         model.close()
     elapsed = time.perf_counter() - started
+    if shard is not None:  # each bad manifest line is reported by one shard only
+        failures = [f for f in failures if shard_of(f.item_id, shard[1]) == shard[0]]
     result.failures[:0] = failures
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
@@ -415,6 +417,7 @@ def run(args: argparse.Namespace) -> int:
                "cache": str(cache.path), "cache_lines_ignored": len(cache.torn)}
     if shard is not None:
         summary["shard"] = f"{shard[0]}/{shard[1]}"
+        summary["n_items_in_shard"] = sum(shard_of(item.id, shard[1]) == shard[0] for item in items)
     summary["seconds"] = round(elapsed, 3)
     summary["requests_per_s"] = round(result.n_generated / elapsed, 3) if elapsed > 0 else None
     print(json.dumps(summary))

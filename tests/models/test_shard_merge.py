@@ -51,6 +51,7 @@ def test_sharded_generation_then_merge_equals_an_unsharded_run(tmp_path, capsys)
         whole = _generate(server, tmp_path / "whole", capsys=capsys)
         parts = [_generate(server, tmp_path / f"s{i}", "--shard", f"{i}/3", capsys=capsys) for i in range(3)]
     assert [p["shard"] for p in parts] == ["0/3", "1/3", "2/3"] and whole["requests_per_s"] > 0
+    assert sum(p["n_items_in_shard"] for p in parts) == len(items) == whole["n_items"]
     assert sum(p["n_responses"] for p in parts) == whole["n_responses"] > len(items)
     assert all(0 < p["n_responses"] < whole["n_responses"] for p in parts)
 
