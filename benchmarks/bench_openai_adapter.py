@@ -5,9 +5,14 @@ after ``--latency`` seconds (0 = at once; a few tens of ms imitates a GPU server
 time). Each request carries ``--audio-seconds`` of 16 kHz audio as base64 WAV, like a real run.
 
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0 --latency 0.05
+    .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --concurrency 1 4 16 32 64 --rounds 4
+    .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --replicas 2 --concurrency 16 32
 
-Prints one Markdown table row per (latency, concurrency): requests/s and the speed-up over
-concurrency 1. Scaling is near linear while the server keeps up (latency-bound); with an
+Prints one Markdown table row per (latency, concurrency): requests/s, the speed-up over the
+first level's per-slot rate, and the efficiency: requests/s over the latency bound
+(slots / latency, 1.0 = linear scaling) when the server has a latency. ``--rounds R`` sends
+``R * concurrency`` requests per level (default: as before); ``--replicas K`` starts K servers and
+balances over them (``concurrency`` is then per replica). Scaling is near linear while the server keeps up (latency-bound); with an
 instant Python server it saturates once the client and server share the CPU.
 """
 from __future__ import annotations
@@ -27,7 +32,7 @@ from musiceval.models import GenerationSettings, Request, load_model  # noqa: E4
 
 
 def measure(base_url: str, concurrency: int, n: int, audio: np.ndarray | None) -> float:
-    model = load_model(f"openai-compatible:{base_url}#echo", concurrency=concurrency, timeout=30, max_retries=0)
+    model = load_model(f"openai-compatible:{base_url}#echo", concurrency=concurrency, timeout=60, max_retries=0)
     requests = [Request(f"i{k}", f"question {k}", audio) for k in range(n)]
     model.generate(requests[: min(n, concurrency)], GenerationSettings())  # warm-up
     t0 = time.perf_counter()
@@ -45,24 +50,35 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--requests", type=int, default=256)
     ap.add_argument("--audio-seconds", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=None, help="requests per level = rounds * concurrency * replicas")
+    ap.add_argument("--replicas", type=int, default=1, help="local servers to balance over (default 1)")
     args = ap.parse_args()
     audio = (np.random.default_rng(0).standard_normal(int(args.audio_seconds * 16_000)) * 0.1).astype(np.float32)
-    print("| server latency | concurrency | requests/s | speed-up vs 1 |")
-    print("|---|---|---|---|")
+    print("| server latency | replicas | concurrency | requests | requests/s | speed-up vs 1 slot | efficiency |")
+    print("|---|---|---|---|---|---|---|")
     for latency in args.latency or [0.0, 0.05]:
-        server = subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server",
-                                   "--latency", str(latency), "--max-seconds", "600"], stdout=subprocess.PIPE, text=True)
+        servers = [subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server", "--latency", str(latency),
+                                     "--max-seconds", "600"], stdout=subprocess.PIPE, text=True)
+                   for _ in range(max(1, args.replicas))]
         try:
-            base_url = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
+            base_url = ",".join(f"http://127.0.0.1:{int(s.stdout.readline())}/v1" for s in servers)
             base = None
             for c in args.concurrency:
-                n = args.requests if latency == 0 else min(args.requests, max(32, int(c * 2 / max(latency, 1e-3))))
+                if args.rounds:
+                    n = args.rounds * c * len(servers)
+                else:
+                    n = args.requests if latency == 0 else min(args.requests, max(32, int(c * 2 / max(latency, 1e-3))))
                 rate = measure(base_url, c, n, audio)
-                base = base or rate
-                print(f"| {latency * 1000:.0f} ms | {c} | {rate:.1f} | {rate / base:.2f}x |", flush=True)
+                base = base or rate / (c * len(servers))  # per-slot rate of the first level
+                # efficiency: against the latency bound (slots / latency) when the server has a latency,
+                # else against linear scaling of the first level
+                ideal = c * len(servers) / latency if latency > 0 else base * c * len(servers)
+                print(f"| {latency * 1000:.0f} ms | {len(servers)} | {c} | {n} | {rate:.1f} | "
+                      f"{rate / base / (c * len(servers)) * c * len(servers):.2f}x | {rate / ideal:.2f} |", flush=True)
         finally:
-            server.kill()
-            server.wait()
+            for s in servers:
+                s.kill()
+                s.wait()
 
 
 if __name__ == "__main__":

@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
         generate.configure(g)
         g.set_defaults(_run=generate.run)
 
+    from musiceval.models import merge as merge_command
+
+    merge_command.register(sub)
+
     from musiceval.llm import rewrite_command
 
     rw = sub.add_parser("rewrite", help="Skyline/Adversarial rewrites of references by an LLM (recorded in a cassette)")

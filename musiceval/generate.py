@@ -22,6 +22,12 @@ independent pairings, responses carry ``meta.draw``), ``noise`` (white Gaussian 
 the clip's length and RMS, seeded per item), ``text_only`` (no audio). ``skyline`` and
 ``adversarial`` rewrite references and need no model run.
 
+Sharding (several machines, a Slurm array, a Kubernetes indexed job): ``--shard i/n`` (0 <= i < n)
+answers only the items whose id hashes to shard ``i`` of ``n`` (SHA-256 of the id, so the split
+does not depend on file order or on the other items); the Random condition's pairing and the
+noise are drawn over the whole manifest, so shard answers equal an unsharded run's. Join the
+shards' caches with ``musiceval merge``.
+
 Exit status: 0 all answered, 1 some items failed (each listed with its reason on stderr; the
 rest are cached), 2 unusable input (manifest, model spec).
 """
@@ -31,6 +37,7 @@ import argparse
 import hashlib
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -56,6 +63,8 @@ __all__ = [
     "ManifestError",
     "load_manifest",
     "random_partners",
+    "shard_of",
+    "parse_shard",
     "generate_responses",
     "configure",
     "run",
@@ -141,6 +150,23 @@ def load_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
     return items, failures
 
 
+def shard_of(item_id: str, n_shards: int) -> int:
+    """The shard (0..n-1) of an item: its id's SHA-256 modulo ``n_shards``; independent of file order."""
+    return int(hashlib.sha256(str(item_id).encode("utf-8")).hexdigest()[:16], 16) % int(n_shards)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/8"`` -> ``(2, 8)``; shards count from 0 (a Slurm array ``--array=0-7`` gives the index)."""
+    index, sep, total = str(text).partition("/")
+    try:
+        i, n = int(index), int(total)
+    except ValueError:
+        i, n = -1, 0
+    if not sep or n < 1 or not 0 <= i < n:
+        raise ValueError(f"--shard {text!r} must be i/n with 0 <= i < n, e.g. --shard 0/4 (shards count from 0)")
+    return i, n
+
+
 def _clip(item: Item) -> tuple[str, float | None, float | None] | None:
     if item.audio is None:
         return None
@@ -194,11 +220,15 @@ def generate_responses(
     batch_size: int = 16,
     progress: bool = False,
     random_draws: int = 1,
+    shard: tuple[int, int] | None = None,
 ) -> GenerationResult:
     """Answer every (item, condition), reusing and filling ``cache``; one bad item never stops it.
 
     ``random_draws`` = K asks each item under K independent Random pairings (responses carry
     ``meta["draw"]`` 0..K-1 and ``meta["audio_from"]``); scores are averaged over draws per item.
+
+    ``shard=(i, n)`` answers only the items of shard ``i`` (:func:`shard_of`); pass the whole
+    manifest as ``items`` so that the Random pairing is the unsharded run's.
 
     Returns the responses (one per chunk when the model chunks) in (item, condition) order and the
     failures, each naming the item, the condition and the reason. Requests go to the model
@@ -235,7 +265,8 @@ def generate_responses(
             return white_noise_like(audio, _item_seed(settings.seed, item.id)), {}
         return audio, {}
 
-    tasks = [(item, c, k) for item in items for c in conditions for k in range(random_draws if c == "random" else 1)]
+    mine = items if shard is None else [item for item in items if shard_of(item.id, shard[1]) == shard[0]]
+    tasks = [(item, c, k) for item in mine for c in conditions for k in range(random_draws if c == "random" else 1)]
     bar = None
     if progress:
         from tqdm import tqdm
@@ -334,11 +365,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N items")
     parser.add_argument("--random-draws", type=int, default=1, help="independent Random pairings per item (default 1)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--shard", default=None, metavar="I/N",
+                        help="answer only shard I of N (0-based; items split by a hash of their id); join with `musiceval merge`")
+    parser.add_argument("--model-args", default="", metavar="K=V,...",
+                        help="model arguments, e.g. dtype=bfloat16,device_map=auto,max_new_tokens=64 (see docs/evaluate-your-model.md)")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings = GenerationSettings(args.temperature, args.max_tokens, args.seed)
+        from musiceval.models.args import parse_model_args, split_model_args
+
+        load_args, settings = split_model_args(parse_model_args(args.model_args),
+                                               GenerationSettings(args.temperature, args.max_tokens, args.seed))
+        shard = parse_shard(args.shard) if args.shard else None
         conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
         bad = [c for c in conditions if c not in MODEL_CONDITIONS]
         if bad or not conditions:
@@ -350,19 +389,23 @@ def run(args: argparse.Namespace) -> int:
         options = {"concurrency": args.concurrency}
         if args.device:
             options["device"] = args.device
-        model = load_model(args.model, **options)
+        model = load_model(args.model, **{**options, **load_args})
     except (ManifestError, ModelSpecError, ValueError) as exc:
         print(f"musiceval generate: error: {exc}", file=sys.stderr)
         return 2
     cache = ResponseCache(args.cache)
+    started = time.perf_counter()
     try:
         result = generate_responses(
             model, items, conditions=conditions, data_dir=args.data_dir or args.dataset.parent,
             cache=cache, settings=settings, batch_size=args.batch_size or max(16, 4 * args.concurrency),
-            progress=not args.no_progress, random_draws=args.random_draws,
+            progress=not args.no_progress, random_draws=args.random_draws, shard=shard,
         )
     finally:
         model.close()
+    elapsed = time.perf_counter() - started
+    if shard is not None:  # each bad manifest line is reported by one shard only
+        failures = [f for f in failures if shard_of(f.item_id, shard[1]) == shard[0]]
     result.failures[:0] = failures
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
@@ -372,6 +415,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"FAILED {failure.item_id}: {failure.reason}", file=sys.stderr)
     summary = {"model": redact_spec(model.spec), "n_items": len(items), **result.summary(),
                "cache": str(cache.path), "cache_lines_ignored": len(cache.torn)}
+    if shard is not None:
+        summary["shard"] = f"{shard[0]}/{shard[1]}"
+        summary["n_items_in_shard"] = sum(shard_of(item.id, shard[1]) == shard[0] for item in items)
+    summary["seconds"] = round(elapsed, 3)
+    summary["requests_per_s"] = round(result.n_generated / elapsed, 3) if elapsed > 0 else None
     print(json.dumps(summary))
     return 1 if result.failures else 0
 

@@ -178,6 +178,14 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
                                 suite.required, suite.baseline)
     for source in suite.sources():  # every declared file must be readable as its protocol's answers
         _check_format(source)
+    from musiceval.models.args import coerce_model_args, parse_model_args
+
+    try:  # model arguments are checked before any model loads
+        for model in suite.live_models():
+            coerce_model_args(model.args)
+        parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))
+    except ValueError as exc:
+        raise ConfigError(f"model arguments: {exc}") from None
     return suite
 
 
@@ -266,9 +274,12 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
 
     live = suite.live_models()
     seed = int(_opt(config, "musiceval_seed", 0))
+    from musiceval.models.fixtures import model_args_from_config
+
     provenance = fingerprint(protocols=sorted({s.protocol for s in suite.sources()}), seed=seed,
                              model=live[0].live if live else ",".join(m.name for m in suite.models),
-                             decoding=dict(live[0].args) if live else None, backend="live" if live else "recorded")
+                             decoding=model_args_from_config(config) if live else None,
+                             backend="live" if live else "recorded")
     return {
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "model": suite.models[0].name if len(suite.models) == 1 else "",

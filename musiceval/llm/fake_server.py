@@ -3,7 +3,11 @@ and demos. Nothing here touches the network beyond the loopback interface.
 
 Replies: ``reply(body) -> str`` gives the assistant message for a request body; the default,
 :func:`echo_reply`, answers ``echo: <prompt> | audio_bytes=<n>`` (the text of the last user
-message and the size of its decoded ``input_audio``).
+message and the size of its decoded audio: ``input_audio`` parts, or ``audio_url`` parts holding
+a ``data:audio/...;base64,`` URL, the two shapes vLLM's server accepts).
+
+``GET /v1/models`` lists ``served_models`` (default: the model names below plus ``echo``), as
+vLLM does; any other GET is HTTP 404. Chat requests are answered whatever the model name.
 
 Misbehaviour, for the clients' error handling:
 
@@ -33,8 +37,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 
+SERVED_MODELS = ("echo", "flaky", "ratelimit", "stall", "broken", "garbage")
+
+
 def _prompt_and_audio(body: dict[str, Any]) -> tuple[str, int]:
-    """Text of the last message and the byte count of its base64 ``input_audio`` parts."""
+    """Text of the last message and the byte count of its base64 ``input_audio``/``audio_url`` parts."""
     messages = body.get("messages") or [{}]
     content = messages[-1].get("content", "")
     if isinstance(content, str):
@@ -45,6 +52,8 @@ def _prompt_and_audio(body: dict[str, Any]) -> tuple[str, int]:
             prompt = part["text"]
         elif part.get("type") == "input_audio":
             audio_bytes += len(base64.b64decode(part["input_audio"]["data"]))
+        elif part.get("type") == "audio_url":
+            audio_bytes += len(base64.b64decode(part["audio_url"]["url"].split(";base64,", 1)[1]))
     return prompt, audio_bytes
 
 
@@ -55,8 +64,10 @@ def echo_reply(body: dict[str, Any]) -> str:
 
 class FakeOpenAIServer:
     def __init__(self, reply: Callable[[dict[str, Any]], str] = echo_reply, *, fail_first: list[int] | None = None,
-                 delay_s: float = 0.0, latency: float = 0.0, stall_s: float = 2.0):
+                 delay_s: float = 0.0, latency: float = 0.0, stall_s: float = 2.0,
+                 served_models: tuple[str, ...] = SERVED_MODELS):
         self.reply = reply
+        self.served_models = tuple(served_models)
         self.fail_first = list(fail_first or [])
         self.delay_s, self.latency, self.stall_s = delay_s, latency, min(stall_s, 5.0)
         self.requests: list[dict[str, Any]] = []
@@ -118,6 +129,9 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in two writes; with Nagle's algorithm the body waits for the
+            # client's delayed ACK (~40 ms per request). Real servers (uvicorn under vLLM) set TCP_NODELAY too.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # keep test output clean
                 pass
@@ -134,6 +148,12 @@ class FakeOpenAIServer:
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/") == "/v1/models":
+                    return self._send(200, {"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in server.served_models]})
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))

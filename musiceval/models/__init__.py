@@ -12,6 +12,7 @@ from musiceval.models.base import (
     register_model,
     registered_prefixes,
 )
+from musiceval.models.args import parse_model_args, split_model_args
 
 __all__ = [
     "Answer",
@@ -22,4 +23,6 @@ __all__ = [
     "load_model",
     "register_model",
     "registered_prefixes",
+    "parse_model_args",
+    "split_model_args",
 ]

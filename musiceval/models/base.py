@@ -17,7 +17,7 @@ A Music LM answers a batch of (audio, prompt) requests with text. Every adapter 
 - optionally ``needs_audio = False`` for adapters that never listen (``recorded:``): generation
   then skips decoding audio and keys the cache by item id.
 
-:class:`GenerationSettings` (temperature, max_tokens, seed) is passed explicitly on every call and
+:class:`GenerationSettings` (temperature, max_tokens, seed, do_sample) is passed explicitly on every call and
 recorded in every response's ``meta`` and in its cache key.
 
 Adding your own adapter
@@ -70,7 +70,7 @@ __all__ = [
 #: Built-in adapters, imported lazily so ``recorded`` never imports torch.
 BUILTIN_ADAPTERS = {
     "recorded": "musiceval.models.recorded",
-    "hf": "musiceval.models.qwen2audio",
+    "hf": "musiceval.models.hf",
     "openai-compatible": "musiceval.models.openai_compatible",
     "text-only": "musiceval.models.text_only",
     "text-only-silence": "musiceval.models.text_only",
@@ -87,20 +87,38 @@ class GenerationSettings:
 
     ``temperature == 0`` means greedy decoding. ``seed`` seeds sampling where the backend allows
     it (transformers: ``torch.manual_seed``; OpenAI-compatible servers: the ``seed`` field).
+    ``max_tokens`` is transformers' ``max_new_tokens``. ``do_sample``: ``None`` (the default)
+    samples exactly when ``temperature > 0``; ``False`` forces greedy decoding whatever the
+    temperature; ``True`` needs ``temperature > 0``. It enters :meth:`as_dict` (response meta
+    and cache key) only when set, so caches written before it existed stay valid.
     """
 
     temperature: float = 0.0
     max_tokens: int = 256
     seed: int = 0
+    do_sample: bool | None = None
 
     def __post_init__(self) -> None:
         if not (self.temperature >= 0.0):
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if int(self.max_tokens) <= 0:
             raise ValueError(f"max_tokens must be positive, got {self.max_tokens}")
+        if self.do_sample is not None and not isinstance(self.do_sample, bool):
+            raise ValueError(f"do_sample must be true, false or unset, got {self.do_sample!r}")
+        if self.do_sample and self.temperature == 0:
+            raise ValueError("do_sample=true needs temperature > 0 (temperature 0 is greedy decoding); "
+                             "set temperature=1.0 or drop do_sample")
+
+    @property
+    def sampling(self) -> bool:
+        """Whether decoding samples (``do_sample`` when set, else ``temperature > 0``)."""
+        return self.temperature > 0 if self.do_sample is None else self.do_sample
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["do_sample"] is None:
+            del d["do_sample"]
+        return d
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,8 +206,10 @@ def load_model(spec: str, **options: Any) -> MusicLM:
         ``openai-compatible:http://localhost:8000/v1#qwen2-audio``, ``text-only:hf:/models/q``,
         ``recorded:responses.jsonl``.
     **options
-        Passed to the adapter factory (``concurrency=``, ``device=``, ``timeout=``...).
-        Adapters ignore options they do not know.
+        Passed to the adapter factory (``concurrency=``, ``device=``, ``timeout=``...), including
+        the load arguments of :func:`musiceval.models.args.split_model_args` (``dtype``,
+        ``device_map``, ``revision``, ``attn_implementation``, ``trust_remote_code``; ``hf:``
+        forwards them to ``from_pretrained``). Adapters ignore options they do not know.
 
     Raises
     ------

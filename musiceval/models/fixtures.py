@@ -13,7 +13,12 @@
   adapter on CPU (``real`` False: its answers are noise, so gates on it are findings).
 - ``response_cache`` (session): the :class:`~musiceval.models.cache.ResponseCache` all workers
   share, in ``<--cache-dir>/responses`` (the directory to pass to ``musiceval generate --cache``).
-- ``generation_settings`` (session): greedy decoding seeded with ``--seed``.
+- ``generation_settings`` (session): greedy decoding seeded with ``--seed``, overridden by the
+  generation keys of ``--musiceval-model-args`` (``max_new_tokens``, ``temperature``,
+  ``do_sample``, ``seed``) when the plugin defines that option.
+- ``music_lm`` also passes the load keys of ``--musiceval-model-args`` (``dtype``, ``device_map``,
+  ``revision``, ``attn_implementation``, ``trust_remote_code``...) to ``load_model``; see
+  :func:`model_args_from_config`.
 
 Fixtures ``model_spec``, ``musiceval_seed`` and ``musiceval_cache_dir`` come from the plugin.
 """
@@ -31,7 +36,8 @@ import pytest
 from musiceval.models.base import GenerationSettings, MusicLM, load_model, split_spec
 from musiceval.models.cache import ResponseCache
 
-__all__ = ["music_lm", "live_music_lm", "response_cache", "generation_settings", "cuda_device_for_worker", "worker_index"]
+__all__ = ["music_lm", "live_music_lm", "response_cache", "generation_settings", "cuda_device_for_worker", "worker_index",
+           "model_args_from_config"]
 
 #: ``--model`` values that mean "no live model": the plugin's embedded recorded default.
 EMBEDDED_DEFAULTS = {"recorded", ""}
@@ -65,6 +71,25 @@ def _option(config: pytest.Config, name: str, default=None):
     return default if value is None else value
 
 
+def model_args_from_config(config: pytest.Config) -> dict:
+    """The typed model arguments of this run: the suite config's ``args`` of the live model,
+    overlaid with ``--musiceval-model-args`` (``{}`` when neither is given).
+
+    A malformed value fails the session at once with the parser's message (unknown key, bad type).
+    """
+    from musiceval.models.args import coerce_model_args, parse_model_args
+
+    suite = getattr(config, "_musiceval", {}).get("suite")
+    live = suite.live_models() if suite is not None else []
+    text = _option(config, "--musiceval-model-args", "")
+    try:
+        args = coerce_model_args(live[0].args) if live and live[0].args else {}
+        args.update(dict(text) if isinstance(text, dict) else parse_model_args(str(text)))
+    except ValueError as exc:
+        raise pytest.UsageError(f"model arguments: {exc}") from None
+    return args
+
+
 def _release_gpu_memory() -> None:
     gc.collect()
     torch = sys.modules.get("torch")  # a model that never imported torch holds no GPU memory
@@ -75,13 +100,17 @@ def _release_gpu_memory() -> None:
 @pytest.fixture(scope="session")
 def music_lm(request: pytest.FixtureRequest, model_spec: str) -> Iterator[MusicLM]:
     if model_spec.strip() in EMBEDDED_DEFAULTS:
-        pytest.skip("no live model: pass --model hf:<dir>, openai-compatible:<url>#<model> or recorded:<file>")
+        pytest.skip("not applicable: no live model: pass --musiceval-model hf:<dir> or openai-compatible:<url>#<model>, "
+                    "or declare live = \"...\" for the model in the suite config")
+    from musiceval.models.args import split_model_args
+
     options: dict = {"concurrency": int(_option(request.config, "musiceval_concurrency", 8))}
-    if split_spec(model_spec)[0] in ("hf", "text-only", "text-only-silence"):
+    load_args, _ = split_model_args(model_args_from_config(request.config))
+    if split_spec(model_spec)[0] in ("hf", "text-only", "text-only-silence") and "device_map" not in load_args:
         device = cuda_device_for_worker()
         if device:
             options["device"] = device
-    model = load_model(model_spec, **options)
+    model = load_model(model_spec, **{**options, **load_args})
     try:
         yield model
     finally:
@@ -112,5 +141,8 @@ def response_cache(musiceval_cache_dir: Path) -> ResponseCache:
 
 
 @pytest.fixture(scope="session")
-def generation_settings(musiceval_seed: int) -> GenerationSettings:
-    return GenerationSettings(temperature=0.0, max_tokens=256, seed=int(musiceval_seed))
+def generation_settings(request: pytest.FixtureRequest, musiceval_seed: int) -> GenerationSettings:
+    from musiceval.models.args import split_model_args
+
+    base = GenerationSettings(temperature=0.0, max_tokens=256, seed=int(musiceval_seed))
+    return split_model_args(model_args_from_config(request.config), base)[1]

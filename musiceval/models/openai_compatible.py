@@ -4,9 +4,22 @@ Typical servers: vLLM serving Qwen2-Audio (``vllm serve Qwen/Qwen2-Audio-7B-Inst
 spreads the model over GPUs and nodes while the suite only sends requests), or a hosted audio chat
 model. Example: ``--model openai-compatible:http://localhost:8000/v1#Qwen/Qwen2-Audio-7B-Instruct``.
 
-- Audio travels as base64 16-bit PCM WAV in an ``input_audio`` content part, before the text part;
-  requests without audio send the text only.
-- Requests run concurrently on asyncio, at most ``concurrency`` in flight (``--concurrency N``).
+- Before the first request the adapter asks each server ``GET <base_url>/models`` (vLLM answers
+  with the served model names) and refuses to start, in one line, when the base URL lacks ``/v1``
+  (``...: got HTTP 404 at /models; did you mean http://host:8000/v1?``) or the model is not
+  served (the line lists the served names). An unreachable server is not refused here: its
+  requests fail one by one with the reason. ``check_models=False`` skips the check.
+- Audio travels as base64 16-bit PCM WAV, before the text part, in the content part vLLM's
+  OpenAI server accepts: ``input_audio`` (``{"data": b64, "format": "wav"}``, the default) or,
+  with ``audio_part="audio_url"``, ``{"url": "data:audio/wav;base64,..."}``. Requests without
+  audio send the text only.
+- Replicas: ``<url1>,<url2>,...#<model>`` (or ``base_urls=[...]``) balances requests over several
+  servers (vLLM data-parallel replicas, one per node or GPU group): each request goes to the
+  replica with a free slot, at most ``concurrency`` in flight per replica; a replica that refuses
+  connections rests ``max_backoff`` seconds, so retries go to the others. ``throughput`` (after each ``generate``) reports requests, seconds,
+  requests/s and requests per replica; each answer's meta names its ``replica`` (an index).
+- Requests run concurrently on asyncio, at most ``concurrency`` in flight per replica
+  (``--concurrency N``).
 - Each request has a ``timeout`` (seconds). Timeouts, connection errors, 429 and 5xx answers are
   retried up to ``max_retries`` times with exponential backoff and jitter (``Retry-After`` is
   honoured, capped at ``max_backoff``); other 4xx answers fail at once. A request that still fails
@@ -70,33 +83,85 @@ class OpenAICompatibleModel:
         max_audio_seconds: float | None = None,
         chunk_seconds: float | None = None,
         revision: str | None = None,
+        base_urls: Sequence[str] | None = None,
+        audio_part: str = "input_audio",
+        check_models: bool = True,
         **_: Any,
     ) -> None:
         base_url, sep, model = rest.rpartition("#")
-        if not sep or not base_url or not model:
+        if not sep or not (base_url or base_urls) or not model:
             raise ModelSpecError(
                 f"openai-compatible spec {rest!r} must be <base_url>#<model>, e.g. "
-                "openai-compatible:http://localhost:8000/v1#Qwen/Qwen2-Audio-7B-Instruct"
+                "openai-compatible:http://localhost:8000/v1#Qwen/Qwen2-Audio-7B-Instruct "
+                "(several replicas: <url1>,<url2>#<model>)"
             )
+        if audio_part not in ("input_audio", "audio_url"):
+            raise ModelSpecError(f"audio_part={audio_part!r}: choose input_audio or audio_url")
         try:
             import openai  # noqa: F401
         except ImportError as exc:
             raise ModelSpecError("the openai-compatible adapter needs the openai package: pip install 'musiceval[llm]'") from exc
-        self.base_url, self.model_name = base_url, model
+        urls = list(base_urls) if base_urls else [u.strip() for u in base_url.split(",") if u.strip()]
+        self.base_urls = [u.rstrip("/") for u in urls]
+        self.base_url, self.model_name = self.base_urls[0], model
         self.spec = f"openai-compatible:{rest}"
+        self.audio_part = audio_part
+        self.throughput: dict[str, Any] = {}
         self.revision = revision or model
         self.concurrency = max(1, int(concurrency))
         self.timeout, self.max_retries = float(timeout), max(0, int(max_retries))
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
         self.sample_rate = int(sample_rate)
         self.max_audio_seconds, self.chunk_seconds = max_audio_seconds, chunk_seconds
+        self.unreachable: dict[str, str] = {}
+        if check_models:
+            for url in self.base_urls:
+                self._check_models(url)
+
+    # -- GET /models --------------------------------------------------------------------------
+    def _check_models(self, url: str) -> None:
+        """Refuse a base URL without ``/v1`` or a model the server does not serve, in one line."""
+        import json
+        import urllib.error
+        import urllib.request
+
+        get = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {_api_key()}"})
+        try:
+            with urllib.request.urlopen(get, timeout=min(self.timeout, 10.0)) as response:  # noqa: S310 - user's server
+                status, body = response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            status, body = exc.code, b""
+        except (OSError, ValueError) as exc:  # down or still starting: its requests will say so, one by one
+            self.unreachable[url] = f"{type(exc).__name__}: {exc}"
+            return
+        if status == 404:
+            hint = (f"did you mean {url}/v1?" if not url.endswith("/v1") else
+                    "is this an OpenAI-compatible server (vLLM: `vllm serve MODEL`)? pass check_models=false to skip this check")
+            raise ModelSpecError(f"{url}: got HTTP 404 at /models; {hint}")
+        if status == 401:
+            raise ModelSpecError(f"{url}: got HTTP 401 at /models; set {' or '.join(API_KEY_ENV_VARS)}")
+        if status != 200:
+            self.unreachable[url] = f"HTTP {status} at /models"
+            return
+        try:
+            served = [str(m["id"]) for m in json.loads(body)["data"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelSpecError(f"{url}: /models did not answer an OpenAI model list ({exc}); "
+                                 "is this an OpenAI-compatible server?") from None
+        if self.model_name not in served:
+            raise ModelSpecError(
+                f"{url}: model {self.model_name!r} is not served; served: {', '.join(served) or '(none)'} "
+                f"(pass openai-compatible:{url}#<served name>; vLLM's name is --served-model-name or the model path)")
 
     # -- one request -------------------------------------------------------------------------
     def _messages(self, request: Request) -> list[dict[str, Any]]:
         content: list[dict[str, Any]] = []
         if request.audio is not None:
             data = encode_wav_base64(request.audio, self.sample_rate)
-            content.append({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
+            if self.audio_part == "audio_url":
+                content.append({"type": "audio_url", "audio_url": {"url": f"data:audio/wav;base64,{data}"}})
+            else:
+                content.append({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
         content.append({"type": "text", "text": request.prompt})
         return [{"role": "user", "content": content}]
 
@@ -108,57 +173,100 @@ class OpenAICompatibleModel:
                 pass
         return min(self.backoff * (2**attempt), self.max_backoff) * (0.5 + random.random() / 2)
 
-    async def _one(self, client: Any, sem: asyncio.Semaphore, request: Request, settings: GenerationSettings, key: str) -> Answer:
+    async def _one(self, clients: list[Any], slots: asyncio.Queue, request: Request, settings: GenerationSettings,
+                   key: str, counts: list[int]) -> Answer:
         import openai
+        from openai.types.chat import ChatCompletion
 
-        messages = self._messages(request)
+        messages: list[dict[str, Any]] | None = None
         last = "no attempt made"
-        async with sem:
-            for attempt in range(self.max_retries + 1):
-                t0 = time.perf_counter()
-                retry_after = None
-                try:
-                    completion = await client.chat.completions.create(
-                        model=self.model_name,
-                        messages=messages,
-                        temperature=settings.temperature,
-                        max_tokens=settings.max_tokens,
-                        seed=settings.seed,
-                    )
-                    text = completion.choices[0].message.content if completion.choices else None
-                    if not isinstance(text, str):
-                        return Answer(error="server returned no message content")
-                    return Answer(text=text, meta={"latency_s": round(time.perf_counter() - t0, 4), "attempts": attempt + 1})
-                except openai.APIStatusError as exc:
-                    last = f"HTTP {exc.status_code}: {exc.message}"
-                    if exc.status_code == 401:
-                        last += f" (set {' or '.join(API_KEY_ENV_VARS)})"
-                    if exc.status_code not in RETRY_STATUS:
-                        break
-                    retry_after = exc.response.headers.get("retry-after")
-                except openai.APITimeoutError:
-                    last = f"timed out after {self.timeout:g} s"
-                except openai.APIConnectionError as exc:
-                    last = f"connection error: {exc}"
-                except (openai.APIError, ValueError, TypeError, AttributeError) as exc:  # malformed answer
-                    last = f"unusable response ({type(exc).__name__}: {exc})"
+        url = self.base_url
+        temperature = settings.temperature if settings.sampling else 0.0
+        for attempt in range(self.max_retries + 1):
+            t0 = time.perf_counter()
+            retry_after = None
+            replica = await slots.get()  # a free slot of some replica: bounded, balanced
+            url = self.base_urls[replica]
+            cooldown = 0.0
+            try:
+                if messages is None:  # encoded once a slot is free, so encoding overlaps other requests' waits
+                    messages = self._messages(request)
+                # the client's own POST (auth, timeouts, status errors) without the per-call
+                # TypedDict transform of the messages, which costs ~3 ms of CPU per request
+                completion = await clients[replica].post(
+                    "/chat/completions", cast_to=ChatCompletion,
+                    body={"model": self.model_name, "messages": messages, "temperature": temperature,
+                          "max_tokens": settings.max_tokens, "seed": settings.seed},
+                )
+                text = completion.choices[0].message.content if completion.choices else None
+                if not isinstance(text, str):
+                    return Answer(error="server returned no message content")
+                counts[replica] += 1
+                return Answer(text=text, meta={"latency_s": round(time.perf_counter() - t0, 4), "attempts": attempt + 1,
+                                               "replica": replica})
+            except openai.APIStatusError as exc:
+                last = f"HTTP {exc.status_code}: {exc.message}"
+                if exc.status_code == 401:
+                    last += f" (set {' or '.join(API_KEY_ENV_VARS)})"
+                if exc.status_code not in RETRY_STATUS:
                     break
-                if attempt < self.max_retries:
-                    await asyncio.sleep(self._delay(attempt, retry_after))
+                retry_after = exc.response.headers.get("retry-after")
+            except openai.APITimeoutError:
+                last = f"timed out after {self.timeout:g} s"
+            except openai.APIConnectionError as exc:
+                last = f"connection error: {exc}"
+                cooldown = self.max_backoff  # a replica that is down rests; the retry goes elsewhere
+            except (openai.APIError, ValueError, TypeError, AttributeError) as exc:  # malformed answer
+                last = f"unusable response ({type(exc).__name__}: {exc})"
+                break
+            finally:
+                if cooldown and len(self.base_urls) > 1:
+                    asyncio.get_running_loop().call_later(cooldown, slots.put_nowait, replica)
+                else:
+                    slots.put_nowait(replica)
+            if attempt < self.max_retries:
+                await asyncio.sleep(self._delay(attempt, retry_after))
         if key != "EMPTY":
             last = last.replace(key, "***")
-        return Answer(error=f"{self.base_url}: {last}"[:500])
+        return Answer(error=f"{url}: {last}"[:500])
+
+    def _tls(self) -> Any:
+        """One TLS context for every ``generate`` call: building one reads the CA bundle (~50-90 ms),
+        which a fresh client per call would pay again for each block of requests."""
+        if getattr(self, "_tls_context", None) is None:
+            import ssl
+
+            try:
+                import certifi
+
+                self._tls_context = ssl.create_default_context(cafile=certifi.where())
+            except ImportError:
+                self._tls_context = ssl.create_default_context()
+        return self._tls_context
 
     async def _agenerate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         import openai
 
         key = _api_key()
-        sem = asyncio.Semaphore(self.concurrency)
-        client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=self.timeout)
+        slots: asyncio.Queue = asyncio.Queue()
+        for _ in range(self.concurrency):  # interleaved, so a burst spreads over the replicas
+            for replica in range(len(self.base_urls)):
+                slots.put_nowait(replica)
+        clients = [openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=0, timeout=self.timeout,
+                                      http_client=openai.DefaultAsyncHttpxClient(verify=self._tls()))
+                   for url in self.base_urls]
+        counts = [0] * len(self.base_urls)
+        t0 = time.perf_counter()
         try:
-            return list(await asyncio.gather(*(self._one(client, sem, r, settings, key) for r in requests)))
+            answers = list(await asyncio.gather(*(self._one(clients, slots, r, settings, key, counts) for r in requests)))
         finally:
-            await client.close()
+            for client in clients:
+                await client.close()
+        elapsed = time.perf_counter() - t0
+        self.throughput = {"requests": len(requests), "answered": sum(counts), "seconds": round(elapsed, 4),
+                           "requests_per_s": round(len(requests) / elapsed, 3) if elapsed > 0 else None,
+                           "per_replica": counts}
+        return answers
 
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         try:
