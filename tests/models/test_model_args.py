@@ -71,5 +71,5 @@ def test_the_fixtures_read_the_option_once_the_plugin_defines_it():
     assert model_args_from_config(_Config(KeyError)) == {}  # plugin without the option
     assert model_args_from_config(_Config(None)) == {}
     assert model_args_from_config(_Config("dtype=bf16,max_new_tokens=8")) == {"dtype": "bfloat16", "max_tokens": 8}
-    with pytest.raises(pytest.UsageError, match="--musiceval-model-args: unknown model argument 'gpu'"):
+    with pytest.raises(pytest.UsageError, match="model arguments: unknown model argument 'gpu'"):
         model_args_from_config(_Config("gpu=1"))

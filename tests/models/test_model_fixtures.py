@@ -56,13 +56,14 @@ def test_two(music_lm, response_cache, generation_settings):
 def test_music_lm_is_built_once_per_session_and_closed(pytester):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_live_probe=TESTS)
-    result = pytester.runpytest("--model", "fixture-probe:x", "--seed", "5", "--cache-dir", str(pytester.path / "c"), "-s")
+    result = pytester.runpytest("--musiceval-model", "fixture-probe:x", "--musiceval-seed", "5", "--musiceval-cache-dir",
+                                str(pytester.path / "c"), "-s", "--musiceval-allow-empty")
     result.assert_outcomes(passed=2)
     assert "LOG [('open', 8), ('close', None)]" in result.stdout.str()
 
 
 def test_music_lm_skips_with_the_fix_on_the_embedded_default(pytester):
     pytester.makepyfile(test_live_probe="def test_x(music_lm):\n    pass\n")
-    result = pytester.runpytest("-rs")
+    result = pytester.runpytest("-rs", "--musiceval-allow-empty")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*no live model: pass --model*"])
+    result.stdout.fnmatch_lines(["*no live model: pass --musiceval-model*"])
