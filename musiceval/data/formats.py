@@ -169,7 +169,7 @@ def detect_format(path: str | Path, protocol: str | None = None) -> AnswerFormat
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file; pass an existing answer file")
+        raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
     kind, records = sniff(path)
     found = _matches(path, records) if records else []
     if protocol is not None:
@@ -222,7 +222,7 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
         raise FormatError(f"{path}: format {chosen.name!r} feeds {', '.join(map(repr, chosen.protocols))}, not {protocol!r}; "
                           f"pass {_WANT.get(protocol, f'a {protocol} answer file')} or drop --format to detect it")
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file; pass an existing answer file")
+        raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
     try:
         answers = chosen.load(path)
     except FormatError:

@@ -38,6 +38,8 @@ class FreeformProtocol(Protocol):
         #: the wrapped :class:`musiceval.scoring.freeform.FreeformEvaluation`
         self.evaluation = evaluation
         self._metrics = tuple(metrics) if metrics else None
+        if self._metrics and "sentence_cosine" not in self._metrics:  # the first metric asked for leads
+            self.headline = self._metrics[0]
         self.model = model
         self.source = source
 
@@ -89,7 +91,9 @@ class FreeformProtocol(Protocol):
     def metrics(self) -> tuple[str, ...]:
         from musiceval.metrics.registry import metric_names
 
-        return (*(self._metrics or metric_names("freeform")), PARSE_RATE)
+        names = list(self._metrics or metric_names("freeform"))
+        head = self.headline if self.headline in names else None
+        return tuple(([head] if head else []) + [m for m in names if m != head] + [PARSE_RATE])
 
     @property
     def failures(self) -> list[ItemFailure]:

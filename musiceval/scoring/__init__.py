@@ -71,6 +71,41 @@ def register_scorer(scorer: Scorer) -> Scorer:
     return scorer
 
 
+def format_choices(protocol: str) -> tuple[str, ...]:
+    """``--format`` names of a protocol: today's short names and the registered answer formats."""
+    from musiceval.data.formats import format_names
+    from musiceval.data.formats_builtin import OLD_NAMES
+
+    return tuple(dict.fromkeys([*OLD_NAMES.get(protocol, {}), *format_names(protocol)]))
+
+
+def resolve_format(path, fmt: str | None, protocol: str) -> str:
+    """The registered answer format of ``path`` for ``protocol``: ``--format`` (a short name such
+    as ``dasheng`` mapped per protocol) or detected from the content; InputError otherwise."""
+    from musiceval.data.formats import FormatError, detect_format
+    from musiceval.data.formats_builtin import OLD_NAMES
+
+    if fmt:
+        return OLD_NAMES.get(protocol, {}).get(fmt, fmt)
+    try:
+        return detect_format(path, protocol).name
+    except FormatError as exc:
+        raise InputError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+
+
+def load_protocol_answers(path, fmt: str | None, protocol: str):
+    """:func:`musiceval.data.formats.load_answers` for the CLI: format errors become InputError."""
+    from musiceval.data.formats import FormatError, load_answers
+
+    name = resolve_format(path, fmt, protocol)
+    try:
+        return load_answers(path, name, protocol)
+    except (FormatError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from None
+
+
 def load_scorers() -> dict[str, Scorer]:
     """Import every protocol module that exists and return the registered scorers."""
     for module in PROTOCOL_MODULES.values():
