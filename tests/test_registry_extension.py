@@ -136,3 +136,30 @@ def test_a_registered_answer_format_feeds_the_choice_protocol(tmp_path):
     assert protocol.model == "toy-model"
     reasons = [f.reason for f in acc.failures]
     assert any("gold letter 'Z'" in r for r in reasons) and any(r.startswith("unparsed:") for r in reasons)
+
+
+# ------------------------------------------------------------- a model adapter (docs/extending.md)
+
+
+def test_a_registered_model_adapter_is_loaded_by_its_prefix():
+    from musiceval.models.base import Answer, GenerationSettings, Request, load_model, register_model
+
+    @register_model("echo-test")
+    class EchoModel:
+        def __init__(self, rest: str, **options):
+            self.word = rest or "piano"
+            self.spec = f"echo-test:{self.word}"
+            self.revision = "1"
+            self.sample_rate = 16_000
+            self.max_audio_seconds = None
+            self.chunk_seconds = None
+
+        def generate(self, requests, settings):
+            return [Answer(text=self.word) for _ in requests]
+
+        def close(self):
+            pass
+
+    model = load_model("echo-test:violin")
+    answers = model.generate([Request("i", "Which instrument?", np.zeros(16_000, dtype=np.float32))], GenerationSettings())
+    assert model.spec == "echo-test:violin" and answers[0].text == "violin"
