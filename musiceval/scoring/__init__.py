@@ -1,4 +1,9 @@
-"""Protocol scorers behind ``musiceval score <protocol>``.
+"""Protocol scorers behind ``musiceval score <protocol>``: thin adapters from flags to a
+:class:`~musiceval.protocols.base.Protocol` (``load_answers`` -> ``from_answers`` -> results), so
+the CLI prints the numbers the gates test. ``--format`` is optional: without it the answer
+format is detected from the file's content (:func:`musiceval.data.formats.detect_format`);
+today's short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
+to the registered formats, whose names are accepted too.
 
 Each protocol module in this package registers itself with :func:`register_scorer`:
 
