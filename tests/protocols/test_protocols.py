@@ -29,6 +29,20 @@ def test_registry_holds_the_five_protocols():
     assert set(PROTOCOLS.names()) >= {"choice", "factual", "freeform", "mir", "triplets"}
 
 
+def test_load_protocol_detects_the_format_and_refuses_the_wrong_protocol():
+    from musiceval.data.formats import FormatError
+    from musiceval.protocols import load_protocol
+
+    p = load_protocol("factual", NSYNTH, settings=ProtocolSettings(options={"vocab": "nsynth", "n_permutations": 50}))
+    assert p.name == "factual" and p.source == str(NSYNTH) and p.model == "MiDashengLM"
+    p.model = "my-model"  # the caller (suite config) may rename it
+    assert p.model == "my-model"
+    with pytest.raises(FormatError, match="not 'choice'"):
+        load_protocol("choice", NSYNTH)
+    with pytest.raises(TypeError, match="from_encoder"):
+        PROTOCOLS.get("triplets").from_answers(load_answers(NSYNTH), ProtocolSettings())
+
+
 def check_shapes(protocol):
     """evaluate() in mir_eval's shape, samples() fields, scores() paired by id with groups."""
     out = protocol.evaluate()
