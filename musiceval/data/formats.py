@@ -96,13 +96,30 @@ def _json_array_head(text: str) -> list:
         out.append(value)
 
 
+#: how far :func:`sniff` reads when the first record alone is longer than :data:`HEAD_BYTES`
+MAX_FIRST_RECORD_BYTES = 16 << 20
+
+
 def sniff(path: str | Path) -> tuple[str, list]:
     """``(kind, records)`` of a file's first :data:`HEAD_BYTES`: kind is ``"json-array"``,
-    ``"json-lines"``, ``"csv"``, ``"empty"`` or ``"unknown"``; records the values parsed."""
-    path = Path(path)
+    ``"json-lines"``, ``"csv"``, ``"empty"`` or ``"unknown"``; records the values parsed. When not
+    even one record is complete in the head (a looping model output), it reads on up to
+    :data:`MAX_FIRST_RECORD_BYTES` once."""
+    kind, records, truncated = _sniff(Path(path), HEAD_BYTES)
+    if truncated and not records and kind in ("json-array", "json-lines"):
+        kind, records, _ = _sniff(Path(path), MAX_FIRST_RECORD_BYTES)
+    return kind, records
+
+
+def _sniff(path: Path, limit: int) -> tuple[str, list, bool]:
     with path.open("rb") as fh:
-        raw = fh.read(HEAD_BYTES)
+        raw = fh.read(limit)
         truncated = bool(fh.read(1))
+    kind, records = _parse_head(raw, truncated)
+    return kind, records, truncated
+
+
+def _parse_head(raw: bytes, truncated: bool) -> tuple[str, list]:
     text = raw.decode("utf-8-sig", errors="replace")
     stripped = text.lstrip()
     if not stripped:

@@ -145,3 +145,12 @@ def test_loader_errors_are_format_errors_naming_the_file(tmp_path):
     with pytest.raises(FormatError) as exc:
         load_answers(path, "muchomusic-eval")
     assert str(path) in str(exc.value) or path.name in str(exc.value)
+
+
+def test_a_first_record_longer_than_the_head_is_still_detected(tmp_path):
+    path = tmp_path / "answers.jsonl"
+    looping = {"dataset_name": "NSynth", "audio": "a.wav", "label": ["bass"], "prompt": "?", "model_output": "bass " * 20000}
+    path.write_text(json.dumps(looping) + "\n" + json.dumps({**looping, "audio": "b.wav", "model_output": "flute"}) + "\n",
+                    encoding="utf-8")
+    assert path.stat().st_size > 1 << 16
+    assert detect_format(path).name == "dasheng-factual"
