@@ -30,7 +30,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from musiceval.data.answers import AnswerSet
 from musiceval.registry import Registry

@@ -49,7 +49,7 @@ from musiceval.data.musicqa import (
     load_dasheng_musicqa,
     load_freeform_jsonl,
 )
-from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, lexical_scores, validate
+from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, validate
 from musiceval.records import Item, ItemFailure, ItemScores
 from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
 
