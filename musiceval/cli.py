@@ -19,14 +19,15 @@ from typing import Sequence
 
 from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
-from musiceval.scoring import InputError, ScoreOutput, load_scorers
+from musiceval.scoring import InputError, ScoreOutput, format_choices, load_scorers
 
 EXIT_INPUT_ERROR = 2
 
 
 def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("file", nargs="?", help="input file (responses / outputs)")
-    p.add_argument("--format", choices=list(formats), default=formats[0], help="input layout (default: %(default)s)")
+    p.add_argument("--format", choices=list(formats), default=None,
+                   help="input layout (default: detected from the file's content)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--per-item", metavar="FILE", help="write per-item scores and failures as JSON lines")
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     protocols = score.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
     for name, scorer in sorted(load_scorers().items()):
         p = protocols.add_parser(name, help=scorer.help, description=scorer.help)
-        _add_common(p, scorer.formats)
+        _add_common(p, tuple(dict.fromkeys([*scorer.formats, *format_choices(name)])))
         scorer.configure(p)
         p.set_defaults(_scorer=scorer)
 

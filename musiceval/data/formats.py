@@ -30,7 +30,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from musiceval.data.answers import AnswerSet
 from musiceval.registry import Registry
@@ -96,13 +96,30 @@ def _json_array_head(text: str) -> list:
         out.append(value)
 
 
+#: how far :func:`sniff` reads when the first record alone is longer than :data:`HEAD_BYTES`
+MAX_FIRST_RECORD_BYTES = 16 << 20
+
+
 def sniff(path: str | Path) -> tuple[str, list]:
     """``(kind, records)`` of a file's first :data:`HEAD_BYTES`: kind is ``"json-array"``,
-    ``"json-lines"``, ``"csv"``, ``"empty"`` or ``"unknown"``; records the values parsed."""
-    path = Path(path)
+    ``"json-lines"``, ``"csv"``, ``"empty"`` or ``"unknown"``; records the values parsed. When not
+    even one record is complete in the head (a looping model output), it reads on up to
+    :data:`MAX_FIRST_RECORD_BYTES` once."""
+    kind, records, truncated = _sniff(Path(path), HEAD_BYTES)
+    if truncated and not records and kind in ("json-array", "json-lines"):
+        kind, records, _ = _sniff(Path(path), MAX_FIRST_RECORD_BYTES)
+    return kind, records
+
+
+def _sniff(path: Path, limit: int) -> tuple[str, list, bool]:
     with path.open("rb") as fh:
-        raw = fh.read(HEAD_BYTES)
+        raw = fh.read(limit)
         truncated = bool(fh.read(1))
+    kind, records = _parse_head(raw, truncated)
+    return kind, records, truncated
+
+
+def _parse_head(raw: bytes, truncated: bool) -> tuple[str, list]:
     text = raw.decode("utf-8-sig", errors="replace")
     stripped = text.lstrip()
     if not stripped:
@@ -169,7 +186,7 @@ def detect_format(path: str | Path, protocol: str | None = None) -> AnswerFormat
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file; pass an existing answer file")
+        raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
     kind, records = sniff(path)
     found = _matches(path, records) if records else []
     if protocol is not None:
@@ -222,7 +239,7 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
         raise FormatError(f"{path}: format {chosen.name!r} feeds {', '.join(map(repr, chosen.protocols))}, not {protocol!r}; "
                           f"pass {_WANT.get(protocol, f'a {protocol} answer file')} or drop --format to detect it")
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file; pass an existing answer file")
+        raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
     try:
         answers = chosen.load(path)
     except FormatError:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from musiceval.data.answers import AnswerSet
 from musiceval.data.formats import keys_of, register_format
-from musiceval.records import Item, ItemFailure, Response
+from musiceval.records import Item, Response
 
 OLD_NAMES = {
     "choice": {"musiceval": "musiceval-choice", "dasheng": "dasheng-choice", "muchomusic": "muchomusic-eval"},

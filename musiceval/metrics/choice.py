@@ -44,7 +44,7 @@ from typing import Callable
 
 import numpy as np
 
-from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED, validate_options
+from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED, validate_options  # noqa: F401  (re-exported)
 
 #: bump when a matcher's rule changes: runs scored with different matchers do not compare (provenance)
 MATCHER_VERSION = "choice-matchers-1"

@@ -11,4 +11,16 @@ from musiceval.protocols.base import (
 )
 
 __all__ = ["CONTROL_CONDITIONS", "PARSE_RATE", "PROTOCOLS", "Chance", "MetricInfo", "Protocol", "ProtocolSettings",
-           "register_protocol"]
+           "load_protocol", "register_protocol"]
+
+
+def load_protocol(name: str, path, fmt: str | None = None, settings: ProtocolSettings | None = None) -> Protocol:
+    """``PROTOCOLS[name].from_answers(load_answers(path, fmt, protocol=name), settings)``: the
+    protocol ``name`` on the answer file ``path`` (its format detected when ``fmt`` is None).
+
+    Raises :class:`musiceval.data.formats.FormatError` (one line: file, what was seen, the fix)
+    when the file is not an answer file of ``name``.
+    """
+    from musiceval.data.formats import load_answers
+
+    return PROTOCOLS.get(name).from_answers(load_answers(path, fmt, protocol=name), settings or ProtocolSettings())

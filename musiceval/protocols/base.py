@@ -116,6 +116,12 @@ class Protocol(abc.ABC):
     def scores(self, metric: str, condition: str = "correct") -> ItemScores:
         """Per-item scores of ``metric`` under ``condition``, paired by item id."""
 
+    @classmethod
+    def from_answers(cls, answers: Any, settings: ProtocolSettings | None = None) -> "Protocol":
+        """Build the protocol from an :class:`~musiceval.data.answers.AnswerSet` (see
+        :func:`musiceval.data.formats.load_answers`) and its settings."""
+        raise TypeError(f"protocol {cls.name!r} is not built from an answer file")
+
     # ------------------------------------------------------------------ defaults
 
     @property

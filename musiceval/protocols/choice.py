@@ -95,7 +95,7 @@ class ChoiceProtocol(Protocol):
         if metric != "accuracy":
             return ()
         rows = self.result.select("correct")
-        sizes = [len(self._rows["correct"][s.row_id][0].item.choices) for s in rows]
+        sizes = [len(self._rows["correct"][s.row_id][0].item.choices) for s in rows] if "correct" in self._rows else []
         if not sizes:
             return ()
         value = float(np.mean([1.0 / k for k in sizes]))

@@ -17,7 +17,7 @@ Options: ``vocab`` (a vocabulary name such as ``nsynth``/``gtzan`` or a file; de
 from the CMI-Bench task for cmi-bench files), ``extractor`` (``"rules"``, or a callable
 ``texts -> [(labels or None, failure or None)]`` such as :func:`musiceval.scoring.factual.llm_extractor`),
 ``chunks`` (None, ``"any"``, ``"majority"``), ``hierarchy`` (an FMA ``genres.csv`` path or a
-``child -> parent`` mapping), ``n_permutations`` (2000).
+``child -> parent`` mapping), ``n_permutations`` (2000), ``conditions`` (("correct", "random"); ``("correct",)`` skips Random).
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class FactualProtocol(Protocol):
         kw = dict(seed=settings.seed, n_permutations=int(opts.get("n_permutations", 2000)), chunks=opts.get("chunks"),
                   hierarchy=hierarchy)
         data = _factual_set(answers)
-        result = score_factual(data, vocab, extract, conditions=("correct", "random"), **kw)
+        result = score_factual(data, vocab, extract, conditions=tuple(opts.get("conditions", ("correct", "random"))), **kw)
         controls, texts = {}, {"correct": dict(zip(data.ids, data.texts))}
         if data.random_texts is not None:
             texts["random"] = dict(data.random_texts)
@@ -142,13 +142,14 @@ class FactualProtocol(Protocol):
     @property
     def conditions(self) -> tuple[str, ...]:
         out = ["correct"]
-        if self.result.scores["random"]["f1"].n:
+        if "random" in self.result.scores and self.result.scores["random"]["f1"].n:
             out.append("random")
         return tuple(out + [c for c in CONTROL_CONDITIONS if c in self.controls_results])
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        return (*self.result.scores["correct"], PARSE_RATE)
+        names = list(self.result.scores["correct"])
+        return ("f1", *[m for m in names if m != "f1"], PARSE_RATE)
 
     @property
     def failures(self) -> list[ItemFailure]:

@@ -20,7 +20,8 @@ Options: ``metrics`` (names; default all registered), ``rewrites`` (path or None
 """
 from __future__ import annotations
 
-from collections import Counter
+import math
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -38,6 +39,8 @@ class FreeformProtocol(Protocol):
         #: the wrapped :class:`musiceval.scoring.freeform.FreeformEvaluation`
         self.evaluation = evaluation
         self._metrics = tuple(metrics) if metrics else None
+        if self._metrics and "sentence_cosine" not in self._metrics:  # the first metric asked for leads
+            self.headline = self._metrics[0]
         self.model = model
         self.source = source
 
@@ -89,7 +92,9 @@ class FreeformProtocol(Protocol):
     def metrics(self) -> tuple[str, ...]:
         from musiceval.metrics.registry import metric_names
 
-        return (*(self._metrics or metric_names("freeform")), PARSE_RATE)
+        names = list(self._metrics or metric_names("freeform"))
+        head = self.headline if self.headline in names else None
+        return tuple(([head] if head else []) + [m for m in names if m != head] + [PARSE_RATE])
 
     @property
     def failures(self) -> list[ItemFailure]:
@@ -125,6 +130,29 @@ class FreeformProtocol(Protocol):
             return ItemScores(PARSE_RATE, ids, vals, groups=groups, condition=condition, failures=tuple(failures))
         s = self.evaluation.scores(metric, condition)
         return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition, failures=s.failures)
+
+    def evaluate(self) -> dict[str, Any]:
+        """Means on Correct (headline first), ``n``, ``n_failed``, ``failures``; a metric whose model
+        or audio cannot be loaded is absent and named with the reason under ``unavailable``."""
+        out: dict[str, Any] = OrderedDict()
+        failed = {f.item_id: f.reason for f in self.failures}
+        unavailable: dict[str, str] = {}
+        n = 0
+        for metric in self.metrics:
+            try:
+                s = self.scores(metric, "correct")
+            except (FileNotFoundError, ImportError, ValueError) as exc:
+                unavailable[metric] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                continue
+            out[metric] = s.mean() if s.n else math.nan
+            n = max(n, s.n)
+            for f in s.failures:
+                failed.setdefault(f.item_id, f.reason)
+        out["n"], out["n_failed"] = n, len(failed)
+        out["failures"] = [{"item_id": i, "reason": r} for i, r in failed.items()]
+        if unavailable:
+            out["unavailable"] = unavailable
+        return out
 
     def samples(self) -> Iterator[dict[str, Any]]:
         from musiceval.data.musicqa import item_references

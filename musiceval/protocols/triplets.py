@@ -57,6 +57,11 @@ class TripletProtocol(Protocol):
                                        cache=cache, prompts=prompts)
         return cls(evaluation, model=encoder_spec, source=str(subtree_or_csv))
 
+    @classmethod
+    def from_answers(cls, answers, settings=None) -> "TripletProtocol":
+        raise TypeError("the triplets protocol probes a text encoder, not answers: use "
+                        "TripletProtocol.from_encoder(encoder_spec, subtree_or_csv, settings=...)")
+
     @property
     def conditions(self) -> tuple[str, ...]:
         return ("correct",)

@@ -1,4 +1,9 @@
-"""Protocol scorers behind ``musiceval score <protocol>``.
+"""Protocol scorers behind ``musiceval score <protocol>``: thin adapters from flags to a
+:class:`~musiceval.protocols.base.Protocol` (``load_answers`` -> ``from_answers`` -> results), so
+the CLI prints the numbers the gates test. ``--format`` is optional: without it the answer
+format is detected from the file's content (:func:`musiceval.data.formats.detect_format`);
+today's short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
+to the registered formats, whose names are accepted too.
 
 Each protocol module in this package registers itself with :func:`register_scorer`:
 
@@ -69,6 +74,41 @@ _SCORERS: dict[str, Scorer] = {}
 def register_scorer(scorer: Scorer) -> Scorer:
     _SCORERS[scorer.name] = scorer
     return scorer
+
+
+def format_choices(protocol: str) -> tuple[str, ...]:
+    """``--format`` names of a protocol: today's short names and the registered answer formats."""
+    from musiceval.data.formats import format_names
+    from musiceval.data.formats_builtin import OLD_NAMES
+
+    return tuple(dict.fromkeys([*OLD_NAMES.get(protocol, {}), *format_names(protocol)]))
+
+
+def resolve_format(path, fmt: str | None, protocol: str) -> str:
+    """The registered answer format of ``path`` for ``protocol``: ``--format`` (a short name such
+    as ``dasheng`` mapped per protocol) or detected from the content; InputError otherwise."""
+    from musiceval.data.formats import FormatError, detect_format
+    from musiceval.data.formats_builtin import OLD_NAMES
+
+    if fmt:
+        return OLD_NAMES.get(protocol, {}).get(fmt, fmt)
+    try:
+        return detect_format(path, protocol).name
+    except FormatError as exc:
+        raise InputError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+
+
+def load_protocol_answers(path, fmt: str | None, protocol: str):
+    """:func:`musiceval.data.formats.load_answers` for the CLI: format errors become InputError."""
+    from musiceval.data.formats import FormatError, load_answers
+
+    name = resolve_format(path, fmt, protocol)
+    try:
+        return load_answers(path, name, protocol)
+    except (FormatError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from None
 
 
 def load_scorers() -> dict[str, Scorer]:

@@ -259,14 +259,25 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> ScoreOutput:
-    fmt = getattr(args, "format", None) or "musiceval"
+    """Flags -> :class:`musiceval.protocols.choice.ChoiceProtocol` (load_answers -> from_answers)."""
+    from musiceval.protocols import ProtocolSettings
+    from musiceval.protocols.choice import ChoiceProtocol
+    from musiceval.scoring import load_protocol_answers
+
     if not getattr(args, "file", None):
         raise InputError("score choice: no FILE given; pass the recorded-answers file (see --format)")
-    result = score_file(str(args.file), fmt, getattr(args, "matcher", "muchomusic"))
+    answers = load_protocol_answers(str(args.file), getattr(args, "format", None), "choice")
+    if not answers.responses and not answers.failures:
+        raise InputError(f"{args.file}: no records; expected recorded answers in the {answers.format!r} layout")
+    protocol = ChoiceProtocol.from_answers(answers, ProtocolSettings(seed=getattr(args, "seed", 0) or 0,
+                                                                     options={"matcher": getattr(args, "matcher", "muchomusic")}))
+    result = protocol.result
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
     per_item = [s.as_row() for s in result.scored] + failures
-    return ScoreOutput("choice", len(result.select("correct")), result.metrics(), per_item, failures,
-                       extra={"matcher": result.matcher})
+    metrics = result.metrics()
+    metrics["parse_rate"] = metrics.get("ifr")
+    return ScoreOutput("choice", len(result.select("correct")), metrics, per_item, failures,
+                       extra={"matcher": result.matcher, "format": answers.format, "model": protocol.model})
 
 
 register_scorer(Scorer(

@@ -287,7 +287,7 @@ def _score_variant(args, vocab, extract) -> ScoreOutput:
 
     from musiceval.scoring.factual_variants import score_binary, score_true_false
 
-    if args.format != "musiceval":
+    if args.format not in (None, "musiceval", "musiceval-factual"):
         raise InputError(f"--answers {args.answers} reads musiceval-format rows (got --format {args.format})")
     path = Path(args.file)
     if not path.is_file():
@@ -327,17 +327,30 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
     extract = llm if args.extractor == "llm" else rule_extractor(vocab)
     if args.answers != "open":
         return _score_variant(args, vocab, extract)
-    data = load_factual(args.file, args.format, args.labels_field, manifest=args.manifest)
-    if data.n == 0:
-        raise InputError(f"{args.file}: no readable records ({len(data.failures)} bad); check --format {args.format}")
+    from musiceval.data.formats_builtin import load_factual_file
+    from musiceval.protocols import ProtocolSettings
+    from musiceval.protocols.factual import FactualProtocol
+    from musiceval.scoring import load_protocol_answers, resolve_format
+
+    if args.labels_field or args.manifest:  # options of today's reader: load with it, score through the protocol
+        fmt = resolve_format(args.file, args.format, "factual")
+        short = {"musiceval-factual": "musiceval", "dasheng-factual": "dasheng"}.get(fmt, fmt)
+        answers = load_factual_file(args.file, short, args.labels_field, manifest=args.manifest)
+    else:
+        answers = load_protocol_answers(args.file, args.format, "factual")
+    if not answers.items:
+        raise InputError(f"{args.file}: no readable records ({len(answers.failures)} bad); check --format {args.format or answers.format}")
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
-    result = score_factual(data, vocab, extract, conditions=conditions, seed=args.seed, n_permutations=args.n_permutations,
-                           chunks=args.chunks, hierarchy=hierarchy)
+    protocol = FactualProtocol.from_answers(answers, ProtocolSettings(seed=args.seed, options={
+        "vocab": vocab, "extractor": extract, "chunks": args.chunks, "hierarchy": hierarchy,
+        "n_permutations": args.n_permutations, "conditions": conditions}))
+    result, data = protocol.result, protocol.data
     correct = result.scores["correct"]
     per_item = [{"item_id": i, "labels": list(result.predictions["correct"][i]),
                  **{m: float(correct[m].values[k]) for m in correct}} for k, i in enumerate(correct["f1"].ids)]
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
-    extra = {"vocab": vocab.name, "extractor": args.extractor, "format": args.format, "per_label": result.per_label}
+    extra = {"vocab": vocab.name, "extractor": args.extractor, "format": args.format or answers.format, "model": protocol.model,
+             "per_label": result.per_label}
     if args.agreement:
         agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm, chunks=args.chunks)
         agreement["failures"] = [{"item_id": f.item_id, "error": f.reason} for f in agreement["failures"]]

@@ -49,7 +49,7 @@ from musiceval.data.musicqa import (
     load_dasheng_musicqa,
     load_freeform_jsonl,
 )
-from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, lexical_scores, validate
+from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, validate
 from musiceval.records import Item, ItemFailure, ItemScores
 from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
 
@@ -342,10 +342,14 @@ def score(args: argparse.Namespace) -> ScoreOutput:
     from musiceval.metrics.registry import metric_names
 
     metrics = _split(args.metrics, metric_names("freeform"), "--metrics")
-    conditions = _split(args.conditions, FREEFORM_CONDITIONS, "--conditions")
+    conditions = _split(args.conditions, FREEFORM_CONDITIONS + ("text_only", "silence"), "--conditions")
     if args.random_draws < 1:
         raise InputError("--random-draws must be >= 1")
-    data = load_freeform(args.file, args.format)
+    from musiceval.protocols import ProtocolSettings
+    from musiceval.protocols.freeform import FreeformProtocol
+    from musiceval.scoring import load_protocol_answers
+
+    data = load_protocol_answers(args.file, args.format, "freeform")
     if not data.items:
         raise InputError(f"{args.file}: no scorable item ({len(data.failures)} failures; first: "
                          f"{data.failures[0].reason if data.failures else 'empty file'})")
@@ -357,13 +361,14 @@ def score(args: argparse.Namespace) -> ScoreOutput:
             rewrites = load_rewrites(args.rewrites)
         except (ValueError, FileNotFoundError) as exc:
             raise InputError(str(exc)) from None
-    models = Models(sentence_encoder=args.sentence_encoder, clap=args.clap, bertscore_model=args.bertscore_model,
-                    bertscore_layers=args.bertscore_layers, bertscore_baseline=args.bertscore_baseline, cache_dir=args.cache_dir)
     data_dir = Path(args.data_dir) if args.data_dir else Path(args.file).parent
     if "clap_audio" in metrics and not data_dir.is_dir():
         raise InputError(f"--data-dir {str(data_dir)!r} is not a directory; clap_audio reads the items' 'audio' files from it")
-    run = FreeformEvaluation(data, seed=args.seed, random_draws=args.random_draws, rewrites=rewrites, models=models,
-                             data_dir=data_dir)
+    protocol = FreeformProtocol.from_answers(data, ProtocolSettings(seed=args.seed, options={
+        "metrics": metrics, "rewrites": rewrites, "random_draws": args.random_draws, "sentence_encoder": args.sentence_encoder,
+        "clap": args.clap, "bertscore_model": args.bertscore_model, "bertscore_layers": args.bertscore_layers,
+        "bertscore_baseline": args.bertscore_baseline, "cache_dir": args.cache_dir, "data_dir": data_dir}))
+    run, models = protocol.evaluation, protocol.evaluation.models
     missing = [c for c in conditions if c not in run.texts]
     if missing:
         raise InputError(f"{args.file}: no responses for condition(s) {missing}; record them (condition field) or drop them from --conditions")
@@ -384,7 +389,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
                 per_item.setdefault((i, condition), {"item_id": i, "condition": condition})[metric] = float(v)
             for f in s.failures:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
-    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed}
+    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model}
     if "correct" in conditions and "random" in conditions:
         # the two means above cover different item sets; this is Correct on Random's items (paired)
         paired: dict[str, float | None] = {}

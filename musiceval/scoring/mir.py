@@ -180,27 +180,69 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="a metric whose model cannot be loaded (captioning BERTScore) is an error, not an absent key")
 
 
+def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt: str | None = None,
+                   compat: str | None = None, encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
+                   bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0):
+    """``(MirProtocol, AnswerSet)`` of one output file: load_answers -> MirProtocol.from_answers, with
+    :func:`score_file`'s BERTScore reporting (``result.models["bertscore"]``, notes, ``strict``)."""
+    from musiceval.data.formats import FormatError
+    from musiceval.data.formats_builtin import load_cmi_bench
+    from musiceval.protocols import ProtocolSettings
+    from musiceval.protocols.mir import MirProtocol
+    from musiceval.scoring import load_protocol_answers
+
+    if task:
+        try:
+            answers = load_cmi_bench(path, task)
+        except (CmiBenchFormatError, FormatError, ValueError) as exc:
+            raise InputError(str(exc)) from None
+    else:
+        answers = load_protocol_answers(path, fmt, "mir")
+    options = {"compat": compat, "encoder": encoder, "cache_dir": cache_dir, "bertscore_model": bertscore_model,
+               "bertscore_layers": bertscore_layers}
+    try:
+        protocol = MirProtocol.from_answers(answers, ProtocolSettings(seed=seed, options=options))
+    except InputError:
+        raise
+    except (TaskError, ValueError) as exc:
+        raise InputError(f"{path}: {exc}") from None
+    result = protocol.result("correct")
+    if protocol.family == "captioning":
+        bert_info = protocol.bert_info or {"model": "none", "error": None}
+        if bert_info.get("error") and strict:
+            raise InputError(f"{path}: {bert_info['error']}")
+        result.models["bertscore"] = bert_info
+        why = bert_info["error"] or ("BERTScore not computed: --bertscore-model none" if protocol.bert_info is None else None)
+        if why and not any(n == why for n in result.notes):
+            result.notes[:] = [n for n in result.notes if not n.startswith("BERTScore not computed")] + [why]
+    if protocol.family == "tagging":
+        result.models["encoder"] = encoder
+    return protocol, answers
+
+
 def _score(args: argparse.Namespace) -> ScoreOutput:
+    """Flags -> :class:`musiceval.protocols.mir.MirProtocol` (load_answers -> from_answers)."""
     if not args.file:
         raise InputError("score mir: pass the output file, e.g. ltu_GTZAN.jsonl")
     cache_dir = getattr(args, "embedding_cache", None) or default_cache_dir()
-    result, loaded = score_file(args.file, task=getattr(args, "task", None), compat=getattr(args, "compat", None),
-                                encoder=getattr(args, "encoder", DEFAULT_ENCODER), cache_dir=cache_dir,
-                                bertscore_model=getattr(args, "bertscore_model", None),
-                                bertscore_layers=getattr(args, "bertscore_layers", None),
-                                strict=bool(getattr(args, "strict", False)))
-    failures = [{"item_id": f.item_id, "error": f.reason} for f in (*loaded.failures, *result.failures)]
+    protocol, answers = score_protocol(args.file, task=getattr(args, "task", None), fmt=getattr(args, "format", None),
+                                       compat=getattr(args, "compat", None), encoder=getattr(args, "encoder", DEFAULT_ENCODER),
+                                       cache_dir=cache_dir, bertscore_model=getattr(args, "bertscore_model", None),
+                                       bertscore_layers=getattr(args, "bertscore_layers", None),
+                                       strict=bool(getattr(args, "strict", False)), seed=getattr(args, "seed", 0) or 0)
+    result = protocol.result("correct")
+    failures = [{"item_id": f.item_id, "error": f.reason} for f in (*answers.failures, *result.failures)]
     per_item: list[dict[str, Any]] = []
     for metric, scores in result.per_item.items():
         per_item.extend({"item_id": i, "metric": metric, "value": float(v)} for i, v in zip(scores.ids, scores.values))
     per_item.extend(failures)
     return ScoreOutput(
         protocol="mir",
-        n=loaded.n,
+        n=len(answers.items) + len(answers.failures),
         metrics=result.metrics,
         per_item=per_item,
         failures=failures,
-        extra={"task": result.task, "model": loaded.model, "compat": result.compat,
+        extra={"task": result.task, "model": answers.model, "compat": result.compat,
                "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes,
                **result.models},
     )
