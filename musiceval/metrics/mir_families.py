@@ -210,8 +210,9 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
 
 
 def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[str, Any]:
+    from musiceval.metrics.mir_compat import is_old
     from musiceval.metrics.mir_sequence import frame_counts, frame_f1
-    from musiceval.parsers.guzheng import TECHNIQUES, events_to_frames, frames_cmi, parse_events
+    from musiceval.parsers.guzheng import TECHNIQUES, events_to_frames, frames_cmi_2cafca5, frames_cmi_explained, parse_events
 
     failures: list[ItemFailure] = []
     pairs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -219,15 +220,19 @@ def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[
     empty = np.zeros((1000, len(TECHNIQUES)), dtype=bool)
     for r in records:
         if compat:
-            ref_cmi = frames_cmi(r.correct_answer)
+            # head: unreadable answers are "No Tech" (listed); 2cafca5: the toolkit raised (listed)
+            read = (lambda t: (frames_cmi_2cafca5(t), None)) if is_old(compat) else frames_cmi_explained
+            ref_cmi, _ = read(r.correct_answer)
             if ref_cmi is None:
                 keep.append(False)
                 failures.append(ItemFailure(r.item_id, "reference unreadable by the toolkit rule, item left out"))
                 continue
-            pred = frames_cmi(r.response)
+            pred, why = read(r.response)
             if pred is None:
                 failures.append(ItemFailure(r.item_id, f"the toolkit would raise here; scored as no technique: {_short(r.response)!r}"))
                 pred = empty
+            elif why is not None:
+                failures.append(ItemFailure(r.item_id, f"{why}: the toolkit reads 'No Tech': {_short(r.response)!r}"))
             pairs.append((ref_cmi.astype(bool), pred.astype(bool)))
         else:
             try:

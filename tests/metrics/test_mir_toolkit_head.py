@@ -1,0 +1,53 @@
+"""``compat="cmi-bench"`` against transcriptions of the toolkit's head (tests/metrics/toolkit_head.py)
+on the real output files in ../shared/data/cmi-bench/outputs (or $MUSICEVAL_SHARED_DATA)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from musiceval.data.cmibench import load_outputs
+from musiceval.metrics.mir import score_task
+from tests.metrics import toolkit_head as tk
+
+OUTPUTS = tk.SHARED / "cmi-bench" / "outputs"
+GUZHENG = sorted(OUTPUTS.glob("*/*Guzheng_Tech*.jsonl"))
+
+
+@pytest.mark.skipif(not GUZHENG, reason=f"no *Guzheng_Tech* outputs under {OUTPUTS} (set MUSICEVAL_SHARED_DATA)")
+@pytest.mark.parametrize("path", GUZHENG, ids=lambda p: p.name)
+def test_guzheng_compat_equals_the_toolkit_head_on_real_outputs(path):
+    raw = json.loads(path.read_text())
+    marco, micro = tk.calculate_frame_f1(raw)  # the toolkit prints these as "Marco F1", "Micro F1"
+    loaded = load_outputs(path)
+    assert len(loaded.records) == len(raw) and not loaded.failures
+    res = score_task("Guzheng_Tech", loaded.records, compat="cmi-bench")
+    assert res.metrics["macro_f1"] == pytest.approx(marco, abs=1e-12)
+    assert res.metrics["micro_f1"] == pytest.approx(micro, abs=1e-12)
+    # every record is scored; the ones the toolkit reads as "No Tech" for want of a tuple are listed
+    assert res.n == len(raw) and res.per_item["item_f1"].values.size == len(raw)
+    no_tuple = sum(r["response"].find("[") == -1 or r["response"].find("[") >= r["response"].find(")") for r in raw)
+    assert sum(f.reason.startswith("no '[' before a ')'") for f in res.failures) == no_tuple
+
+
+@pytest.mark.skipif(not GUZHENG, reason=f"no *Guzheng_Tech* outputs under {OUTPUTS}")
+def test_guzheng_head_differs_from_the_older_rule_where_the_issue_says():
+    """The head and commit 2cafca5 disagree on at least one real file (first tuple vs whole list)."""
+    diffs = []
+    for path in GUZHENG:
+        recs = load_outputs(path).records
+        head = score_task("Guzheng_Tech", recs, compat="cmi-bench").metrics
+        default = score_task("Guzheng_Tech", recs).metrics
+        assert set(head) == set(default) == {"macro_f1", "micro_f1"}
+        frames_differ = any(
+            not np.array_equal(tk.convert_to_frame_labels(r.correct_answer), _old(r.correct_answer)) for r in recs)
+        diffs.append(frames_differ)
+    assert any(diffs)
+
+
+def _old(text):
+    from musiceval.parsers.guzheng import frames_cmi_2cafca5
+
+    f = frames_cmi_2cafca5(text)
+    return np.zeros((1000, 7)) if f is None else f
