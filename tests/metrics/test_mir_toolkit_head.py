@@ -51,3 +51,36 @@ def _old(text):
 
     f = frames_cmi_2cafca5(text)
     return np.zeros((1000, 7)) if f is None else f
+
+
+def _rec(i, response, answer):
+    from musiceval.data.cmibench import OutputRecord
+
+    return OutputRecord(item_id=str(i), index=i, question="", response=response, correct_answer=answer,
+                        audioid=f"a{i}", group=f"a{i}")
+
+
+def test_medleydb_synthetic_records_compat_versus_default():
+    """Synthetic records in the generator's layout (time strings, MIDI ints, 0 = unvoiced)."""
+    import mir_eval
+
+    ref = "[('10.0000', 0), ('10.5000', 63), ('11.0000', 63), ('11.5000', 0)]"
+    unquoted = "[(10.0, ''), (10.5, D#4), (11.0, D#4), (11.5, '')]"
+    quoted = "[(10.0, 0), (10.5, 'D#4'), (11.0, 'D#4'), (11.5, 0)]"
+    recs = [_rec(0, unquoted, ref), _rec(1, quoted, ref)]
+    default = score_task("MedleyDB", recs).per_item["overall_accuracy"].values
+    compat = score_task("MedleyDB", recs, compat="cmi-bench").per_item["overall_accuracy"].values
+    # default: MIDI 0 unvoiced on both sides, both answers right
+    np.testing.assert_allclose(default, [1.0, 1.0])
+    t = np.array([0.0, 0.5, 1.0, 1.5])
+    hz0 = 440.0 * 2 ** (-69 / 12)
+    d4 = 440.0 * 2 ** ((63 - 69) / 12)
+
+    def oa(ref_f, est_f):
+        return mir_eval.melody.evaluate(t, np.array(ref_f), t, np.array(est_f))["Overall Accuracy"]
+
+    # compat: the reference's MIDI 0 frames are voiced 8.18 Hz; unquoted " D#4" is MIDI 0 as well,
+    # the regex branch also keeps " ''" (not the empty string), so those frames are 8.18 Hz too
+    assert compat[0] == pytest.approx(oa([hz0, d4, d4, hz0], [hz0, hz0, hz0, hz0]))
+    assert compat[1] == pytest.approx(oa([hz0, d4, d4, hz0], [hz0, d4, d4, hz0]))
+    assert compat[0] < compat[1] and compat[0] < default[0]
