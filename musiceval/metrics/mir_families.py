@@ -209,6 +209,17 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
     return y_true, resp @ tag_emb.T
 
 
+def tag_matrices_bertscore(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
+                           bertscorer: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Ground-truth matrix and per-tag BERTScore recall of each response (the toolkit's head
+    scores tagging with this beside GTE; see :func:`musiceval.metrics.mir_tagging.bertscore_tag_scores`)."""
+    from musiceval.metrics.mir_tagging import bertscore_tag_scores, tag_truth, tag_truth_cmi
+
+    truth = tag_truth_cmi if compat else tag_truth
+    y_true = np.stack([truth(r.correct_answer, tags) for r in records])
+    return y_true, bertscore_tag_scores([r.response.lower().strip() for r in records], tags, bertscorer)
+
+
 def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[str, Any]:
     from musiceval.metrics.mir_compat import is_old
     from musiceval.metrics.mir_sequence import frame_counts, frame_f1

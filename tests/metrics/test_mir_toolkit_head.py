@@ -84,3 +84,82 @@ def test_medleydb_synthetic_records_compat_versus_default():
     assert compat[0] == pytest.approx(oa([hz0, d4, d4, hz0], [hz0, hz0, hz0, hz0]))
     assert compat[1] == pytest.approx(oa([hz0, d4, d4, hz0], [hz0, d4, d4, hz0]))
     assert compat[0] < compat[1] and compat[0] < default[0]
+
+
+# --- tagging at the toolkit's head: GTE (query prompt) and per-tag BERTScore recall
+
+MTT = sorted(OUTPUTS.glob("*/*_MTT.jsonl"))
+
+
+def _stand_in_embed(texts):
+    """A stand-in encoder held fixed on both sides: hashed character-trigram *counts*. Left
+    unnormalised on purpose: integer dot products are exact in float32, so the toolkit's ``* 100``
+    merges or splits no tie and both sides rank identically."""
+    import zlib
+
+    out = np.zeros((len(texts), 256), dtype=np.float32)
+    for i, t in enumerate(texts):
+        t = f"  {t.lower()}  "
+        for j in range(len(t) - 2):
+            out[i, zlib.crc32(t[j : j + 3].encode()) % 256] += 1.0
+    return out
+
+
+@pytest.mark.skipif(not MTT, reason=f"no *_MTT outputs under {OUTPUTS}")
+@pytest.mark.parametrize("path", MTT, ids=lambda p: p.name)
+def test_gte_tagging_rule_equals_the_toolkit_head_with_a_stand_in_encoder(path):
+    from musiceval.data.cmibench_vocab import TAG_VOCABULARIES
+    from musiceval.encoders.gte import GTE_QUERY_PROMPT
+    from musiceval.metrics import mir_families as fam
+    from musiceval.metrics.mir_tagging import macro_auc
+
+    raw = json.loads(path.read_text())[:1500]  # the rule, not the volume: a prefix of the real file
+    records = [r for r in load_outputs(path).records if r.index < 1500]
+    assert len(records) == len(raw)
+
+    docs: dict[tuple, np.ndarray] = {}  # document_embeddings = gte.encode(answer_list), once (as at head)
+
+    def gte_branch(response, answer_list):  # gte.encode([response], prompt_name="query") @ docs.T * 100
+        d = docs.setdefault(tuple(answer_list), _stand_in_embed(answer_list))
+        return (_stand_in_embed([GTE_QUERY_PROMPT + response]) @ d.T * 100)[0]
+
+    want = tk.multi_label_scores(raw, list(TAG_VOCABULARIES["MTT"]), gte_branch)
+    res = score_task("MTT", records, compat="cmi-bench", embed=_stand_in_embed, query_prefix=GTE_QUERY_PROMPT)
+    assert res.metrics["roc_auc"] == pytest.approx(want["ROC-AUC"], abs=1e-12)
+    tags = tuple(sorted(t.lower().strip() for t in TAG_VOCABULARIES["MTT"]))
+    y, s = fam.tag_matrices(records, tags, "cmi-bench", _stand_in_embed, GTE_QUERY_PROMPT)
+    summary = macro_auc(y, s, tags, pr_all_tags=True)
+    assert summary["pr_auc"] == pytest.approx(want["PR-AUC"], abs=1e-12)
+    assert summary["roc_auc"] == pytest.approx(want["ROC-AUC"], abs=1e-12)
+    # over tags with both classes only (musiceval's default) the PR-AUC differs when a tag has no positive
+    if summary["excluded"]:
+        assert macro_auc(y, s, tags)["pr_auc"] != pytest.approx(want["PR-AUC"])
+
+
+@pytest.mark.skipif(not MTT, reason=f"no *_MTT outputs under {OUTPUTS}")
+def test_bertscore_tagging_rule_equals_the_toolkit_head_on_real_answers():
+    """The BERT branch with one real bert-score scorer on both sides (the bundled MiniLM, layer 6,
+    standing in for roberta-large)."""
+    pytest.importorskip("bert_score")
+    from musiceval.data.cmibench_vocab import TAG_VOCABULARIES
+    from musiceval.metrics import mir_families as fam
+    from musiceval.metrics.mir_tagging import macro_auc
+    from musiceval.scoring.mir import load_bertscorer
+
+    cached, reason = load_bertscorer("minilm", 6)
+    assert reason is None, reason
+    scorer = cached.scorer
+    path = MTT[0]
+    raw = json.loads(path.read_text())[:8]  # 8 x 50 pairs per side: cheap on 2 shared cores
+    records = [r for r in load_outputs(path).records if r.index < 8]
+
+    def bert_branch(response, answer_list):  # P, R, F1 = score([response] * n, answer_list); R
+        _, r, _ = scorer.score([response] * len(answer_list), answer_list)
+        return r.cpu().numpy()
+
+    want = tk.multi_label_scores(raw, list(TAG_VOCABULARIES["MTT"]), bert_branch)
+    tags = tuple(sorted(t.lower().strip() for t in TAG_VOCABULARIES["MTT"]))
+    y, s = fam.tag_matrices_bertscore(records, tags, "cmi-bench", scorer)
+    got = macro_auc(y, s, tags, pr_all_tags=True)
+    assert got["roc_auc"] == pytest.approx(want["ROC-AUC"], abs=1e-6)
+    assert got["pr_auc"] == pytest.approx(want["PR-AUC"], abs=1e-6)
