@@ -78,6 +78,7 @@ def key_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.
 
 def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.ndarray, list[bool], list[ItemFailure], np.ndarray]:
     """Per-item R^2 contributions of the model and of the mean predictor."""
+    from musiceval.metrics.mir_compat import is_old
     from musiceval.metrics.mir_regression import r2_items, standardise_predictions
     from musiceval.parsers.numbers import parse_rating, parse_rating_cmi
 
@@ -96,7 +97,7 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
         keep.append(True)
         refs.append(ref)
         if compat:
-            pred = parse_rating_cmi(r.response)
+            pred = parse_rating_cmi(r.response) if is_old(compat) else rating_cmi_head(r.response)
             if pred is None:
                 failures.append(ItemFailure(r.item_id, f"no rating, imputed with the mean: {_short(r.response)!r}"))
         else:
@@ -108,9 +109,30 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
         preds.append(pred)
     if len(refs) < 2:
         raise ValueError("fewer than two items with a numeric reference: R^2 is undefined")
-    z = standardise_predictions(preds)
+    parsed = [p for p in preds if p is not None]
+    if compat and not is_old(compat) and (not parsed or float(np.std(parsed)) == 0.0):
+        z = np.zeros(len(preds))  # the toolkit's head: every prediction 0 where the std is 0
+    else:
+        z = standardise_predictions(preds)
     y = np.array(refs)
     return r2_items(y, z), keep, failures, r2_items(y, np.full_like(y, y.mean()))
+
+
+def rating_cmi_head(response: str) -> float | None:
+    """``extract_int`` at the toolkit's head (35235cb): as at 2cafca5
+    (:func:`musiceval.parsers.numbers.parse_rating_cmi`) except that, of several digit runs, the
+    *last* is read ("2, 8, and 5" -> 5; 2cafca5 read the first)."""
+    import re
+
+    from musiceval.parsers.numbers import _strip_scale_phrases
+
+    text = _strip_scale_phrases(response)
+    runs = [x for x in re.findall(r"\d+", text) if 0 < int(x) < 10]
+    if not runs:
+        return None
+    if len(runs) == 2 and f"{runs[0]}.{runs[1]}" in text:
+        return float(f"{runs[0]}.{runs[1]}")
+    return float(int(runs[-1]))
 
 
 def beat_table(records: Sequence[OutputRecord], compat: str | None) -> tuple[dict[str, list[float]], list[bool], list[ItemFailure], dict[str, list[float]], float]:

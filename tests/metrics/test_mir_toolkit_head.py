@@ -163,3 +163,26 @@ def test_bertscore_tagging_rule_equals_the_toolkit_head_on_real_answers():
     got = macro_auc(y, s, tags, pr_all_tags=True)
     assert got["roc_auc"] == pytest.approx(want["ROC-AUC"], abs=1e-6)
     assert got["pr_auc"] == pytest.approx(want["PR-AUC"], abs=1e-6)
+
+
+EMO = sorted(OUTPUTS.glob("*/*_EMO_*.jsonl"))
+
+
+@pytest.mark.skipif(not EMO, reason=f"no *_EMO_* outputs under {OUTPUTS}")
+@pytest.mark.parametrize("path", EMO, ids=lambda p: p.name)
+def test_rating_r2_compat_equals_the_toolkit_head_on_real_outputs(path):
+    raw = json.loads(path.read_text())
+    loaded = load_outputs(path)
+    assert len(loaded.records) == len(raw)
+    res = score_task(loaded.task, loaded.records, compat="cmi-bench")
+    assert res.metrics["r2"] == pytest.approx(tk.cal_r2(raw), abs=1e-5)  # torchmetrics computes in float32
+
+
+def test_head_rating_reads_the_last_of_several_numbers():
+    from musiceval.metrics.mir_families import rating_cmi_head
+    from musiceval.parsers.numbers import parse_rating_cmi
+
+    for text in ["2, 8, and 5", "around 8 and 9", "score is 5.2", "7, because of x, so 7", "6 out of 9", "none"]:
+        want = tk.extract_int(text.replace("out of 9", ""))
+        assert rating_cmi_head(text) == (None if want == -0.5 else float(want)), text
+    assert parse_rating_cmi("2, 8, and 5") == 2.0 and rating_cmi_head("2, 8, and 5") == 5.0

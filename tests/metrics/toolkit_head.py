@@ -109,3 +109,45 @@ def multi_label_scores(result_list, answer_list, score_fn):
     scores = [roc_auc_score(y_true[:, j], y_pred[:, j]) for j in range(y_true.shape[1]) if np.unique(y_true[:, j]).size >= 2]
     return {"ROC-AUC": float(np.mean(scores)) if scores else float("nan"),
             "PR-AUC": average_precision_score(y_true, y_pred, average="macro")}
+
+
+def extract_int(response):
+    import re
+
+    response = response.replace("1-9 scale", "scale")
+    response = response.replace("from 1 to 9", "scale")
+    response = re.sub(r'\d-point scale', 'scale', response)
+    response = re.sub(r'\d/\d time signature', 'time signature', response)
+    response = re.sub(r'\d/\d beat', 'time signature', response)
+    response = re.sub(r'Example \d', '', response)
+    numbers = re.findall(r'\d+', response)
+    numbers = [i for i in numbers if 0 < int(i) < 10]
+    if not numbers:
+        return -0.5
+    elif len(numbers) > 1:
+        if len(numbers) == 2 and f"{numbers[0]}.{numbers[1]}" in response:
+            return float(f"{numbers[0]}.{numbers[1]}")
+        if len(numbers) == 2 and numbers[0] == numbers[1]:
+            return int(numbers[0])
+        return int(numbers[-1])
+    return int(numbers[0])
+
+
+def cal_r2(result_list):
+    """``cal_r2`` with torchmetrics' ``R2Score`` written out (1 - SS_res / SS_tot, float32 tensors)."""
+    import re
+
+    answer_list = [float(tmp["correct_answer"]) for tmp in result_list]
+    response = [extract_int(re.sub(r'out of 9', '', tmp['response'])) for tmp in result_list]
+    response_2 = [x for x in response if x != -0.5]
+    if len(response_2) == 0:
+        response_2 = [0.0]
+    mean, std = np.mean(response_2), np.std(response_2)
+    if std == 0:
+        normalised = [0.0 for _ in response]
+    else:
+        a, b = 1 / std, -mean / std
+        normalised = [(a * x + b) for x in [mean if x == -0.5 else x for x in response]]
+    p = np.asarray(normalised, dtype=np.float32).astype(np.float64)
+    y = np.asarray(answer_list, dtype=np.float32).astype(np.float64)
+    return 1.0 - ((y - p) ** 2).sum() / ((y - y.mean()) ** 2).sum()
