@@ -57,3 +57,19 @@ def test_missing_checkpoint_names_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises((FileNotFoundError, OSError), match="gte"):
         gte_mod.GteEncoder(str(tmp_path / "absent"))
+
+
+def test_tiny_gte_scores_real_mtt_answers_through_score_task(tiny):
+    """The head's GTE rule end to end on 20 real LTU MTT answers (fixtures/mir): responses with the
+    query prompt, tags without; the tiny model's numbers are noise, the plumbing is the point."""
+    from pathlib import Path
+
+    from musiceval.data.cmibench import load_outputs
+    from musiceval.metrics.mir import score_task
+
+    fix = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs" / "ltu" / "ltu_MTT.jsonl"
+    records = list(load_outputs(fix).records[:20])
+    enc = load_text_encoder(f"gte:{tiny}")
+    res = score_task("MTT", records, compat="cmi-bench", embed=enc.encode, query_prefix=enc.query_prompt)
+    assert 0.0 <= res.metrics["roc_auc"] <= 1.0 and res.per_item["item_roc_auc"].values.size > 0
+    assert enc.n_encoded > 0
