@@ -78,6 +78,7 @@ def key_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.
 
 def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.ndarray, list[bool], list[ItemFailure], np.ndarray]:
     """Per-item R^2 contributions of the model and of the mean predictor."""
+    from musiceval.metrics.mir_compat import is_old
     from musiceval.metrics.mir_regression import r2_items, standardise_predictions
     from musiceval.parsers.numbers import parse_rating, parse_rating_cmi
 
@@ -96,7 +97,7 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
         keep.append(True)
         refs.append(ref)
         if compat:
-            pred = parse_rating_cmi(r.response)
+            pred = parse_rating_cmi(r.response) if is_old(compat) else rating_cmi_head(r.response)
             if pred is None:
                 failures.append(ItemFailure(r.item_id, f"no rating, imputed with the mean: {_short(r.response)!r}"))
         else:
@@ -108,9 +109,30 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
         preds.append(pred)
     if len(refs) < 2:
         raise ValueError("fewer than two items with a numeric reference: R^2 is undefined")
-    z = standardise_predictions(preds)
+    parsed = [p for p in preds if p is not None]
+    if compat and not is_old(compat) and (not parsed or float(np.std(parsed)) == 0.0):
+        z = np.zeros(len(preds))  # the toolkit's head: every prediction 0 where the std is 0
+    else:
+        z = standardise_predictions(preds)
     y = np.array(refs)
     return r2_items(y, z), keep, failures, r2_items(y, np.full_like(y, y.mean()))
+
+
+def rating_cmi_head(response: str) -> float | None:
+    """``extract_int`` at the toolkit's head (35235cb): as at 2cafca5
+    (:func:`musiceval.parsers.numbers.parse_rating_cmi`) except that, of several digit runs, the
+    *last* is read ("2, 8, and 5" -> 5; 2cafca5 read the first)."""
+    import re
+
+    from musiceval.parsers.numbers import _strip_scale_phrases
+
+    text = _strip_scale_phrases(response)
+    runs = [x for x in re.findall(r"\d+", text) if 0 < int(x) < 10]
+    if not runs:
+        return None
+    if len(runs) == 2 and f"{runs[0]}.{runs[1]}" in text:
+        return float(f"{runs[0]}.{runs[1]}")
+    return float(int(runs[-1]))
 
 
 def beat_table(records: Sequence[OutputRecord], compat: str | None) -> tuple[dict[str, list[float]], list[bool], list[ItemFailure], dict[str, list[float]], float]:
@@ -209,9 +231,21 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
     return y_true, resp @ tag_emb.T
 
 
+def tag_matrices_bertscore(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
+                           bertscorer: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Ground-truth matrix and per-tag BERTScore recall of each response (the toolkit's head
+    scores tagging with this beside GTE; see :func:`musiceval.metrics.mir_tagging.bertscore_tag_scores`)."""
+    from musiceval.metrics.mir_tagging import bertscore_tag_scores, tag_truth, tag_truth_cmi
+
+    truth = tag_truth_cmi if compat else tag_truth
+    y_true = np.stack([truth(r.correct_answer, tags) for r in records])
+    return y_true, bertscore_tag_scores([r.response.lower().strip() for r in records], tags, bertscorer)
+
+
 def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[str, Any]:
+    from musiceval.metrics.mir_compat import is_old
     from musiceval.metrics.mir_sequence import frame_counts, frame_f1
-    from musiceval.parsers.guzheng import TECHNIQUES, events_to_frames, frames_cmi, parse_events
+    from musiceval.parsers.guzheng import TECHNIQUES, events_to_frames, frames_cmi_2cafca5, frames_cmi_explained, parse_events
 
     failures: list[ItemFailure] = []
     pairs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -219,15 +253,19 @@ def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[
     empty = np.zeros((1000, len(TECHNIQUES)), dtype=bool)
     for r in records:
         if compat:
-            ref_cmi = frames_cmi(r.correct_answer)
+            # head: unreadable answers are "No Tech" (listed); 2cafca5: the toolkit raised (listed)
+            read = (lambda t: (frames_cmi_2cafca5(t), None)) if is_old(compat) else frames_cmi_explained
+            ref_cmi, _ = read(r.correct_answer)
             if ref_cmi is None:
                 keep.append(False)
                 failures.append(ItemFailure(r.item_id, "reference unreadable by the toolkit rule, item left out"))
                 continue
-            pred = frames_cmi(r.response)
+            pred, why = read(r.response)
             if pred is None:
                 failures.append(ItemFailure(r.item_id, f"the toolkit would raise here; scored as no technique: {_short(r.response)!r}"))
                 pred = empty
+            elif why is not None:
+                failures.append(ItemFailure(r.item_id, f"{why}: the toolkit reads 'No Tech': {_short(r.response)!r}"))
             pairs.append((ref_cmi.astype(bool), pred.astype(bool)))
         else:
             try:

@@ -21,6 +21,15 @@ Metrics
   precision (``sklearn.metrics.average_precision_score``, the PR-AUC of CMI-Bench), and both per tag.
 - :func:`per_item_auc`: ROC-AUC of each item's ranking of the tags (its true tags against the
   rest), for paired comparisons between scorers.
+
+Tag scores at the toolkit's head (nicolaus625/CMI-bench @ 35235cb, ``multi_label_bert``): two
+scorers, each reported as ROC-AUC and PR-AUC: ``embed="gte"``, GTE-Qwen2-7B-instruct with the
+"query" prompt on the response (:mod:`musiceval.encoders.gte`; pass its prompt as
+``query_prefix``; the toolkit's ``* 100`` changes no AUC), and ``embed="bert"``,
+:func:`bertscore_tag_scores` (BERTScore recall of each tag against the response, bert-score's
+``lang="en"`` defaults: roberta-large, layer 17). At that commit ROC-AUC is the macro mean over
+tags with both classes (as here) while PR-AUC is sklearn's macro ``average_precision_score`` over
+*all* tags, a tag with no positive item counting 0 (``macro_auc(..., pr_all_tags=True)``).
 """
 from __future__ import annotations
 
@@ -41,10 +50,13 @@ def tag_truth(answer: str, tags: Sequence[str]) -> np.ndarray:
     return np.array([1 if normalise_cmi(t) in parts else 0 for t in tags], dtype=int)
 
 
-def macro_auc(y_true: np.ndarray, scores: np.ndarray, tags: Sequence[str]) -> dict[str, object]:
+def macro_auc(y_true: np.ndarray, scores: np.ndarray, tags: Sequence[str], *, pr_all_tags: bool = False) -> dict[str, object]:
     """Macro ROC-AUC and PR-AUC over tags with both classes present.
 
     Returns ``{"roc_auc", "pr_auc", "per_tag": {tag: {"n_pos", "roc_auc", "pr_auc"}}, "excluded"}``.
+    With ``pr_all_tags=True`` (the toolkit's head), ``pr_auc`` is
+    ``sklearn.metrics.average_precision_score(y_true, scores, average="macro")`` over every tag:
+    a tag without positives contributes 0, one without negatives 1.
 
     References
     ----------
@@ -68,9 +80,16 @@ def macro_auc(y_true: np.ndarray, scores: np.ndarray, tags: Sequence[str]) -> di
         rocs.append(roc)
         aps.append(ap)
         per_tag[tags[j]] = {"n_pos": int(pos[j]), "roc_auc": roc, "pr_auc": ap}
+    pr = float(np.mean(aps))
+    if pr_all_tags:
+        import warnings
+
+        with warnings.catch_warnings():  # "No positive class found in y_true": sklearn scores it 0
+            warnings.simplefilter("ignore")
+            pr = float(average_precision_score(y_true, scores, average="macro"))
     return {
         "roc_auc": float(np.mean(rocs)),
-        "pr_auc": float(np.mean(aps)),
+        "pr_auc": pr,
         "per_tag": per_tag,
         "excluded": [tags[j] for j in np.flatnonzero(~keep)],
     }
@@ -88,3 +107,26 @@ def per_item_auc(y_true: np.ndarray, scores: np.ndarray) -> np.ndarray:
             diff = p[:, None] - n[None, :]
             out[i] = float(((diff > 0) + 0.5 * (diff == 0)).mean())
     return out
+
+
+def bertscore_tag_scores(responses: Sequence[str], tags: Sequence[str], scorer, *, batch_size: int = 64) -> np.ndarray:
+    """Matrix (responses x tags) of BERTScore recall of each tag against each response.
+
+    The toolkit's ``embed="bert"`` branch: ``score([response] * len(tags), tags, lang="en").R``
+    per response (the tag is the reference, so recall asks how well the response covers the tag's
+    tokens). ``scorer`` is a configured ``bert_score.BERTScorer`` (the toolkit's defaults:
+    roberta-large, layer 17, no idf, no rescaling); each distinct response is scored once.
+
+    References
+    ----------
+    Zhang et al. 2020, "BERTScore: Evaluating Text Generation with BERT", ICLR.
+    """
+    tags = list(tags)
+    distinct = list(dict.fromkeys(responses))
+    if not distinct or not tags:
+        return np.zeros((len(responses), len(tags)))
+    cands = [r for r in distinct for _ in tags]
+    _, recall, _ = scorer.score(cands, tags * len(distinct), batch_size=batch_size)
+    table = np.asarray(recall.detach().cpu().numpy(), dtype=float).reshape(len(distinct), len(tags))
+    row = {r: k for k, r in enumerate(distinct)}
+    return table[[row[r] for r in responses]]

@@ -104,15 +104,17 @@ def test_lyrics_by_hand():
 
 
 def test_guzheng_compat_swaps_macro_and_micro():
-    ref = "[('0.0', '5.0', 'Vibrato'), ('5.0', '9.99', 'Tremolo')]"  # 10.0 % 10 == 0 would drop it in the toolkit
+    ref = "[('0.0', '5.0', 'Vibrato')]"  # the toolkit's head reads only the first tuple
     recs = [_rec(0, "[('0.0', '5.0', 'Vibrato')]", ref), _rec(1, "no techniques", ref)]
     default = score_task("Guzheng_Tech", recs)
     cmi = score_task("Guzheng_Tech", recs, compat="cmi-bench")
     assert default.metrics["micro_f1"] == pytest.approx(cmi.metrics["macro_f1"])
     assert default.metrics["macro_f1"] == pytest.approx(cmi.metrics["micro_f1"])
-    # pooled: TP 500, FP 0, FN 500 + 2 * 499 -> micro F1 = 1000 / (1000 + 1498); macro: vibrato 2/3, others 0
-    assert default.metrics["micro_f1"] == pytest.approx(1000 / 2498)
+    # pooled: TP 500, FP 0, FN 500 -> micro F1 = 1000 / 1500; macro: vibrato 2/3, others 0
+    assert default.metrics["micro_f1"] == pytest.approx(2 / 3)
     assert default.metrics["macro_f1"] == pytest.approx((2 / 3) / 7)
+    # the answer without brackets is "No Tech" at the toolkit's head: listed, not a crash
+    assert [f.item_id for f in cmi.failures] == [recs[1].item_id]
 
 
 def test_melody_synthetic_records():

@@ -1,0 +1,110 @@
+"""MMAU answer files: the benchmark's question file with a ``model_prediction`` per question.
+
+Layout (Sakshi113/MMAU ``mmau-test-mini.json``; the official ``evaluation.py`` attaches each
+submission's ``model_prediction`` to the question at the same index): a JSON array of objects
+``id``, ``audio_id``, ``question``, ``choices``, ``answer`` (the text of one choice), ``dataset``,
+``task`` (sound, music, speech), ``split``, ``category``, ``sub-category``, ``difficulty`` and
+``model_prediction``. :func:`load_mmau` keeps the music subset by default (``task="music"``).
+
+An empty or missing prediction is kept and scored wrong, as the official evaluation counts it
+("No Prediction Count"; ``meta["no_prediction"]``); a question whose answer is not one of its
+choices, or with fewer than two distinct choices, is an :class:`~musiceval.records.ItemFailure`.
+Items are :class:`~musiceval.records.Item` with ``answer`` the letter of the answer in
+``choices`` (A, B, C, ... in file order).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from musiceval.records import Item, ItemFailure, Response
+
+FORMAT = "mmau"
+_LETTERS = "ABCDEFGH"
+
+
+@dataclass
+class MmauAnswers:
+    items: list[Item] = field(default_factory=list)
+    responses: list[Response] = field(default_factory=list)
+    failures: list[ItemFailure] = field(default_factory=list)
+    model: str = ""
+    source: str = ""
+    #: questions left out because they belong to another task (sound, speech)
+    other_tasks: int = 0
+
+
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def load_mmau(path: str | Path, *, task: str | None = "music", model: str = "") -> MmauAnswers:
+    """Read an MMAU answer file (``task=None`` keeps every task).
+
+    Raises
+    ------
+    ValueError
+        When the file is not a JSON array (naming the file and the expected layout).
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p}: not a readable MMAU JSON file ({exc}); expected a JSON array of questions "
+                         "with 'choices', 'answer' and 'model_prediction'") from exc
+    if not isinstance(data, list):
+        raise ValueError(f"{p}: expected a JSON array of MMAU questions, got {type(data).__name__}")
+    out = MmauAnswers(model=model or p.stem, source=str(p))
+    seen: set[str] = set()
+    for index, obj in enumerate(data):
+        where = f"{p.name}[{index}]"
+        if not isinstance(obj, dict):
+            out.failures.append(ItemFailure(str(index), f"{where}: not an object"))
+            continue
+        qid = _text(obj.get("id")) or str(index)
+        if task is not None and obj.get("task") != task:
+            out.other_tasks += 1
+            continue
+        choices, answer, question = obj.get("choices"), _text(obj.get("answer")), _text(obj.get("question"))
+        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices) or len(set(choices)) < 2:
+            out.failures.append(ItemFailure(qid, f"{where}: 'choices' must be a list of at least two distinct strings"))
+            continue
+        if len(choices) > len(_LETTERS) or answer not in choices or question is None:
+            out.failures.append(ItemFailure(qid, f"{where}: 'answer' {answer!r} is not one of its choices (or no 'question')"))
+            continue
+        if qid in seen:
+            out.failures.append(ItemFailure(qid, f"{where}: duplicate id"))
+            continue
+        seen.add(qid)
+        prediction = obj.get("model_prediction")
+        text = prediction if isinstance(prediction, str) else ""
+        meta = {k: obj.get(k) for k in ("task", "difficulty", "category", "sub-category", "dataset", "split") if k in obj}
+        out.items.append(Item(id=qid, question=question, audio=_text(obj.get("audio_id")), choices=tuple(choices),
+                              answer=_LETTERS[choices.index(answer)], reference=answer, group=qid, meta=meta))
+        out.responses.append(Response(item_id=qid, condition="correct", model=out.model, prompt=question, text=text,
+                                      meta={"no_prediction": not text}))
+    return out
+
+
+def detect(path: str | Path, first_records: list) -> bool:
+    """An MMAU answer file: objects with ``choices``, ``answer``, ``task`` and ``model_prediction``."""
+    return bool(first_records) and all(
+        isinstance(r, dict) and {"choices", "answer", "task", "model_prediction"} <= set(r) for r in first_records[:3])
+
+
+def register() -> None:
+    """Register the ``mmau`` answer format (``musiceval.data.formats``) and the ``mmau`` matcher."""
+    from musiceval.data.formats import AnswerSet, register_format
+    from musiceval.metrics import choice
+    from musiceval.metrics.mmau import match_mmau
+
+    choice.MATCHERS.setdefault("mmau", match_mmau)
+
+    @register_format(FORMAT, protocols=("choice",), detect=detect,
+                     description="MMAU question file with model_prediction (music subset; official string_match)")
+    def _load(path):
+        got = load_mmau(path)
+        return AnswerSet(items=got.items, responses=got.responses, failures=got.failures, model=got.model,
+                         source=got.source, format=FORMAT)

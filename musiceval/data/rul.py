@@ -1,0 +1,132 @@
+"""RUListening / RUL-MuchoMusic answer files (leave-one-out results) and its four-fold prompts.
+
+Layout of a results file (yongyizang/AreYouReallyListening ``ExampleAudioEval``,
+``<model>_leave_one_out.json``): a JSON array, one object per question: ``question_id``,
+``correct_answer``, ``passes`` (four objects: ``pass_number``, ``excluded_distractor``,
+``model_output``, ``letter_mapping`` {letter: option text} in prompt order, plus the script's own
+``extracted_answer_*``/``is_correct``), ``most_agreed_answer``, ``is_correct``, ``vote_counts``.
+The questions file (``RUL-MuchoMusic.json``) maps a question id to ``question``, ``caption``,
+``correct_answer``, ``distractors`` (four) and ``PI`` (perceptual index).
+
+:func:`load_rul` turns every pass into an :class:`~musiceval.records.Item` (id
+``<question_id>#<pass>``, ``group`` = question id, ``choices`` in letter order, ``answer`` the
+correct option's letter) and a :class:`~musiceval.records.Response` (the raw ``model_output``;
+answers are re-extracted by :mod:`musiceval.metrics.rul`, not read from the file). The condition
+is ``noise`` when the file name says ``noise`` (the authors' Gaussian-noise control run), else
+``correct``. A pass whose mapping does not hold the correct answer, or a question without passes,
+is a counted failure.
+
+:func:`leave_one_out_prompts` builds the four prompts for a live run: option order drawn from a
+generator seeded by ``(seed, question id, pass)``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from musiceval.records import Item, ItemFailure, Response
+
+FORMAT = "rul-muchomusic"
+PROMPT = ("Provide your best guess of this question. Think step by step.\n\nQuestion: {question}\n\nOptions: {options}\n\n"
+          "Write out your guess in the format of [[Letter]], such as [[A]], [[B]], [[C]], [[D]].")
+_LETTERS = ("A", "B", "C", "D", "E")
+
+
+@dataclass
+class RulAnswers:
+    items: list[Item] = field(default_factory=list)
+    responses: list[Response] = field(default_factory=list)
+    failures: list[ItemFailure] = field(default_factory=list)
+    model: str = ""
+    source: str = ""
+
+
+def load_rul(path: str | Path, *, questions: dict[str, Any] | None = None, model: str = "",
+             condition: str | None = None) -> RulAnswers:
+    """Read a leave-one-out results file; ``questions`` (RUL-MuchoMusic.json, parsed) adds the
+    question texts.
+
+    Raises
+    ------
+    ValueError
+        When the file is not a JSON array of results (naming the file and the layout).
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p}: not a readable RUListening results file ({exc}); expected the JSON array that "
+                         "ExampleAudioEval writes (<model>_leave_one_out.json)") from exc
+    if not isinstance(data, list):
+        raise ValueError(f"{p}: expected a JSON array of leave-one-out results, got {type(data).__name__}")
+    cond = condition or ("noise" if "noise" in p.name.lower() else "correct")
+    out = RulAnswers(model=model or p.stem.replace("_leave_one_out", "").replace("_gaussian_noise", ""), source=str(p))
+    for index, obj in enumerate(data):
+        if not isinstance(obj, dict) or not isinstance(obj.get("passes"), list) or not obj["passes"]:
+            out.failures.append(ItemFailure(str(index), f"{p.name}[{index}]: no 'passes' list"))
+            continue
+        qid = str(obj.get("question_id", index))
+        correct = obj.get("correct_answer")
+        question = str((questions or {}).get(qid, {}).get("question", ""))
+        for k, ps in enumerate(obj["passes"]):
+            pid = f"{qid}#{k}"
+            mapping = ps.get("letter_mapping") if isinstance(ps, dict) else None
+            if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
+                out.failures.append(ItemFailure(pid, f"{p.name}[{index}] pass {k}: no letter_mapping"))
+                continue
+            letters = [x for x in _LETTERS if x in mapping]
+            options = tuple(mapping[x] for x in letters)
+            if correct not in options:
+                out.failures.append(ItemFailure(pid, f"{p.name}[{index}] pass {k}: the correct answer is not among its options"))
+                continue
+            text = ps.get("model_output")
+            out.items.append(Item(id=pid, question=question, choices=options, answer=letters[options.index(correct)],
+                                  reference=correct, group=qid,
+                                  meta={"question_id": qid, "pass": k, "excluded_distractor": ps.get("excluded_distractor")}))
+            out.responses.append(Response(item_id=pid, condition=cond, model=out.model, prompt="",
+                                          text=text if isinstance(text, str) else ""))
+    return out
+
+
+def leave_one_out_prompts(question_id: str, question: str, correct: str, distractors: list[str], *,
+                          seed: int = 0) -> list[tuple[str, dict[str, str]]]:
+    """The four passes of one question: ``(prompt, letter_mapping)``, each without one distractor.
+
+    Options are shuffled by a generator seeded from ``seed``, the question id and the pass, so a
+    rerun asks the same prompts regardless of file order.
+    """
+    passes = []
+    for k in range(len(distractors)):
+        options = [correct] + [d for j, d in enumerate(distractors) if j != k]
+        digest = hashlib.sha256(f"{seed}|{question_id}|{k}".encode()).digest()
+        random.Random(int.from_bytes(digest[:8], "big")).shuffle(options)
+        mapping = dict(zip(_LETTERS, options))
+        listed = " ".join(f"({x}) {o}" for x, o in mapping.items())
+        passes.append((PROMPT.format(question=question, options=listed), mapping))
+    return passes
+
+
+def detect(path: str | Path, first_records: list) -> bool:
+    """A leave-one-out results file: objects with ``question_id``, ``passes``, ``correct_answer``."""
+    return bool(first_records) and all(
+        isinstance(r, dict) and {"question_id", "passes", "correct_answer"} <= set(r) for r in first_records[:3])
+
+
+def register() -> None:
+    """Register the ``rul-muchomusic`` answer format and the ``rul`` matcher."""
+    from musiceval.data.formats import AnswerSet, register_format
+    from musiceval.metrics import choice
+    from musiceval.metrics.rul import match_rul
+
+    choice.MATCHERS.setdefault("rul", match_rul)
+
+    @register_format(FORMAT, protocols=("choice",), detect=detect,
+                     description="RUListening leave-one-out results ([[Letter]] answers, four passes per question)")
+    def _load(path):
+        got = load_rul(path)
+        return AnswerSet(items=got.items, responses=got.responses, failures=got.failures, model=got.model,
+                         source=got.source, format=FORMAT)
