@@ -58,7 +58,7 @@ class AnswerFormat:
 
 FORMATS: Registry[AnswerFormat] = Registry(
     "answer format",
-    builtin_modules=("musiceval.data.formats_builtin",),
+    builtin_modules=("musiceval.data.formats_builtin", "musiceval.data.mmau", "musiceval.data.rul"),
     entry_point_group="musiceval.formats",
 )
 

@@ -130,3 +130,6 @@ def register() -> None:
         got = load_rul(path)
         return AnswerSet(items=got.items, responses=got.responses, failures=got.failures, model=got.model,
                          source=got.source, format=FORMAT)
+
+
+register()

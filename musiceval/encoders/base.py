@@ -57,7 +57,7 @@ def load_text_encoder(spec: str) -> TextEncoder:
     :func:`register_encoder`.
     """
     # Import the modules that register the built-in prefixes.
-    from musiceval.encoders import bge, layer, sentence  # noqa: F401
+    from musiceval.encoders import bge, gte, layer, sentence  # noqa: F401
 
     try:  # the CLAP backend is optional (it lives with the free-form metrics)
         from musiceval.encoders import clap  # noqa: F401

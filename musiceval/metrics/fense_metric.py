@@ -44,3 +44,6 @@ def register() -> None:
 
     register_metric("fense", protocol="freeform", higher_is_better=True, role="gate", unit="",
                     description=DESCRIPTION)(fense_metric)
+
+
+register()

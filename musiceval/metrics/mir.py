@@ -42,7 +42,7 @@ from musiceval.schemas import OutputRecord
 from musiceval.metrics import mir_families as fam
 from musiceval.records import ItemFailure, ItemScores
 
-COMPAT_MODES = (None, "cmi-bench")
+COMPAT_MODES = (None, "cmi-bench", "cmi-bench@2cafca5")
 #: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
 PARSER_VERSION = "mir-parsers-1"
 FAMILIES = {
@@ -195,15 +195,20 @@ def _lyrics(task: str, records: Sequence[OutputRecord], compat: str | None) -> T
     return res
 
 
-def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, embed: Embed | None, query_prefix: str) -> TaskResult:
+def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, embed: Embed | None, query_prefix: str,
+             bertscorer: Any = None) -> TaskResult:
     from musiceval.metrics.mir_tagging import macro_auc, per_item_auc
 
     if embed is None:
         raise TaskError(f"{task}: tagging needs a text encoder (pass --encoder, e.g. minilm or bge:BAAI/bge-large-en-v1.5)")
     tags = tuple(sorted(t.lower().strip() for t in TAG_VOCABULARIES[task]))
     y_true, scores = fam.tag_matrices(records, tags, compat, embed, query_prefix)
-    summary = macro_auc(y_true, scores, tags)
+    head = compat == "cmi-bench"  # the toolkit's head averages PR-AUC over every tag (docs/cmi-bench.md)
+    summary = macro_auc(y_true, scores, tags, pr_all_tags=head)
     res = TaskResult(task, compat, len(records), {"roc_auc": summary["roc_auc"], "pr_auc": summary["pr_auc"]})  # type: ignore[dict-item]
+    if head and bertscorer is not None:  # the head's second branch: per-tag BERTScore recall
+        bert = macro_auc(y_true, fam.tag_matrices_bertscore(records, tags, compat, bertscorer)[1], tags, pr_all_tags=True)
+        res.metrics.update({"bertscore_roc_auc": bert["roc_auc"], "bertscore_pr_auc": bert["pr_auc"]})  # type: ignore[dict-item]
     item_auc = per_item_auc(y_true, scores)
     keep = ~np.isnan(item_auc)
     sel = [r for r, k in zip(records, keep) if k]
@@ -282,7 +287,7 @@ def score_task(
         without it captioning has no BERTScore keys and a note says so.
     """
     if compat not in COMPAT_MODES:
-        raise ValueError(f"compat must be None or 'cmi-bench', got {compat!r}")
+        raise ValueError(f"compat must be one of {COMPAT_MODES}, got {compat!r}")
     family = FAMILIES.get(task)
     if family is None:
         raise ValueError(f"unknown CMI-Bench task {task!r}; one of {', '.join(FAMILIES)}")
@@ -291,7 +296,7 @@ def score_task(
     if family in ("classification", "pitch"):
         return _classification(task, records, compat)
     if family == "tagging":
-        return _tagging(task, records, compat, embed, query_prefix)
+        return _tagging(task, records, compat, embed, query_prefix, bertscorer)
     if family == "captioning":
         return _captioning(task, records, compat, bertscorer)
     return {

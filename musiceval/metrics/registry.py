@@ -84,7 +84,7 @@ class MetricSpec:
 
 METRICS: Registry[MetricSpec] = Registry(
     "metric",
-    builtin_modules=("musiceval.metrics.freeform_metrics",),
+    builtin_modules=("musiceval.metrics.freeform_metrics", "musiceval.metrics.fense_metric"),
     entry_point_group="musiceval.metrics",
 )
 

@@ -103,6 +103,18 @@ class Models:
             self._loaded[kind] = load_text_encoder(spec)
         return self._loaded[kind]
 
+    def fense(self, kind: str):
+        """FENSE's Sentence-BERT (``"fense"``) or error detector (``"fense-error"``), loaded once from
+        ``$MUSICEVAL_FENSE_SBERT`` / ``$MUSICEVAL_FENSE_ECHECKER`` or their published names."""
+        if kind not in self._loaded:
+            from musiceval.metrics import fense_models
+
+            if kind == "fense":
+                self._loaded[kind] = fense_models.load_sbert(os.environ.get("MUSICEVAL_FENSE_SBERT", fense_models.SBERT_MODEL))
+            else:
+                self._loaded[kind] = fense_models.load_echecker(os.environ.get("MUSICEVAL_FENSE_ECHECKER", fense_models.ECHECKER))
+        return self._loaded[kind]
+
     def audio_encoder(self):
         """The CLAP encoder of clap_text, which must also carry its audio feature extractor."""
         encoder = self.encoder("clap")
@@ -139,6 +151,10 @@ class Models:
         clap = self.clap or os.environ.get("MUSICEVAL_CLAP") or "laion/larger_clap_music"
         return {"sentence_cosine": self.sentence_encoder, "clap_text": clap, "clap_audio": clap,
                 "bertscore": f"{self.bertscore_model} (layer {self.bertscore_layers}{', rescaled' if self.bertscore_baseline else ''})"}
+
+
+#: the context's embedding kinds served by FENSE's own models (musiceval.metrics.fense_metric)
+FENSE_KINDS = ("fense", "fense-error")
 
 
 class FreeformEvaluation:
@@ -254,6 +270,8 @@ class FreeformEvaluation:
         def embed(kind: str):
             from musiceval.encoders.base import embed_distinct
 
+            if kind in FENSE_KINDS:  # FENSE's own models: texts -> rows / error probabilities
+                return self.models.fense(kind)
             return lambda texts: embed_distinct(self.models.encoder(kind), list(texts), cache=self.models.cache())
 
         def similarity(kind: str):

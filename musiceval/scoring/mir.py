@@ -71,8 +71,13 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None):
 
 
 def query_prefix_for(spec: str, compat: str | None) -> str:
-    """BGE's retrieval instruction before each response in default mode (none in compat mode:
-    the toolkit builds the model with the instruction but calls ``encode``, which ignores it)."""
+    """The encoder's query instruction before each response: GTE-Qwen2's in both modes (the toolkit's
+    head encodes with its query prompt); BGE's in default mode only (the older toolkit built BGE with
+    the instruction but called ``encode``, which ignores it)."""
+    if spec.startswith("gte:"):
+        from musiceval.encoders.gte import GTE_QUERY_PROMPT
+
+        return GTE_QUERY_PROMPT
     if compat or not is_bge(spec):
         return ""
     from musiceval.encoders.bge import BGE_QUERY_INSTRUCTION
@@ -163,7 +168,7 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", choices=TASKS, help="CMI-Bench task (default: from the file name <model>_<task>.jsonl)")
-    p.add_argument("--compat", choices=["cmi-bench"], default=None,
+    p.add_argument("--compat", choices=["cmi-bench", "cmi-bench@2cafca5"], default=None,
                    help="reproduce the CMI-Bench toolkit's scoring, quirks included (default: corrected rules)")
     p.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="text encoder for tagging tasks: minilm (offline default), bge:BAAI/bge-large-en-v1.5 "
