@@ -102,7 +102,7 @@ def register() -> None:
 
     choice.MATCHERS.setdefault("mmau", match_mmau)
 
-    @register_format(FORMAT, protocols=("choice",), detect=detect,
+    @register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
                      description="MMAU question file with model_prediction (music subset; official string_match)")
     def _load(path):
         got = load_mmau(path)

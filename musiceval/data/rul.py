@@ -124,7 +124,7 @@ def register() -> None:
 
     choice.MATCHERS.setdefault("rul", match_rul)
 
-    @register_format(FORMAT, protocols=("choice",), detect=detect,
+    @register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
                      description="RUListening leave-one-out results ([[Letter]] answers, four passes per question)")
     def _load(path):
         got = load_rul(path)

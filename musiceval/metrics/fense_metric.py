@@ -42,7 +42,7 @@ def register() -> None:
     """Register ``fense`` in ``musiceval.metrics.registry`` (idempotent for one process)."""
     from musiceval.metrics.registry import register_metric  # the registry module; absent in older trees
 
-    register_metric("fense", protocol="freeform", higher_is_better=True, role="gate", unit="",
+    register_metric("fense", protocol="freeform", higher_is_better=True, role="gate", unit="", replace=True,
                     description=DESCRIPTION)(fense_metric)
 
 
