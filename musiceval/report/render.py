@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from musiceval.report import plots
 from musiceval.report.load import clean_bars, clean_table, text
@@ -96,8 +97,9 @@ def _table_view(table: dict[str, Any]) -> dict[str, Any]:
     return {"name": table["name"], "cols": cols, "rows": cells, "more": max(0, len(rows) - MAX_TABLE_ROWS)}
 
 
-def sample_views(samples: list[dict[str, Any]], cap: int = MAX_SAMPLES_PER_PROTOCOL) -> dict[str, dict[str, Any]]:
+def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[str, dict[str, Any]]:
     """Per protocol: the rows to embed (unmapped answers and the largest Correct - Random drops first)."""
+    cap = MAX_SAMPLES_PER_PROTOCOL if cap is None else cap
     out = {}
     for protocol, rows in _by_protocol(samples).items():
         by_item: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -196,7 +198,8 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
 
 def _environment(results_dir: Path) -> Environment:
     def finalize(value: Any) -> Any:
-        return scrub_paths(value, results_dir) if isinstance(value, str) else value
+        # Markup is template output (a macro) whose own values were finalized already
+        return scrub_paths(value, results_dir) if isinstance(value, str) and not isinstance(value, Markup) else value
 
     env = Environment(loader=PackageLoader("musiceval.report", "templates"),
                       autoescape=select_autoescape(["html", "j2", "md"], default=True),
