@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from musiceval.report import rebuild
+from musiceval.report import ReportInputError, rebuild
 from musiceval.report.browser import INSTALL_HINT, chromium_path, screenshot
 
 
@@ -24,7 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     html = args.results_dir / "report.html"
     if args.rebuild or not html.is_file():
-        rebuild(args.results_dir)
+        try:
+            rebuild(args.results_dir)
+        except ReportInputError as exc:
+            print(f"screenshot_report: {exc}", file=sys.stderr)
+            return 2
     if chromium_path() is None:
         print(f"screenshot_report: Chromium not found; install it: {INSTALL_HINT}", file=sys.stderr)
         return 2

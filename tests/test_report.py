@@ -1,6 +1,7 @@
 """The report a person reads: verdict, consistent scales, per-family plots, samples, no machine paths."""
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -56,7 +57,10 @@ def test_one_plot_per_protocol_and_metric_family(run_dir):
     assert any("cider" in n for n in names) and any("bleu" in n for n in names)
     assert not any("cider" in n and "bleu" in n for n in names)
     html = (run_dir / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == len(names)
+    embedded = re.findall(r'title="(plots/[^"]+)" src="data:image/png;base64,([^"]+)"', html)
+    assert sorted(f for f, _ in embedded) == [f"plots/{n}" for n in names]
+    # the embedded bytes are the PNG files, unaltered by escaping or path scrubbing
+    assert all(base64.b64decode(b) == (run_dir / f).read_bytes() for f, b in embedded)
 
 
 def test_findings_and_skips_are_collapsed_with_full_reason_on_demand(run_dir):

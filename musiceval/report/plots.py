@@ -63,15 +63,18 @@ def forest(title: str, what: str, gates: list[dict[str, Any]]) -> list[bytes]:
                 chances.add(0.0)
             elif sc["chance"] is not None:
                 chances.add(sc["chance"])
+            elif sc["kind"].startswith("finding") and lo <= 0.0 <= hi:
+                chances.add(0.0)  # a finding's interval that covers "no difference"
         for c in chances:
             ax.axvline(c, color="#9e9e9e", lw=1, ls="--", zorder=0)
-        labels = [textwrap.shorten(f"{g['outcome']}: {g['name']}", 70, placeholder="…") for g in rows]
+        labels = [textwrap.shorten(g["name"] if g["outcome"] == "FINDING" else f"{g['outcome']}: {g['name']}",
+                                   58, placeholder="…") for g in rows]
         ax.set_yticks(range(len(rows)), labels, fontsize=9)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.tick_params(axis="x", labelsize=9)
         ax.grid(axis="x", color="#eeeeee")
-        ax.set_xlabel(textwrap.shorten(f"{what} — dot: estimate, line: interval, black tick: the bar, "
-                                       f"dashed: chance / no difference", 130, placeholder="…"), fontsize=9)
+        ax.set_xlabel(textwrap.shorten(what, 110, placeholder="…") + "\ndot: estimate · line: interval · "
+                      "tick: the bar · dashed: chance / 0", fontsize=9)
         suffix = f" (part {part} of {len(chunks)})" if len(chunks) > 1 else ""
         ax.set_title(textwrap.shorten(title + suffix, 100, placeholder="…"), fontsize=11)
         fig.tight_layout()

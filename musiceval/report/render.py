@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,15 @@ def gate_view(g: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def natural(text: str) -> tuple:
+    """Sort key that puts q2 before q10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+def _sample_key(s: dict[str, Any]) -> tuple:
+    return (s["model"], s["source"], natural(s["item_id"]), s["condition"])
+
+
 def _by_protocol(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for it in items:
@@ -75,7 +85,7 @@ class _PlotWriter:
             name = f"{base}-{k}.png"
         self.used.add(name)
         confined(self.dir, name).write_bytes(data)
-        return {"file": f"plots/{name}", "title": title, "b64": base64.b64encode(data).decode("ascii")}
+        return {"file": f"plots/{name}", "title": title, "b64": Markup(base64.b64encode(data).decode("ascii"))}  # base64 alphabet: safe, and no path to scrub
 
 
 def _forests(writer: _PlotWriter, protocol: str, gates: list[dict[str, Any]], kind: str) -> list[dict[str, str]]:
@@ -113,11 +123,11 @@ def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[
                 if common:
                     d = c["scores"][common[0]] - r["scores"][common[0]]
                     drops.append((d, c, r, common[0]))
-        drops.sort(key=lambda t: (t[0], t[1]["model"], t[1]["source"], t[1]["item_id"]))
+        drops.sort(key=lambda t: (t[0], _sample_key(t[1])))
         for rank, (d, c, r, metric) in enumerate(drops, 1):
             for s in (c, r):
                 s["drop"], s["drop_rank"], s["drop_metric"] = d, rank, metric
-        ordered = sorted(rows, key=lambda s: (s["model"], s["source"], s["item_id"], s["condition"]))
+        ordered = sorted(rows, key=_sample_key)
         chosen: list[dict[str, Any]] = []
         seen: set[int] = set()
         priority = [s for s in ordered if s.get("drop_rank") and s["drop"] < 0 and s["drop_rank"] <= 100]
@@ -128,7 +138,7 @@ def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[
             if id(s) not in seen:
                 seen.add(id(s))
                 chosen.append(s)
-        chosen.sort(key=lambda s: (s["model"], s["source"], s["item_id"], s["condition"]))
+        chosen.sort(key=_sample_key)
         views = []
         for s in chosen:
             views.append({**s, "scores_text": ", ".join(f"{k}={_f(v)}" for k, v in s["scores"].items()),

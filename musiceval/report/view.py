@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 VERDICTS = ("PASSED", "FAILED", "NOTHING DECIDED")
+_DIFFERENCE = re.compile(r" - | − | minus |[<>](?!\s*[\d.])| beats | vs\.? | over ", re.IGNORECASE)
 
 
 def is_finding(g: dict[str, Any]) -> bool:
@@ -54,7 +55,10 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
     test, metric = g.get("test") or "", g.get("metric") or "the metric"
     thr = g.get("threshold")
     if is_finding(g) and g.get("outcome") == "FINDING":
-        what, bar, chance, kind = f"{metric} as named (a finding: reported, never a gate)", None, g.get("baseline"), "finding"
+        # findings carry no test; their name says whether the number is a difference
+        diff = bool(_DIFFERENCE.search(g.get("name") or ""))
+        what = f"{metric} {'difference' if diff else 'value'} as named (a finding, never a gate)"
+        bar, chance, kind = None, g.get("baseline"), "finding: difference" if diff else "finding: value"
     elif test.startswith("bootstrap CI of the mean"):
         what, bar, chance, kind = f"mean {metric}", thr, g.get("baseline"), "mean"
     elif test.startswith("paired") or test.startswith("exact McNemar"):
@@ -67,7 +71,7 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
         what = g["unit"]
     lower = g.get("higher_is_better") is False
     return {"what": what, "bar": bar, "chance": chance, "kind": kind, "lower_is_better": lower,
-            "family": g.get("unit") or f"{metric} · {kind}"}
+            "family": g.get("unit") or f"{g.get('metric') or 'other'} · {kind}"}
 
 
 def rule(g: dict[str, Any], sc: dict[str, Any]) -> str:
