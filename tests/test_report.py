@@ -110,3 +110,19 @@ def test_optional_keys_absent_still_render(tmp_path):
     out = write_reports(tmp_path, run)
     assert out["verdict"] == "PASSED" and out["problems"] == []
     assert "RELEASE GATES PASSED" in (tmp_path / "report.html").read_text()
+
+
+def test_sample_rows_in_parts_become_samples_jsonl(tmp_path):
+    from tests.report_run import samples
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    rows = [{"type": "gate", "name": "g", "outcome": "PASS", "protocol": "choice"}]
+    rows += [{"type": "sample", **s} for s in samples()[:4]]
+    (parts / "gw0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    from musiceval.report import write_run
+
+    write_run(tmp_path, {})
+    lines = [json.loads(x) for x in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    assert [s["item_id"] for s in lines] == ["q0", "q0", "q1", "q1"] and "type" not in lines[0]
+    assert (tmp_path / "report.html").read_text().count('<tr class="sample') == 4

@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from musiceval import __version__
 from musiceval.report import plots
 from musiceval.report.load import clean_bars, clean_table, text
 from musiceval.report.view import banner, confined, is_finding, rule, safe_name, scale, scrub_paths, shorten, verdict
@@ -202,7 +203,7 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
         "n_findings": sum(len(p["findings"]) for p in protocols),
         "n_skipped": sum(len(p["skipped"]) for p in protocols),
         "holm_failures": run.get("holm_failures", []),
-        "errors": errors, "problems": problems, "cap": MAX_SAMPLES_PER_PROTOCOL,
+        "errors": errors, "problems": problems, "cap": MAX_SAMPLES_PER_PROTOCOL, "generator": __version__,
     }
 
 
