@@ -66,7 +66,7 @@ def forest(title: str, what: str, gates: list[dict[str, Any]]) -> list[bytes]:
             elif sc["kind"].startswith("finding") and lo <= 0.0 <= hi:
                 chances.add(0.0)  # a finding's interval that covers "no difference"
         for c in chances:
-            ax.axvline(c, color="#9e9e9e", lw=1, ls="--", zorder=0)
+            ax.axvline(c, color="#616161", lw=1.2, ls="--", zorder=0)
         labels = [textwrap.shorten(g["name"] if g["outcome"] == "FINDING" else f"{g['outcome']}: {g['name']}",
                                    58, placeholder="…") for g in rows]
         ax.set_yticks(range(len(rows)), labels, fontsize=9)

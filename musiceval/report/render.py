@@ -224,5 +224,7 @@ def render_html(results_dir: Path, ctx: dict[str, Any]) -> str:
 
 
 def render_md(results_dir: Path, ctx: dict[str, Any]) -> str:
-    # escaped too: Markdown viewers render inline HTML, and entities read correctly in Markdown
-    return _environment(results_dir).get_template("report.md.j2").render(**ctx)
+    # escaped too (Markdown viewers render inline HTML); without "<" no tag can start, so the
+    # entities of ">" and quotes are turned back into the characters for people reading the file
+    text = _environment(results_dir).get_template("report.md.j2").render(**ctx)
+    return text.replace("&gt;", ">").replace("&#34;", '"').replace("&#39;", "'")
