@@ -60,3 +60,24 @@ def test_findings_and_skipped_start_collapsed(page):
     page.locator("details.findings summary", has_text="freeform").click()
     assert page.get_by_text("cider: adversarial - skyline").first.is_visible()
     assert page.locator("#skipped").is_visible()
+
+
+def test_screenshot_script_writes_a_png(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if chromium_path() is None:
+        pytest.skip(f"Chromium not installed: {INSTALL_HINT}")
+    make_run(tmp_path)
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "shot.png"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "screenshot_report.py"), str(tmp_path), "-o", str(out)],
+                          capture_output=True, text=True, timeout=150, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert width == 1280 and height > 600  # the whole page, not an empty viewport

@@ -187,7 +187,9 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
                           "findings": [], "finding_images": [], "skipped": [], "samples": view, "counts": {}})
     meta = run.get("meta") or {}
     versions = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
-    provenance = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+    provenance = meta.get("provenance")
+    if not isinstance(provenance, dict):
+        provenance = {} if provenance in (None, "", []) else {"provenance": provenance}
     errors = [text(e.get("detail") if isinstance(e, dict) else e, 1000) for e in run.get("errors", [])]
     attention = [g for g in gates if g["outcome"] in ("FAIL", "INCONCLUSIVE") and not is_finding(g)]
     attention.sort(key=lambda g: (g["outcome"] != "FAIL", g.get("protocol") or "", g["name"]))
