@@ -144,8 +144,8 @@ def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[
         for s in chosen:
             views.append({**s, "scores_text": ", ".join(f"{k}={_f(v)}" for k, v in s["scores"].items()),
                           "drop_text": "" if s.get("drop") is None else f"{s['drop_metric']} {_f(s['drop'])}",
-                          "prompt_short": shorten(s["prompt"], 240), "answer_short": shorten(s["answer"], 240),
-                          "reference_short": shorten(s["reference"], 240)})
+                          "prompt_short": shorten(s["prompt"], 160), "answer_short": shorten(s["answer"], 160),
+                          "reference_short": shorten(s["reference"], 160)})
         out[protocol] = {"rows": views, "total": len(rows), "shown": len(views),
                          "unmapped": sum(s["unmapped"] for s in rows), "drops": sum(1 for d in drops if d[0] < 0)}
     return out
