@@ -126,3 +126,12 @@ def test_sample_rows_in_parts_become_samples_jsonl(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "samples.jsonl").read_text().splitlines()]
     assert [s["item_id"] for s in lines] == ["q0", "q0", "q1", "q1"] and "type" not in lines[0]
     assert (tmp_path / "report.html").read_text().count('<tr class="sample') == 4
+
+
+def test_rule_follows_higher_is_better():
+    from musiceval.report.view import rule
+
+    g = {"test": "bootstrap CI of the mean (bca)", "metric": "wer", "threshold": 0.3, "outcome": "PASS",
+         "higher_is_better": False, "alpha": 0.1}
+    text = rule(g, scale(g))
+    assert text.startswith("PASS when the upper end of the 90% interval of the mean wer is below 0.3")
