@@ -45,7 +45,7 @@ def gate_view(g: dict[str, Any]) -> dict[str, Any]:
         "what": sc["what"],
         "est": _f(g.get("estimate")),
         "interval": f"[{_f(g['ci'][0])}, {_f(g['ci'][1])}]" if g.get("ci") else "-",
-        "bar": "-" if sc["bar"] is None else ("≤ " if sc["lower_is_better"] else "> ") + _f(sc["bar"]),
+        "bar": "-" if sc["bar"] is None else ("< " if sc["lower_is_better"] else "> ") + _f(sc["bar"]),
         "chance": _f(sc["chance"]) if sc["chance"] is not None else "",
         "rule": rule(g, sc),
         "p": _p(g.get("p_value")), "p_holm": _p(g.get("p_value_holm")),
