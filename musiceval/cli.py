@@ -88,18 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from musiceval.report import read_parts, write_reports, write_run
+    from musiceval.report import rebuild
 
     results_dir: Path = args.results_dir
-    results = results_dir / "results.json"
-    if results.is_file():
-        run = json.loads(results.read_text(encoding="utf-8"))
-        write_reports(results_dir, run)
-    elif (results_dir / "parts").is_dir() and read_parts(results_dir):
-        run = write_run(results_dir, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
-    else:
-        raise InputError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")
-    print(f"{results_dir / 'report.html'}  ({', '.join(f'{v} {k}' for k, v in run['counts'].items())})")
+    run = rebuild(results_dir)
+    skipped = f"; {len(run['problems'])} bad row(s) skipped, listed under Errors" if run["problems"] else ""
+    print(f"{results_dir / 'report.html'}  {run['verdict']} ({', '.join(f'{v} {k}' for k, v in run['counts'].items())}){skipped}")
     return 0
 
 

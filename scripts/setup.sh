@@ -24,3 +24,14 @@ fi
 if [ -f scripts/install_wordnet.sh ]; then
   NLTK_DATA="${NLTK_DATA:-$PWD/.venv/nltk_data}" bash scripts/install_wordnet.sh
 fi
+# Chromium for the report's browser test (tests/test_report_browser.py) and
+# scripts/screenshot_report.py: the Debian package, installed only when absent, only as root with
+# apt-get; otherwise the command is printed and setup goes on (the test skips without it).
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "setup: could not install chromium; run: apt-get update && apt-get install -y chromium" >&2
+  else
+    echo "setup: chromium not found (the report browser test will skip); as root run: apt-get update && apt-get install -y chromium" >&2
+  fi
+fi

@@ -1,0 +1,251 @@
+"""Reading result files defensively: every value is checked before it reaches the report.
+
+A results directory is data written by other processes (and sometimes edited by hand), so the
+report treats it as untrusted input:
+
+- a file that cannot be used at all (invalid JSON, not an object, nesting too deep, ``gates``
+  not a list) raises :class:`ReportInputError` naming the file and the field (the CLI exits 2);
+- one bad row (a gate without ``name``, an unknown outcome, a sample that is not an object) is
+  skipped and counted with its position and field in ``problems``; it never crashes the report;
+- non-finite numbers become ``None`` (rendered ``-``), wrong types are dropped field by field,
+  and huge strings are clipped for display (the file itself is never rewritten here).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+#: outcomes a gate row may carry
+OUTCOMES = ("PASS", "FAIL", "INCONCLUSIVE", "FINDING", "SKIPPED", "N/A")
+#: display clip of free text (names, details); the full text stays in results.json
+MAX_TEXT = 4000
+#: deepest JSON nesting accepted in a result file (results are flat records)
+MAX_DEPTH = 64
+#: largest results.json / samples.jsonl line read (bytes)
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+class ReportInputError(ValueError):
+    """A result file the report cannot use: the message names the file, the field and the fix."""
+
+
+def depth(obj: Any, limit: int = MAX_DEPTH) -> int:
+    """Nesting depth of a parsed JSON value, computed without recursion (stops at ``limit + 1``)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, d = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads`` that names ``where`` on invalid JSON, too-deep nesting or huge integers."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ReportInputError(f"{where}: JSON nested too deeply; result files hold flat records") from None
+    except (json.JSONDecodeError, ValueError) as exc:  # ValueError: integers over the digit limit
+        raise ReportInputError(f"{where}: not valid JSON ({exc})") from None
+    if depth(value) > MAX_DEPTH:
+        raise ReportInputError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels; result files hold flat records")
+    return value
+
+
+def read_json_file(path: Path, label: str) -> Any:
+    if not path.is_file():
+        raise ReportInputError(f"{label}: not a regular file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ReportInputError(f"{label}: larger than {MAX_FILE_BYTES // 2**20} MiB; not a musiceval result file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportInputError(f"{label}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return parse_json(text, label)
+
+
+# ----------------------------------------------------------------------------- field cleaning
+
+
+def num(value: Any) -> float | None:
+    """A finite float, or None (bools, strings, NaN and infinities are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def integer(value: Any) -> int | None:
+    f = num(value)
+    return int(f) if f is not None and f == int(f) else None
+
+
+def text(value: Any, limit: int = MAX_TEXT) -> str:
+    """A display string: None -> '', scalars -> str, clipped at ``limit`` characters."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    if not isinstance(value, (str, int, float, bool)):
+        import reprlib
+
+        r = reprlib.Repr()
+        r.maxlevel, r.maxstring, r.maxother = 4, limit, limit
+        value = r.repr(value)
+    s = str(value)
+    return s if len(s) <= limit else s[:limit] + f"… ({len(s) - limit} more characters)"
+
+
+def interval(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        lo, hi = num(value[0]), num(value[1])
+        if lo is not None and hi is not None:
+            return (min(lo, hi), max(lo, hi))
+    return None
+
+
+_TEXT_FIELDS = ("protocol", "test", "detail", "metric", "nodeid", "model", "source", "role", "check", "unit")
+_NUM_FIELDS = ("estimate", "threshold", "p_value", "p_value_holm", "alpha", "mde", "baseline")
+
+
+def clean_gate(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A gate row with checked types, or ``(None, reason)`` naming the field that is wrong."""
+    if not isinstance(row, dict):
+        return None, f"{where}: not an object"
+    name, outcome = row.get("name"), row.get("outcome")
+    if not isinstance(name, str) or not name.strip():
+        return None, f"{where}: field 'name' missing or not a string"
+    if outcome not in OUTCOMES:
+        return None, f"{where} ({text(name, 80)}): field 'outcome' is {text(outcome, 40)!r}, not one of {', '.join(OUTCOMES)}"
+    g: dict[str, Any] = {"name": text(name, 500), "outcome": outcome}
+    for key in _TEXT_FIELDS:
+        g[key] = text(row.get(key), 500 if key != "detail" else MAX_TEXT)
+    for key in _NUM_FIELDS:
+        g[key] = num(row.get(key))
+    g["n"], g["n_failed"] = integer(row.get("n")), integer(row.get("n_failed"))
+    g["ci"] = interval(row.get("ci"))
+    hib = row.get("higher_is_better")
+    g["higher_is_better"] = hib if isinstance(hib, bool) else None
+    return g, None
+
+
+def clean_run(raw: Any, label: str) -> dict[str, Any]:
+    """A run dict (as ``merge`` returns it) with every field checked; bad rows counted in ``problems``."""
+    if not isinstance(raw, dict):
+        raise ReportInputError(f"{label}: top level is {type(raw).__name__}, expected an object with 'gates' and 'meta'")
+    gates_raw = raw.get("gates", [])
+    if not isinstance(gates_raw, list):
+        raise ReportInputError(f"{label}: field 'gates' is {type(gates_raw).__name__}, expected a list of gate objects")
+    meta = raw.get("meta", {})
+    problems: list[str] = []
+    if not isinstance(meta, dict):
+        problems.append(f"{label}: field 'meta' is {type(meta).__name__}, expected an object; ignored")
+        meta = {}
+    gates = []
+    for k, row in enumerate(gates_raw):
+        g, why = clean_gate(row, f"{label}: gates[{k}]")
+        if g is None:
+            problems.append(f"{why}; row skipped")
+        else:
+            gates.append(g)
+    run: dict[str, Any] = {"meta": meta, "gates": gates}
+    for key in ("tables", "bars", "errors"):
+        value = raw.get(key, [])
+        if not isinstance(value, list):
+            problems.append(f"{label}: field '{key}' is {type(value).__name__}, expected a list; ignored")
+            value = []
+        run[key] = value
+    holm = raw.get("holm_failures", [])
+    run["holm_failures"] = [text(h, 500) for h in holm] if isinstance(holm, list) else []
+    verdict = raw.get("verdict")
+    run["verdict"] = verdict if verdict in ("PASSED", "FAILED", "NOTHING DECIDED") else None
+    run["problems"] = problems
+    return run
+
+
+def clean_table(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    if not isinstance(row, dict):
+        return None, f"{where}: not an object"
+    rows = row.get("rows")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return None, f"{where}: field 'rows' is not a list of objects"
+    return {"protocol": text(row.get("protocol"), 200), "name": text(row.get("name"), 500), "rows": rows[:2000]}, None
+
+
+def clean_bars(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    if not isinstance(row, dict):
+        return None, f"{where}: not an object"
+    values = row.get("values")
+    if not isinstance(values, dict):
+        return None, f"{where}: field 'values' is not an object of label -> number"
+    return {"protocol": text(row.get("protocol"), 200), "name": text(row.get("name"), 500),
+            "ylabel": text(row.get("ylabel"), 200),
+            "values": {text(k, 120): num(v) for k, v in list(values.items())[:200]}}, None
+
+
+_SAMPLE_TEXT = ("protocol", "model", "source", "item_id", "condition")
+
+
+def clean_sample(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    """One line of ``samples.jsonl``: the scored answer a person can read."""
+    if not isinstance(row, dict):
+        return None, f"{where}: not an object"
+    if not isinstance(row.get("item_id"), (str, int)) or isinstance(row.get("item_id"), bool):
+        return None, f"{where}: field 'item_id' missing or not a string"
+    s = {k: text(row.get(k), 300) for k in _SAMPLE_TEXT}
+    for k in ("prompt", "answer", "reference"):
+        s[k] = text(row.get(k))
+    parsed = row.get("parsed")
+    s["unmapped"] = parsed is None or parsed == "" or parsed == [] or parsed == {}
+    s["parsed"] = "" if s["unmapped"] else (parsed if isinstance(parsed, str) else text(
+        json.dumps(parsed, ensure_ascii=False, default=str) if depth(parsed) <= MAX_DEPTH else parsed))
+    scores = row.get("scores")
+    s["scores"] = {text(k, 80): num(v) for k, v in list(scores.items())[:50]} if isinstance(scores, dict) else {}
+    return s, None
+
+
+def read_samples(path: Path, label: str, *, max_rows: int = 2_000_000) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of ``samples.jsonl`` and the problems found (bad lines are counted, never fatal)."""
+    samples: list[dict[str, Any]] = []
+    problems: list[str] = []
+    if not path.is_file():
+        return samples, problems
+    bad = 0
+    first_bad = ""
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        lineno = 0
+        while True:
+            try:
+                line = fh.readline()
+            except UnicodeDecodeError as exc:
+                problems.append(f"{label}: not UTF-8 after line {lineno} ({exc.reason}); the rest is not shown")
+                break
+            if not line:
+                break
+            lineno += 1
+            if not line.strip():
+                continue
+            if lineno > max_rows:
+                problems.append(f"{label}: more than {max_rows} lines; the rest is not shown")
+                break
+            try:
+                row, why = clean_sample(parse_json(line, f"{label}:{lineno}"), f"{label}:{lineno}")
+            except ReportInputError as exc:
+                row, why = None, str(exc)
+            if row is None:
+                bad += 1
+                first_bad = first_bad or str(why)
+            else:
+                samples.append(row)
+    if bad:
+        problems.append(f"{label}: {bad} line(s) skipped; first: {first_bad}")
+    return samples, problems

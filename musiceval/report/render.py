@@ -1,0 +1,232 @@
+"""``report.html`` (jinja2, autoescaped, one self-contained file) and ``report.md`` of a cleaned run.
+
+The input is the output of :func:`musiceval.report.load.clean_run` (every field type-checked);
+every string is passed through :func:`~musiceval.report.view.scrub_paths` on its way out, and
+every file name derived from data goes through :func:`~musiceval.report.view.safe_name` and
+:func:`~musiceval.report.view.confined`.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from musiceval import __version__
+from musiceval.report import plots
+from musiceval.report.load import clean_bars, clean_table, text
+from musiceval.report.view import banner, confined, is_finding, rule, safe_name, scale, scrub_paths, shorten, verdict
+
+#: sample rows embedded in report.html per protocol (the rest stay in samples.jsonl)
+MAX_SAMPLES_PER_PROTOCOL = 500
+#: rows of one data table shown
+MAX_TABLE_ROWS = 200
+_DECIDED = ("FAIL", "INCONCLUSIVE", "PASS")
+
+
+def _f(x: float | None, digits: int = 4) -> str:
+    return "-" if x is None else f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
+
+
+def _p(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2e}" if x < 1e-3 else f"{x:.3f}"
+
+
+def gate_view(g: dict[str, Any]) -> dict[str, Any]:
+    sc = scale(g)
+    short, cut = shorten(g.get("detail") or "", 160)
+    return {
+        **g,
+        "what": sc["what"],
+        "est": _f(g.get("estimate")),
+        "interval": f"[{_f(g['ci'][0])}, {_f(g['ci'][1])}]" if g.get("ci") else "-",
+        "bar": "-" if sc["bar"] is None else ("< " if sc["lower_is_better"] else "> ") + _f(sc["bar"]),
+        "chance": _f(sc["chance"]) if sc["chance"] is not None else "",
+        "rule": rule(g, sc),
+        "p": _p(g.get("p_value")), "p_holm": _p(g.get("p_value_holm")),
+        "detail_short": short, "detail_cut": cut,
+        "outcome_label": g["outcome"] + (" (finding)" if is_finding(g) and g["outcome"] != "FINDING" else ""),
+    }
+
+
+def natural(text: str) -> tuple:
+    """Sort key that puts q2 before q10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+def _sample_key(s: dict[str, Any]) -> tuple:
+    return (s["model"], s["source"], natural(s["item_id"]), s["condition"])
+
+
+def _by_protocol(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for it in items:
+        out[it.get("protocol") or "other"].append(it)
+    return dict(sorted(out.items()))
+
+
+class _PlotWriter:
+    """Writes PNGs under ``plots/`` with sanitised, unique, confined names; keeps them for embedding."""
+
+    def __init__(self, results_dir: Path):
+        self.dir = results_dir / "plots"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.used: set[str] = set()
+
+    def add(self, stem: str, title: str, data: bytes) -> dict[str, str]:
+        base = safe_name(stem, 100)
+        name, k = f"{base}.png", 1
+        while name in self.used:
+            k += 1
+            name = f"{base}-{k}.png"
+        self.used.add(name)
+        confined(self.dir, name).write_bytes(data)
+        return {"file": f"plots/{name}", "title": title, "b64": Markup(base64.b64encode(data).decode("ascii"))}  # base64 alphabet: safe, and no path to scrub
+
+
+def _forests(writer: _PlotWriter, protocol: str, gates: list[dict[str, Any]], kind: str) -> list[dict[str, str]]:
+    images = []
+    for family, members in plots.families(gates).items():
+        what = scale(members[0])["what"] if len({scale(m)["what"] for m in members}) == 1 else family
+        for k, png in enumerate(plots.forest(f"{protocol} {kind}: {family}", what, members), 1):
+            images.append(writer.add(f"{protocol}-{kind}-{family}-{k}", f"{protocol} {kind}: {family}", png))
+    return images
+
+
+def _table_view(table: dict[str, Any]) -> dict[str, Any]:
+    rows = table["rows"]
+    cols = list(dict.fromkeys(text(k, 80) for r in rows[:MAX_TABLE_ROWS] for k in r))[:30]
+    cells = []
+    for r in rows[:MAX_TABLE_ROWS]:
+        keyed = {text(k, 80): v for k, v in r.items()}
+        cells.append([_f(v) if isinstance(v, float) else text(keyed.get(c), 300) for c, v in ((c, keyed.get(c)) for c in cols)])
+    return {"name": table["name"], "cols": cols, "rows": cells, "more": max(0, len(rows) - MAX_TABLE_ROWS)}
+
+
+def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[str, dict[str, Any]]:
+    """Per protocol: the rows to embed (unmapped answers and the largest Correct - Random drops first)."""
+    cap = MAX_SAMPLES_PER_PROTOCOL if cap is None else cap
+    out = {}
+    for protocol, rows in _by_protocol(samples).items():
+        by_item: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
+        for s in rows:
+            by_item[(s["model"], s["source"], s["item_id"])][s["condition"]] = s
+        drops = []
+        for conds in by_item.values():
+            c, r = conds.get("correct"), conds.get("random")
+            if c and r:
+                common = [m for m in c["scores"] if c["scores"][m] is not None and r["scores"].get(m) is not None]
+                if common:
+                    d = c["scores"][common[0]] - r["scores"][common[0]]
+                    drops.append((d, c, r, common[0]))
+        drops.sort(key=lambda t: (t[0], _sample_key(t[1])))
+        for rank, (d, c, r, metric) in enumerate(drops, 1):
+            for s in (c, r):
+                s["drop"], s["drop_rank"], s["drop_metric"] = d, rank, metric
+        ordered = sorted(rows, key=_sample_key)
+        chosen: list[dict[str, Any]] = []
+        seen: set[int] = set()
+        priority = [s for s in ordered if s.get("drop_rank") and s["drop"] < 0 and s["drop_rank"] <= 100]
+        priority += [s for s in ordered if s["unmapped"]][:200]
+        for s in priority + ordered:
+            if len(chosen) >= cap:
+                break
+            if id(s) not in seen:
+                seen.add(id(s))
+                chosen.append(s)
+        chosen.sort(key=_sample_key)
+        views = []
+        for s in chosen:
+            views.append({**s, "scores_text": ", ".join(f"{k}={_f(v)}" for k, v in s["scores"].items()),
+                          "drop_text": "" if s.get("drop") is None else f"{s['drop_metric']} {_f(s['drop'])}",
+                          "prompt_short": shorten(s["prompt"], 160), "answer_short": shorten(s["answer"], 160),
+                          "reference_short": shorten(s["reference"], 160)})
+        out[protocol] = {"rows": views, "total": len(rows), "shown": len(views),
+                         "unmapped": sum(s["unmapped"] for s in rows), "drops": sum(1 for d in drops if d[0] < 0)}
+    return out
+
+
+def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]], problems: list[str]) -> dict[str, Any]:
+    """Everything the templates show, computed once."""
+    writer = _PlotWriter(results_dir)
+    gates = [gate_view(g) for g in run["gates"]]
+    run_verdict = run.get("verdict") or verdict(run["gates"])
+    tables, bars = [], []
+    for k, t in enumerate(run.get("tables", [])):
+        row, why = clean_table(t, f"results.json: tables[{k}]")
+        tables.append(row) if row else problems.append(f"{why}; skipped")
+    for k, b in enumerate(run.get("bars", [])):
+        row, why = clean_bars(b, f"results.json: bars[{k}]")
+        bars.append(row) if row else problems.append(f"{why}; skipped")
+    gates_by, tables_by, bars_by = _by_protocol(gates), _by_protocol(tables), _by_protocol(bars)
+    sample_by = sample_views(samples)
+    protocols = []
+    for protocol in sorted(set(gates_by) | set(tables_by) | set(bars_by)):
+        pg = gates_by.get(protocol, [])
+        decided = [g for g in pg if g["outcome"] in _DECIDED and not is_finding(g)]
+        decided.sort(key=lambda g: (_DECIDED.index(g["outcome"]), g["name"]))
+        images = _forests(writer, protocol, decided, "gates")
+        images += [writer.add(f"{protocol}-bars-{k}", s["name"], plots.bars(s)) for k, s in enumerate(bars_by.get(protocol, []), 1)]
+        findings = [g for g in pg if is_finding(g)]
+        protocols.append({
+            "name": protocol, "anchor": "p-" + safe_name(protocol), "gates": decided, "images": images,
+            "tables": [_table_view(t) for t in tables_by.get(protocol, [])],
+            "findings": findings,
+            "finding_images": _forests(writer, protocol, [g for g in findings if g.get("estimate") is not None], "findings"),
+            "skipped": [g for g in pg if g["outcome"] == "SKIPPED" and not is_finding(g)],
+            "samples": sample_by.pop(protocol, None),
+            "counts": {o: sum(g["outcome"] == o for g in pg) for o in ("PASS", "FAIL", "INCONCLUSIVE", "FINDING", "SKIPPED")},
+        })
+    for protocol, view in sample_by.items():  # samples of a protocol without gates
+        protocols.append({"name": protocol, "anchor": "p-" + safe_name(protocol), "gates": [], "images": [], "tables": [],
+                          "findings": [], "finding_images": [], "skipped": [], "samples": view, "counts": {}})
+    meta = run.get("meta") or {}
+    versions = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
+    provenance = meta.get("provenance")
+    if not isinstance(provenance, dict):
+        provenance = {} if provenance in (None, "", []) else {"provenance": provenance}
+    errors = [text(e.get("detail") if isinstance(e, dict) else e, 1000) for e in run.get("errors", [])]
+    attention = [g for g in gates if g["outcome"] in ("FAIL", "INCONCLUSIVE") and not is_finding(g)]
+    attention.sort(key=lambda g: (g["outcome"] != "FAIL", g.get("protocol") or "", g["name"]))
+    return {
+        "verdict": run_verdict, "banner": banner(run_verdict, run["gates"]),
+        "verdict_class": {"PASSED": "pass", "FAILED": "fail"}.get(run_verdict, "none"),
+        "meta": [(k, text(meta.get(k), 300)) for k in ("model", "seed", "strict", "started", "finished") if k in meta],
+        "versions": ", ".join(f"{text(k, 40)} {text(v, 40)}" for k, v in versions.items()),
+        "provenance": [(text(k, 80), text(v if not isinstance(v, (dict, list)) else json.dumps(v, default=str), 500))
+                       for k, v in list(provenance.items())[:40]],
+        "counts": {o: sum(g["outcome"] == o for g in gates) for o in ("FAIL", "INCONCLUSIVE", "PASS", "FINDING", "SKIPPED")},
+        "attention": attention, "protocols": protocols,
+        "n_findings": sum(len(p["findings"]) for p in protocols),
+        "n_skipped": sum(len(p["skipped"]) for p in protocols),
+        "holm_failures": run.get("holm_failures", []),
+        "errors": errors, "problems": problems, "cap": MAX_SAMPLES_PER_PROTOCOL, "generator": __version__,
+    }
+
+
+def _environment(results_dir: Path) -> Environment:
+    def finalize(value: Any) -> Any:
+        # Markup is template output (a macro) whose own values were finalized already
+        return scrub_paths(value, results_dir) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+    env = Environment(loader=PackageLoader("musiceval.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2", "md"], default=True),
+                      finalize=finalize, trim_blocks=True, lstrip_blocks=True)
+    env.filters["md"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    return env
+
+
+def render_html(results_dir: Path, ctx: dict[str, Any]) -> str:
+    return _environment(results_dir).get_template("report.html.j2").render(**ctx)
+
+
+def render_md(results_dir: Path, ctx: dict[str, Any]) -> str:
+    # escaped too (Markdown viewers render inline HTML); without "<" no tag can start, so the
+    # entities of ">" and quotes are turned back into the characters for people reading the file
+    text = _environment(results_dir).get_template("report.md.j2").render(**ctx)
+    return text.replace("&gt;", ">").replace("&#34;", '"').replace("&#39;", "'")

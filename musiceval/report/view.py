@@ -1,0 +1,140 @@
+"""What a person reads about one gate: the verdict, the scale of each number, safe names, no machine paths.
+
+Scale of a gate's numbers (the report keeps the estimate on the scale the gate decided on and
+says which one it is):
+
+- ``bootstrap CI of the mean ...`` (``Gate.at_least``): the metric's mean; the bar is ``threshold``;
+- ``paired ...`` and ``exact McNemar ...``: a paired difference (Correct - Random or the like);
+  the bar is ``threshold`` (the margin);
+- every other decided test (binomial, permutation null, fixed chance): the metric minus chance;
+  the bar is 0 and chance (``baseline`` when given, else ``threshold``) is stated beside it;
+- findings: the estimate as named, no bar.
+
+A gate row's ``unit`` (when the run recorded one) replaces the inferred description.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+VERDICTS = ("PASSED", "FAILED", "NOTHING DECIDED")
+_DIFFERENCE = re.compile(r" - | − | minus |[<>](?!\s*[\d.])| beats | vs\.? | over ", re.IGNORECASE)
+
+
+def is_finding(g: dict[str, Any]) -> bool:
+    """A finding never fails a run: outcome FINDING, or a gate demoted to ``role: finding``."""
+    return g.get("outcome") == "FINDING" or str(g.get("role") or "").startswith("finding")
+
+
+def verdict(gates: list[dict[str, Any]]) -> str:
+    """FAILED if any gate FAILs; PASSED if one PASSes and none FAILs or is INCONCLUSIVE; else NOTHING DECIDED."""
+    outcomes = Counter(g.get("outcome") for g in gates if not is_finding(g))
+    if outcomes["FAIL"]:
+        return "FAILED"
+    if outcomes["PASS"] and not outcomes["INCONCLUSIVE"]:
+        return "PASSED"
+    return "NOTHING DECIDED"
+
+
+def banner(run_verdict: str, gates: list[dict[str, Any]]) -> str:
+    decided = [g for g in gates if not is_finding(g)]
+    n_fail = sum(g["outcome"] == "FAIL" for g in decided)
+    n_inc = sum(g["outcome"] == "INCONCLUSIVE" for g in decided)
+    n_pass = sum(g["outcome"] == "PASS" for g in decided)
+    if run_verdict == "FAILED":
+        return f"RELEASE GATES: {n_fail} FAILED" + (f", {n_inc} INCONCLUSIVE" if n_inc else "") + f", {n_pass} PASSED"
+    if run_verdict == "PASSED":
+        return f"RELEASE GATES PASSED ({n_pass} of {n_pass})"
+    return f"NOTHING DECIDED: {n_pass} PASSED, {n_inc} INCONCLUSIVE, no gate FAILED"
+
+
+def scale(g: dict[str, Any]) -> dict[str, Any]:
+    """How to read a gate's estimate: ``what`` (a phrase), ``bar`` (on that scale) and ``chance``."""
+    test, metric = g.get("test") or "", g.get("metric") or "the metric"
+    thr = g.get("threshold")
+    if is_finding(g) and g.get("outcome") == "FINDING":
+        # findings carry no test; their name says whether the number is a difference
+        diff = bool(_DIFFERENCE.search(g.get("name") or ""))
+        what = f"{metric} {'difference' if diff else 'value'} as named (a finding, never a gate)"
+        bar, chance, kind = None, g.get("baseline"), "finding: difference" if diff else "finding: value"
+    elif test.startswith("bootstrap CI of the mean"):
+        what, bar, chance, kind = f"mean {metric}", thr, g.get("baseline"), "mean"
+    elif test.startswith("paired") or test.startswith("exact McNemar"):
+        what, bar, chance, kind = f"paired difference in {metric}", thr if thr is not None else 0.0, None, "difference"
+    else:
+        chance = g.get("baseline") if g.get("baseline") is not None else thr
+        what = f"{metric} minus chance" + (f" ({chance:.4g})" if chance is not None else "")
+        bar, kind = 0.0, "above chance"
+    if g.get("unit"):
+        what = g["unit"]
+    lower = g.get("higher_is_better") is False
+    return {"what": what, "bar": bar, "chance": chance, "kind": kind, "lower_is_better": lower,
+            "family": g.get("unit") or f"{g.get('metric') or 'other'} · {kind}"}
+
+
+def rule(g: dict[str, Any], sc: dict[str, Any]) -> str:
+    """The sentence a gate checks, on the scale of its numbers."""
+    if sc["bar"] is None:
+        return "Reported for reading; a finding never passes or fails a release."
+    level = round(100 * (1 - (g.get("alpha") or 0.05)))
+    side, other = ("upper", "lower") if sc["lower_is_better"] else ("lower", "upper")
+    where = "below" if sc["lower_is_better"] else "above"
+    return (f"PASS when the {side} end of the {level}% interval of the {sc['what']} is {where} {sc['bar']:.4g}; "
+            f"FAIL when its {other} end is on the wrong side; INCONCLUSIVE otherwise.")
+
+
+# ----------------------------------------------------------------------------- names and paths
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(text: str, limit: int = 60) -> str:
+    """A file-name/anchor fragment from data: only ``[A-Za-z0-9._-]``, no leading dot, never empty."""
+    s = _UNSAFE.sub("_", str(text)).lstrip(".")[:limit]
+    return s or "x"
+
+
+def confined(directory: Path, name: str) -> Path:
+    """``directory / name`` after checking that it resolves inside ``directory`` (else ValueError)."""
+    base = directory.resolve()
+    target = (base / name).resolve()
+    if target.parent != base:
+        raise ValueError(f"refusing to write {name!r} outside {base}")
+    return target
+
+
+_PATHS = re.compile(
+    r"(?P<url>[A-Za-z][\w+.-]*://[^\s\"'<>]+)"  # URLs are kept
+    r"|(?P<path>(?<![\w.~-])(?:~|/)(?:[^\s/\"'<>|:;,()\[\]]+/)+(?P<base>[^\s/\"'<>|:;,()\[\]]*))"
+)
+
+
+def scrub_paths(value: str, results_dir: Path | None = None) -> str:
+    """Replace machine paths by paths relative to the results directory, or by ``…/basename``."""
+    if results_dir is not None:
+        for prefix in {str(results_dir.resolve()), str(results_dir)}:
+            if len(prefix) > 1 and prefix.startswith("/"):
+                value = value.replace(prefix.rstrip("/") + "/", "").replace(prefix, ".")
+    if "/" not in value:
+        return value
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group("url"):
+            return m.group("url")
+        return "…/" + m.group("base")
+
+    return _PATHS.sub(sub, value)
+
+
+def shorten(text: str, limit: int = 140) -> tuple[str, bool]:
+    """The first sentence (or ``limit`` characters) and whether anything was cut."""
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    for stop in (". ", "; ", ": "):
+        k = cut.find(stop, 40)
+        if k > 0:
+            return cut[: k + 1] + " …", True
+    return cut.rstrip() + " …", True
