@@ -18,7 +18,6 @@ Run a real model: ``pytest evals/test_live.py --musiceval-model hf:Qwen/Qwen2-Au
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,8 @@ from musiceval.generate import GenerationResult, generate_responses, load_manife
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Item, ItemScores
+from musiceval.protocols.live_answers import CHANCE, answer_is_correct
+from musiceval.suite.checks import census_at_least
 
 PROTOCOL = "live"
 CONDITIONS = ("correct", "noise", "text_only")
@@ -58,55 +59,6 @@ def live_run(live_music_lm, fixtures_dir, tmp_path_factory, musiceval_seed) -> L
     return LiveRun(model.spec, items, first, rerun, settings, real)
 
 
-def _first_number(text: str) -> float | None:
-    match = re.search(r"\d+(?:\.\d+)?", text)
-    return float(match.group()) if match else None
-
-
-def answer_is_correct(item: Item, text: str, *, tempo_tolerance: float) -> bool:
-    """Whether a response states the clip's ground truth (rules per task, documented in the report).
-
-    instrument: the response names exactly one of the four instruments, the right one;
-    key: :func:`musiceval.parsers.key.parse_key` finds exactly one key, the right one;
-    tempo: the first number is within ``tempo_tolerance`` (relative; 4 % is MIREX's "Accuracy 1");
-    pitch: the first number equals the MIDI pitch, or the one note name given is the right one.
-    """
-    task = item.meta["task"]
-    if task == "instrument":
-        from musiceval.parsers.labels import predict_single_label
-
-        return predict_single_label(text, item.choices) == item.answer
-    if task == "key":
-        from musiceval.parsers import ParseError
-        from musiceval.parsers.key import parse_key
-
-        try:
-            return parse_key(text) == item.answer
-        except ParseError:
-            return False
-    value = _first_number(text)
-    if task == "tempo":
-        return value is not None and abs(value - float(item.answer)) <= tempo_tolerance * float(item.answer)
-    if task == "pitch":
-        if value is not None and value == float(item.answer):
-            return True
-        notes = re.findall(r"\b([A-G](?:#|b)?-?\d)\b", text)
-        if len(set(notes)) == 1:
-            from musiceval.parsers.numbers import note_name_to_midi
-
-            try:
-                return note_name_to_midi(notes[0]) == int(item.answer)
-            except (ValueError, KeyError):
-                return False
-        return False
-    raise ValueError(f"item {item.id!r}: unknown task {task!r}")
-
-
-# chance of a uniform guess among the task's classes: 4 instruments, 24 keys; tempo and pitch
-# answers are open numbers and are left out of the chance gate.
-CHANCE = {"instrument": 1 / 4, "key": 1 / 24}
-
-
 def correctness(run: LiveRun, condition: str, tasks, tolerance: float) -> ItemScores:
     texts = {r.item_id: r.text for r in run.first.responses if r.condition == condition and r.meta["chunk"] == 0}
     chosen = [i for i in run.items if i.meta["task"] in tasks and i.id in texts]
@@ -121,8 +73,8 @@ def test_every_item_is_answered_under_every_condition(live_run, gate, thresholds
     answered = {(r.item_id, r.condition) for r in live_run.first.responses}
     values = {f"{i.id}/{c}": float((i.id, c) in answered) for i in live_run.items for c in CONDITIONS}
     scores = ItemScores.from_mapping("answered", values, failures=live_run.first.failures)
-    gate.at_least(scores, float(thresholds[PROTOCOL]["min_answered_rate"]),
-                  name="live: every (item, condition) gets a response", protocol=PROTOCOL)
+    census_at_least(gate, scores, float(thresholds[PROTOCOL]["min_answered_rate"]), check="live/answered",
+                    name="live: every (item, condition) gets a response", protocol=PROTOCOL)
 
 
 def test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings(live_run, gate):
@@ -135,8 +87,8 @@ def test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings(li
         values[f"{r.item_id}/{r.condition}/{r.meta['chunk']}"] = float(same)
     for key in first:
         values.setdefault(f"{key[0]}/{key[1]}/{key[2]}", 0.0)
-    gate.at_least(ItemScores.from_mapping("served_from_cache", values), 1.0,
-                  name="live: a rerun reuses every cached response", protocol=PROTOCOL)
+    census_at_least(gate, ItemScores.from_mapping("served_from_cache", values), 1.0, check="live/served_from_cache",
+                    name="live: a rerun reuses every cached response", protocol=PROTOCOL)
 
 
 def test_accuracy_on_synthesised_questions_is_reported(live_run, gate, thresholds):

@@ -36,6 +36,7 @@ import pytest
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import ItemScores
+from musiceval.suite.checks import census_at_least
 from musiceval.scoring.mir_live import LiveTask, find_instruction_file, run_live_task
 
 PROTOCOL = "mir"
@@ -123,7 +124,8 @@ def test_every_cmi_bench_instruction_is_scored_or_a_counted_failure(mir_live, ga
     lines = sum(1 for live in runs.values() for line in Path(live.source).read_text(encoding="utf-8").splitlines() if line.strip())
     accounted = _accounted(runs)
     assert accounted.n == lines, f"{accounted.n} outcomes for {lines} instruction lines"
-    gate.at_least(accounted, 1.0, name="live mir: every instruction scored or a counted failure", protocol=PROTOCOL)
+    census_at_least(gate, accounted, 1.0, check="mir/live_accounted", protocol=PROTOCOL,
+                    name="live mir: every instruction scored or a counted failure")
 
 
 @pytest.mark.parametrize("task", SYNTH_TASKS)
@@ -148,5 +150,6 @@ def test_live_model_on_a_downloaded_cmi_bench(request, live_music_lm, data_dir, 
                       _table(runs, spec))
     for live in runs.values():  # findings: a few items per task are a sanity check, not a release gate
         _compare(gate, live, spec, "dataset", release_gate=False)
-    gate.at_least(_accounted(runs), 1.0, name="live mir (dataset): every instruction scored or a counted failure",
-                  protocol=PROTOCOL)
+    census_at_least(gate, _accounted(runs), 1.0, check="mir/live_dataset_accounted",
+                    name="live mir (dataset): every instruction scored or a counted failure",
+                    protocol=PROTOCOL)

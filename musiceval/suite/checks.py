@@ -76,7 +76,14 @@ class CheckGate(Gate):
     #: provably do not depend on the audio, so an undecided comparison is a FAIL
     identical_to_control = ""
 
+    #: set by :func:`census_at_least`: the scores cover every item there is, so the mean is exact
+    census = False
+
     def _conclude(self, result: GateResult, inputs=()) -> GateResult:
+        if self.census and result.outcome is not Outcome.FINDING:
+            exact = Outcome.PASS if result.estimate >= result.threshold else Outcome.FAIL
+            result = replace(result, outcome=exact, ci=(result.estimate, result.estimate), p_value=None,
+                             test="census: every item counted, no sampling uncertainty")
         if self.identical_to_control and result.outcome is Outcome.INCONCLUSIVE:
             result = replace(result, outcome=Outcome.FAIL,
                              detail=f"{result.detail}; Correct and {self.identical_to_control} score identically on "
@@ -184,3 +191,12 @@ def correct_beats(gate: Gate, run: Protocol, metric: str, other: str, *, check: 
         x, y = y, x
     return g.paired_greater(x, y, name=f"{run.model} {run.source} {metric}: {a} > {other}", margin=margin,
                             protocol=run.name, metric=metric)
+
+
+def census_at_least(gate: Gate, scores, threshold: float, *, name: str, check: str, protocol: str = "",
+                    model: str = "") -> GateResult:
+    """``mean(scores) >= threshold`` when ``scores`` is a census (every item of a fixed set, such as
+    "every instruction was answered"): PASS or FAIL on the exact mean, never a sampling interval."""
+    g = CheckGate(gate, check=check, model=model, protocol=protocol, rule=getattr(gate, "rule_for", lambda c: None)(check))
+    g.census = True
+    return g.at_least(scores, threshold, name=name, protocol=protocol)
