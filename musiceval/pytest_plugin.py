@@ -54,6 +54,8 @@ DATASET_HINTS = {
 NOT_APPLICABLE = "not applicable: "
 FINDING_PREFIX = "FINDING: "
 REPORT_PREFIX = "REPORT: "
+#: answers logged per source for the report's drill-down (samples.jsonl)
+MAX_SAMPLES_PER_SOURCE = 5000
 _DECIDED = ("PASS", "FAIL")
 
 
@@ -578,6 +580,11 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
             built[source.id] = run
             sink({"type": "source", "id": source.id, "protocol": source.protocol, "model": source.model,
                   "source": source.label, "items_sha256": run.items_sha256})
+            for k, sample in enumerate(run.samples()):  # the per-sample drill-down (samples.jsonl)
+                if k >= MAX_SAMPLES_PER_SOURCE:
+                    break
+                sink({"type": "sample", "protocol": source.protocol, "model": source.model, "source": source.label,
+                      **sample})
         return built[source.id]
 
     return get
