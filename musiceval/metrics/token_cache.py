@@ -1,0 +1,221 @@
+"""One tokenisation per distinct text, shared by every lexical metric and every condition.
+
+:class:`TokenCache` interns texts. The first time a text is seen (in a batch, see
+:meth:`TokenCache.rows`) it is tokenised once with :func:`musiceval.metrics.lexical.word_tokens`'s
+rule (lowercased ``\\w+`` runs), its words become integer ids of one vocabulary, and its 1- to
+4-grams become integer ids too, counted per text and stored as sorted (gram id, count) rows.
+Everything downstream (BLEU clipping, CIDEr-D tf-idf, METEOR alignment) works on these integer
+arrays with numpy, a whole batch of pairs at a time, instead of on Python ``Counter`` objects.
+
+Exactness: n-gram ids are exact, never hashed. The id of an n-gram is interned from the pair
+(id of its first n-1 tokens, id of its last token) packed into one int64 (``prev << 24 | token``),
+so two n-grams share an id iff they are the same token sequence. Interning is persistent: the
+same n-gram has the same id in every batch, so references tokenised for one condition are reused
+as they are by the next one.
+
+Memory: a text costs its token ids plus its distinct n-grams (a few int64 per token); the cache
+holds nothing else (no per-pair state). :meth:`TokenCache.clear` drops everything; the module
+default cache of :func:`musiceval.metrics.lexical.lexical_scores` is cleared when it would grow
+past ``max_texts`` texts.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+MAX_N = 4
+_WORD_RE = re.compile(r"\w+")
+_ROUGE_SPLIT_RE = re.compile(r"[^a-z0-9]+")
+_TOKEN_BITS = 24  # vocabulary ids must stay below 2**24 (16.7M distinct words)
+_MERGE_AT = 8
+
+
+class _Interner:
+    """Exact, persistent map from int64 keys to dense ids (sorted segments, merged now and then)."""
+
+    def __init__(self) -> None:
+        self.segments: list[tuple[np.ndarray, np.ndarray]] = []
+        self.size = 0
+
+    def ids(self, keys: np.ndarray) -> np.ndarray:
+        out = np.full(len(keys), -1, dtype=np.int64)
+        for seg_keys, seg_ids in self.segments:
+            pos = np.searchsorted(seg_keys, keys)
+            pos[pos == len(seg_keys)] = 0
+            hit = seg_keys[pos] == keys
+            out[hit] = seg_ids[pos[hit]]
+        miss = out < 0
+        if miss.any():
+            new, inverse = np.unique(keys[miss], return_inverse=True)
+            new_ids = np.arange(self.size, self.size + len(new), dtype=np.int64)
+            self.size += len(new)
+            out[miss] = new_ids[inverse.reshape(-1)]
+            self.segments.append((new, new_ids))
+            if len(self.segments) > _MERGE_AT:
+                k = np.concatenate([s[0] for s in self.segments])
+                i = np.concatenate([s[1] for s in self.segments])
+                order = np.argsort(k, kind="stable")
+                self.segments = [(k[order], i[order])]
+        return out
+
+
+class _Csr:
+    """Rows of (sorted ids, counts) appended batch by batch; consolidated on read."""
+
+    def __init__(self) -> None:
+        self._lengths: list[np.ndarray] = []
+        self._ids: list[np.ndarray] = []
+        self._cnt: list[np.ndarray] = []
+        self._view: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def append(self, lengths: np.ndarray, ids: np.ndarray, counts: np.ndarray) -> None:
+        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+        self._ids.append(np.asarray(ids, dtype=np.int64))
+        self._cnt.append(np.asarray(counts, dtype=np.int64))
+        self._view = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._view is None:
+            if len(self._ids) != 1:
+                empty = np.zeros(0, np.int64)
+                self._lengths = [np.concatenate(self._lengths) if self._lengths else empty]
+                self._ids = [np.concatenate(self._ids) if self._ids else empty]
+                self._cnt = [np.concatenate(self._cnt) if self._cnt else empty]
+            ptr = np.zeros(len(self._lengths[0]) + 1, dtype=np.int64)
+            np.cumsum(self._lengths[0], out=ptr[1:])
+            self._view = (ptr, self._ids[0], self._cnt[0])
+        return self._view
+
+
+def gather(ptr: np.ndarray, rows: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Entries of CSR ``rows`` (in order): the position in ``rows`` owning each entry, and the
+    entries of each array in ``values``."""
+    starts = ptr[rows]
+    lengths = ptr[rows + 1] - starts
+    total = int(lengths.sum())
+    owner = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    offsets = np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return owner, [v[offsets] for v in values]
+
+
+class TokenCache:
+    """Interned texts: word ids, 1- to 4-gram ids and counts, stems, rouge-score tokens.
+
+    Parameters
+    ----------
+    max_texts : int, optional
+        Only informative for callers that bound memory (see
+        :func:`musiceval.metrics.lexical.lexical_scores`); the cache itself never evicts
+        silently, because rows handed out must stay valid.
+    """
+
+    def __init__(self, max_texts: int | None = None) -> None:
+        self.max_texts = max_texts
+        self.clear()
+
+    def clear(self) -> None:
+        self._row: dict[str, int] = {}
+        self.vocab: dict[str, int] = {}
+        self.words: list[np.ndarray] = []
+        self.lengths = np.zeros(0, dtype=np.int64)
+        self._interners = [None] + [_Interner() for _ in range(1, MAX_N)]
+        self._grams = [_Csr() for _ in range(MAX_N)]
+        self._token_ptr = _Csr()
+        self._stems: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._rouge: dict[bool, list[list[int]]] = {False: [], True: []}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def n_grams(self, n: int) -> int:
+        """How many distinct n-grams (n = 1..4) the cache has interned."""
+        return len(self.vocab) if n == 1 else self._interners[n - 1].size
+
+    # ------------------------------------------------------------------ texts
+    def rows(self, texts) -> np.ndarray:
+        """Row of each text (int64 array), tokenising the texts not seen before, once each."""
+        index = self._row
+        new = [t for t in dict.fromkeys(texts) if t not in index]
+        if new:
+            self._add(new)
+        return np.fromiter((index[t] for t in texts), dtype=np.int64, count=len(texts))
+
+    def _add(self, texts: list[str]) -> None:
+        vocab = self.vocab
+        first = len(self._row)
+        batch_words = []
+        for k, text in enumerate(texts):
+            self._row[text] = first + k
+            ids = [vocab.setdefault(w, len(vocab)) for w in _WORD_RE.findall(text.lower())]
+            batch_words.append(np.asarray(ids, dtype=np.int64))
+        if len(vocab) >= 1 << _TOKEN_BITS:
+            raise ValueError(f"vocabulary of {len(vocab)} words exceeds 2**{_TOKEN_BITS}; score the corpus in smaller parts")
+        self.words.extend(batch_words)
+        lengths = np.fromiter((len(w) for w in batch_words), dtype=np.int64, count=len(batch_words))
+        self.lengths = np.concatenate([self.lengths, lengths])
+        tok = np.concatenate(batch_words) if batch_words else np.zeros(0, np.int64)
+        text_of = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        pos = np.arange(len(tok), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        self._token_ptr.append(lengths, tok, np.zeros(len(tok), np.int64))
+        prev = tok  # ids of the (n-1)-grams ending at each position (valid where pos >= n - 2)
+        for n in range(1, MAX_N + 1):
+            if n == 1:
+                ids = tok
+                valid = np.ones(len(tok), dtype=bool)
+            else:
+                valid = pos >= n - 1
+                keys = (prev[np.flatnonzero(valid) - 1] << _TOKEN_BITS) | tok[valid]
+                ids = np.full(len(tok), -1, dtype=np.int64)
+                ids[valid] = self._interners[n - 1].ids(keys)
+            width = max(1, self.n_grams(n))
+            combined = text_of[valid] * width + ids[valid]
+            uniq, counts = np.unique(combined, return_counts=True)
+            owner = uniq // width
+            self._grams[n - 1].append(np.bincount(owner, minlength=len(texts)), uniq % width, counts)
+            prev = ids
+
+    # ------------------------------------------------------------------ views
+    def grams(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR (ptr, gram ids, counts) of the n-grams of every row, ids sorted within a row."""
+        return self._grams[n - 1].arrays()
+
+    def tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR (ptr, word ids) of every row, in text order."""
+        ptr, ids, _ = self._token_ptr.arrays()
+        return ptr, ids
+
+    def stems(self) -> np.ndarray:
+        """Vocabulary id of the Porter stem (nltk's default stemmer, METEOR's) of every word id."""
+        if len(self._stems) < len(self.vocab):
+            from musiceval.metrics.meteor import _stem
+
+            words = list(self.vocab)[len(self._stems):]
+            vocab = self.vocab
+            new = [vocab.setdefault(_stem(w), len(vocab)) for w in words]
+            self._stems = np.concatenate([self._stems, np.asarray(new, dtype=np.int64)])
+            # stems that were new words are their own stem's input: stem them too
+            while len(self._stems) < len(vocab):
+                words = list(vocab)[len(self._stems):]
+                new = [vocab.setdefault(_stem(w), len(vocab)) for w in words]
+                self._stems = np.concatenate([self._stems, np.asarray(new, dtype=np.int64)])
+        return self._stems
+
+    def rouge_tokens(self, rows: np.ndarray, texts: list[str], use_stemmer: bool) -> list[list[int]]:
+        """rouge-score's tokens of each row as word ids (see :func:`musiceval.metrics.lexical.rouge_tokens`)."""
+        from musiceval.metrics.lexical import _porter_stem_rouge
+
+        store = self._rouge[use_stemmer]
+        vocab = self.vocab
+        if len(store) < len(self._row):
+            store.extend([None] * (len(self._row) - len(store)))  # type: ignore[list-item]
+        out = []
+        for row, text in zip(rows.tolist(), texts):
+            toks = store[row]
+            if toks is None:
+                words = [t for t in _ROUGE_SPLIT_RE.split(text.lower()) if t]
+                if use_stemmer:
+                    words = [_porter_stem_rouge(t) if len(t) > 3 else t for t in words]
+                toks = store[row] = [vocab.setdefault(w, len(vocab)) for w in words]
+            out.append(toks)
+        return out
