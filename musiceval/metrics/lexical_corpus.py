@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from musiceval.metrics.token_cache import MAX_N, TokenCache, gather
+from musiceval.metrics.token_cache import MAX_N, TokenCache, gather, unique
 
 LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 CHUNK = 8192
@@ -85,15 +85,18 @@ class LexicalCorpus:
         """Per n-gram order, ``df[gram id]`` over the df corpus's items, and ``log N`` (once)."""
         if self._df is None:
             items = self._df_source
-            rows = self.cache.rows([r for rs in items for r in rs])
-            owner_of = np.repeat(np.arange(len(items), dtype=np.int64), [len(rs) for rs in items])
-            dfs = []
-            for n in range(1, MAX_N + 1):
-                ptr, ids, _ = self.cache.grams(n)
-                width = max(1, self.cache.n_grams(n))
-                sub, (g,) = gather(ptr, rows, ids)
-                keys = np.unique(owner_of[sub] * width + g)
-                dfs.append(np.bincount(keys % width, minlength=width).astype(np.float64))
+            self.cache.rows([r for rs in items for r in rs])  # every gram gets its id first
+            widths = [max(1, self.cache.n_grams(n)) for n in range(1, MAX_N + 1)]
+            dfs = [np.zeros(w) for w in widths]
+            for lo in range(0, len(items), CHUNK):  # an item's references never span two chunks
+                part = items[lo : lo + CHUNK]
+                rows = self.cache.rows([r for rs in part for r in rs])
+                owner_of = np.repeat(np.arange(len(part), dtype=np.int64), [len(rs) for rs in part])
+                for n in range(1, MAX_N + 1):
+                    ptr, ids, _ = self.cache.grams(n)
+                    sub, (g,) = gather(ptr, rows, ids)
+                    keys = unique(owner_of[sub] * widths[n - 1] + g)
+                    dfs[n - 1] += np.bincount(keys % widths[n - 1], minlength=widths[n - 1])
             self._df = (dfs, math.log(float(len(items))) if items else 0.0)
         return self._df
 

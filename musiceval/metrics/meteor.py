@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from musiceval.metrics.lexical import validate, word_tokens
+from musiceval.metrics.token_cache import gather, unique
 
 WORDNET_FIX = (
     "run scripts/install_wordnet.sh (copies Debian's wordnet-base + wordnet-sense-index files into "
@@ -244,7 +245,7 @@ def _greedy_stage(h_owner, h_word, r_owner, r_word, width: int):
     span = int(max(h_rank.max(initial=0), r_rank.max(initial=0))) + 1
     top = int(max(h_key.max(initial=0), r_key.max(initial=0))) + 1
     if top * span >= 1 << 62:  # only for gigantic chunks: re-key densely first (exact)
-        _, dense = np.unique(np.concatenate([h_key, r_key]), return_inverse=True)
+        _, dense = unique(np.concatenate([h_key, r_key]), return_inverse=True)
         dense = dense.reshape(-1)
         h_key, r_key = dense[: len(h_key)], dense[len(h_key):]
     _, hi, ri = np.intersect1d(h_key * span + h_rank, r_key * span + r_rank, assume_unique=True, return_indices=True)
@@ -261,8 +262,6 @@ def meteor_rows(cache, hyp_rows: np.ndarray, ref_rows: np.ndarray, *, alpha: flo
     are exact integers and the score is the same float expression, so values are bit-identical
     to :func:`meteor`. Call ``cache.stems()`` after the last rows were added.
     """
-    from musiceval.metrics.token_cache import gather
-
     n = len(hyp_rows)
     ptr, words = cache.tokens()
     stems = cache.stems()
@@ -326,10 +325,10 @@ def _synonym_stage(cache, h_owner, h_pos, h_stem, r_owner, r_pos, r_stem):
     if not len(h_owner) or not len(r_owner):
         return empty
     vocab = cache.vocab
-    present = set(np.unique(r_stem).tolist())
+    present = set(unique(r_stem).tolist())
     words = list(vocab)  # id -> word (dict order is insertion order = id order)
     syn_of: dict[int, list[int]] = {}
-    for s in np.unique(h_stem).tolist():
+    for s in unique(h_stem).tolist():
         ids = [vocab[w] for w in _synonyms(words[s]) if w in vocab]
         syn_of[s] = [i for i in ids if i in present]
     lengths = np.fromiter((len(syn_of[s]) for s in h_stem.tolist()), dtype=np.int64, count=len(h_stem))

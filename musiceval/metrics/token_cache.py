@@ -29,6 +29,30 @@ _WORD_RE = re.compile(r"\w+")
 _ROUGE_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 _TOKEN_BITS = 24  # vocabulary ids must stay below 2**24 (16.7M distinct words)
 _MERGE_AT = 8
+BATCH = 8192  # texts tokenised and interned together
+
+
+def unique(values: np.ndarray, *, return_inverse: bool = False, return_counts: bool = False):
+    """Sort-based ``numpy.unique`` for int64 keys (numpy 2's hash-based ``unique`` is many times
+    slower on large sparse keys). Returns ``uniq`` or a tuple with the inverse and/or counts."""
+    values = np.asarray(values)
+    if return_inverse:
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+    else:
+        ordered = np.sort(values)
+    first = np.empty(len(ordered), dtype=bool)
+    if len(ordered):
+        first[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    out = [ordered[first]]
+    if return_inverse:
+        inverse = np.empty(len(values), dtype=np.int64)
+        inverse[order] = np.cumsum(first) - 1
+        out.append(inverse)
+    if return_counts:
+        out.append(np.diff(np.r_[np.flatnonzero(first), len(ordered)]))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 class _Interner:
@@ -47,7 +71,7 @@ class _Interner:
             out[hit] = seg_ids[pos[hit]]
         miss = out < 0
         if miss.any():
-            new, inverse = np.unique(keys[miss], return_inverse=True)
+            new, inverse = unique(keys[miss], return_inverse=True)
             new_ids = np.arange(self.size, self.size + len(new), dtype=np.int64)
             self.size += len(new)
             out[miss] = new_ids[inverse.reshape(-1)]
@@ -69,10 +93,11 @@ class _Csr:
         self._cnt: list[np.ndarray] = []
         self._view: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def append(self, lengths: np.ndarray, ids: np.ndarray, counts: np.ndarray) -> None:
+    def append(self, lengths: np.ndarray, ids: np.ndarray, counts: np.ndarray | None) -> None:
+        # stored compactly (ids < 2**31, counts < 2**31); widened to int64 per gather
         self._lengths.append(np.asarray(lengths, dtype=np.int64))
-        self._ids.append(np.asarray(ids, dtype=np.int64))
-        self._cnt.append(np.asarray(counts, dtype=np.int64))
+        self._ids.append(np.asarray(ids, dtype=np.int32))
+        self._cnt.append(np.asarray(counts if counts is not None else np.zeros(0), dtype=np.int32))
         self._view = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,7 +121,7 @@ def gather(ptr: np.ndarray, rows: np.ndarray, *values: np.ndarray) -> tuple[np.n
     total = int(lengths.sum())
     owner = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
     offsets = np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return owner, [v[offsets] for v in values]
+    return owner, [v[offsets].astype(np.int64, copy=False) for v in values]
 
 
 class TokenCache:
@@ -117,7 +142,6 @@ class TokenCache:
     def clear(self) -> None:
         self._row: dict[str, int] = {}
         self.vocab: dict[str, int] = {}
-        self.words: list[np.ndarray] = []
         self.lengths = np.zeros(0, dtype=np.int64)
         self._interners = [None] + [_Interner() for _ in range(1, MAX_N)]
         self._grams = [_Csr() for _ in range(MAX_N)]
@@ -137,27 +161,26 @@ class TokenCache:
         """Row of each text (int64 array), tokenising the texts not seen before, once each."""
         index = self._row
         new = [t for t in dict.fromkeys(texts) if t not in index]
-        if new:
-            self._add(new)
+        for lo in range(0, len(new), BATCH):  # bounded working memory
+            self._add(new[lo : lo + BATCH])
         return np.fromiter((index[t] for t in texts), dtype=np.int64, count=len(texts))
 
     def _add(self, texts: list[str]) -> None:
-        vocab = self.vocab
         first = len(self._row)
-        batch_words = []
         for k, text in enumerate(texts):
             self._row[text] = first + k
-            ids = [vocab.setdefault(w, len(vocab)) for w in _WORD_RE.findall(text.lower())]
-            batch_words.append(np.asarray(ids, dtype=np.int64))
+        findall = _WORD_RE.findall
+        per_text = [findall(text.lower()) for text in texts]
+        ids = self._intern(per_text)
+        lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
+        vocab = self.vocab
         if len(vocab) >= 1 << _TOKEN_BITS:
             raise ValueError(f"vocabulary of {len(vocab)} words exceeds 2**{_TOKEN_BITS}; score the corpus in smaller parts")
-        self.words.extend(batch_words)
-        lengths = np.fromiter((len(w) for w in batch_words), dtype=np.int64, count=len(batch_words))
         self.lengths = np.concatenate([self.lengths, lengths])
-        tok = np.concatenate(batch_words) if batch_words else np.zeros(0, np.int64)
+        tok = ids
         text_of = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
         pos = np.arange(len(tok), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        self._token_ptr.append(lengths, tok, np.zeros(len(tok), np.int64))
+        self._token_ptr.append(lengths, tok, None)
         prev = tok  # ids of the (n-1)-grams ending at each position (valid where pos >= n - 2)
         for n in range(1, MAX_N + 1):
             if n == 1:
@@ -169,11 +192,23 @@ class TokenCache:
                 ids = np.full(len(tok), -1, dtype=np.int64)
                 ids[valid] = self._interners[n - 1].ids(keys)
             width = max(1, self.n_grams(n))
+            if width >= 1 << 31:
+                raise ValueError(f"more than 2**31 distinct {n}-grams; score the corpus in smaller parts")
             combined = text_of[valid] * width + ids[valid]
-            uniq, counts = np.unique(combined, return_counts=True)
+            uniq, counts = unique(combined, return_counts=True)
             owner = uniq // width
             self._grams[n - 1].append(np.bincount(owner, minlength=len(texts)), uniq % width, counts)
             prev = ids
+
+    def _intern(self, per_text: list[list[str]]) -> np.ndarray:
+        """Vocabulary ids of all the words of ``per_text``, concatenated (new words added)."""
+        from itertools import chain
+
+        vocab = self.vocab
+        words = list(chain.from_iterable(per_text))
+        new = [w for w in dict.fromkeys(words) if w not in vocab]
+        vocab.update(zip(new, range(len(vocab), len(vocab) + len(new))))
+        return np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
 
     # ------------------------------------------------------------------ views
     def grams(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -209,13 +244,15 @@ class TokenCache:
         vocab = self.vocab
         if len(store) < len(self._row):
             store.extend([None] * (len(self._row) - len(store)))  # type: ignore[list-item]
-        out = []
-        for row, text in zip(rows.tolist(), texts):
-            toks = store[row]
-            if toks is None:
-                words = [t for t in _ROUGE_SPLIT_RE.split(text.lower()) if t]
-                if use_stemmer:
-                    words = [_porter_stem_rouge(t) if len(t) > 3 else t for t in words]
-                toks = store[row] = [vocab.setdefault(w, len(vocab)) for w in words]
-            out.append(toks)
-        return out
+        todo = [(row, text) for row, text in dict.fromkeys(zip(rows.tolist(), texts)) if store[row] is None]
+        if todo:
+            split = _ROUGE_SPLIT_RE.split
+            per_text = [[t for t in split(text.lower()) if t] for _, text in todo]
+            if use_stemmer:
+                per_text = [[_porter_stem_rouge(t) if len(t) > 3 else t for t in words] for words in per_text]
+            ids = self._intern(per_text).astype(np.int32)
+            at = 0
+            for (row, _), words in zip(todo, per_text):
+                store[row] = ids[at : at + len(words)].copy()
+                at += len(words)
+        return [store[row].tolist() for row in rows.tolist()]
