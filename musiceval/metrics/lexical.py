@@ -291,8 +291,9 @@ def lexical_scores(
     Inputs must already be valid (see :func:`validate`); callers turn a ``ValueError`` there
     into a per-item failure. Each distinct text is tokenised once in ``cache`` (default: the
     module's shared :func:`default_token_cache`), so references shared by several conditions
-    are processed once. ``df_references`` is the reference corpus whose document frequencies
-    CIDEr-D uses (default: ``references``). To score several conditions against the same
+    are processed once, and the CIDEr-D document frequencies of the last ``df_references``
+    are remembered (one entry), so calls per metric or per condition compute them once.
+    ``df_references`` is the reference corpus whose document frequencies CIDEr-D uses (default: ``references``). To score several conditions against the same
     references, build one :class:`~musiceval.metrics.lexical_corpus.LexicalCorpus` and call its
     ``score`` per condition: the CIDEr-D document frequencies are then computed once.
 
@@ -311,5 +312,6 @@ def lexical_scores(
         incoming = len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
         if len(cache) + incoming > DEFAULT_CACHE_TEXTS:
             cache.clear()
-    corpus = LexicalCorpus(references, df_references=df_references, cache=cache, use_stemmer=use_stemmer)
+    corpus = LexicalCorpus(references, df_references=df_references, cache=cache, use_stemmer=use_stemmer,
+                           memo_df="cider" in metrics)
     return corpus.score(list(candidates), metrics)

@@ -22,6 +22,7 @@ agrees to ~1e-15.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Sequence
 
@@ -31,6 +32,8 @@ from musiceval.metrics.token_cache import MAX_N, TokenCache, gather, unique
 
 LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 CHUNK = 8192
+#: the document frequencies of the last df corpus seen with ``memo_df=True`` (one entry)
+_DF_MEMO: dict = {}
 SIGMA = 6.0
 
 
@@ -65,7 +68,8 @@ class LexicalCorpus:
         ROUGE-L with rouge-score's Porter stemming.
     """
 
-    def __init__(self, references, *, df_references=None, cache: TokenCache | None = None, use_stemmer: bool = False) -> None:
+    def __init__(self, references, *, df_references=None, cache: TokenCache | None = None, use_stemmer: bool = False,
+                 memo_df: bool = False) -> None:
         self.cache = cache if cache is not None else TokenCache()
         self.use_stemmer = use_stemmer
         self.references = [_as_list(r) for r in references]
@@ -76,6 +80,14 @@ class LexicalCorpus:
         self._ref_rows = self.cache.rows(self._ref_texts)
         self._df_source = self.references if df_references is None else [_as_list(r) for r in df_references]
         self._df: tuple[list[np.ndarray], float] | None = None
+        self._df_key = None
+        if memo_df:  # the same df corpus as a previous LexicalCorpus on this cache: reuse its df
+            rows = self._ref_rows if df_references is None else self.cache.rows([r for rs in self._df_source for r in rs])
+            sizes = np.fromiter((len(rs) for rs in self._df_source), dtype=np.int64, count=len(self._df_source))
+            digest = hashlib.blake2b(rows.tobytes() + b"|" + sizes.tobytes(), digest_size=16).hexdigest()
+            self._df_key = (self.cache.uid, self.cache.generation, digest)
+            if _DF_MEMO.get("key") == self._df_key:
+                self._df = _DF_MEMO["df"]
 
     def __len__(self) -> int:
         return len(self.references)
@@ -98,6 +110,9 @@ class LexicalCorpus:
                     keys = unique(owner_of[sub] * widths[n - 1] + g)
                     dfs[n - 1] += np.bincount(keys % widths[n - 1], minlength=widths[n - 1])
             self._df = (dfs, math.log(float(len(items))) if items else 0.0)
+            if self._df_key is not None:
+                _DF_MEMO.clear()
+                _DF_MEMO.update(key=self._df_key, df=self._df)
         return self._df
 
     # ----------------------------------------------------------------- scoring

@@ -20,6 +20,7 @@ past ``max_texts`` texts.
 """
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -29,7 +30,8 @@ _WORD_RE = re.compile(r"\w+")
 _ROUGE_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 _TOKEN_BITS = 24  # vocabulary ids must stay below 2**24 (16.7M distinct words)
 _MERGE_AT = 8
-BATCH = 8192  # texts tokenised and interned together
+BATCH = 8192
+_UIDS = itertools.count()  # texts tokenised and interned together
 
 
 def unique(values: np.ndarray, *, return_inverse: bool = False, return_counts: bool = False):
@@ -137,9 +139,14 @@ class TokenCache:
 
     def __init__(self, max_texts: int | None = None) -> None:
         self.max_texts = max_texts
+        self.uid = next(_UIDS)  # never reused, unlike id()
+        self.generation = -1
         self.clear()
 
     def clear(self) -> None:
+        """Forget every text; rows and n-gram ids handed out before are invalid afterwards
+        (``generation`` counts the clears, so memos keyed by it expire)."""
+        self.generation += 1
         self._row: dict[str, int] = {}
         self.vocab: dict[str, int] = {}
         self.lengths = np.zeros(0, dtype=np.int64)

@@ -149,3 +149,26 @@ def test_sort_based_unique_equals_numpy():
     np.testing.assert_array_equal(inv, ninv.reshape(-1))
     np.testing.assert_array_equal(cnt, ncnt)
     assert unique(np.zeros(0, np.int64)).size == 0
+
+
+def test_lexical_scores_computes_the_df_of_one_corpus_once_across_calls(pairs, monkeypatch):
+    from musiceval.metrics import lexical_corpus
+
+    cands = [c for c, _ in pairs[:60]]
+    refs = [r for _, r in pairs[:60]]
+    all_refs = [r for _, r in pairs]
+    calls = []
+    original = lexical_corpus.gather
+
+    def counting(ptr, rows, *values):
+        calls.append(len(rows))
+        return original(ptr, rows, *values)
+
+    cache = TokenCache()
+    first = lexical_scores(cands, refs, ["cider"], df_references=all_refs, cache=cache)
+    monkeypatch.setattr(lexical_corpus, "gather", counting)
+    again = lexical_scores(cands[::-1], refs[::-1], ["cider"], df_references=all_refs, cache=cache)
+    np.testing.assert_array_equal(again["cider"], first["cider"][::-1])
+    assert len(all_refs) not in calls  # no pass over the df corpus the second time
+    other = lexical_scores(cands, refs, ["cider"], df_references=all_refs[:100], cache=cache)
+    np.testing.assert_allclose(other["cider"], cider_d(cands, refs, df_references=all_refs[:100]), atol=1e-12)
