@@ -90,8 +90,9 @@ def main() -> None:
         ours = run("musiceval", n)
         first = first or ours
         growth = (ours["wall_s"] / first["wall_s"]) / (n / first["pairs"])
+        cpu_growth = (ours["cpu_s"] / first["cpu_s"]) / (n / first["pairs"])
         line = (f"{n:6d} pairs x 2: musiceval {ours['wall_s']:7.2f} s wall {ours['cpu_s']:7.2f} s CPU, peak RSS "
-                f"{ours['peak_rss_mb']:6.0f} MB, {ours['distinct_texts']} distinct texts; time per pair vs smallest {growth:.2f}x")
+                f"{ours['peak_rss_mb']:6.0f} MB, {ours['distinct_texts']} distinct texts; time per pair vs smallest {growth:.2f}x wall, {cpu_growth:.2f}x CPU")
         if n in args.reference_at:
             ref = run("reference", n)
             for a, b in zip(ours["means"], ref["means"]):
