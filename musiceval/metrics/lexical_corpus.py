@@ -73,6 +73,9 @@ class LexicalCorpus:
         self.cache = cache if cache is not None else TokenCache()
         self.use_stemmer = use_stemmer
         self.references = [_as_list(r) for r in references]
+        empty = next((k for k, rs in enumerate(self.references) if not rs), None)
+        if empty is not None:
+            raise ValueError(f"item {empty} has no reference: an item needs at least one reference answer")
         self._ref_texts = [r for rs in self.references for r in rs]
         counts = np.fromiter((len(rs) for rs in self.references), dtype=np.int64, count=len(self.references))
         self._ref_ptr = np.zeros(len(counts) + 1, dtype=np.int64)

@@ -9,7 +9,8 @@ Conventions
   alpha) R)``, alpha 0.9, beta 3, gamma 0.5; the maximum over references; 0 when nothing matches.
   The values equal ``nltk.translate.meteor_score.meteor_score`` on the same tokens.
 - Speed: stems and synonym sets are cached per distinct word (nltk recomputes them for every
-  pair), which is what makes 5,000 pairs take seconds instead of a minute.
+  pair); :func:`meteor_rows` scores a whole batch of token-id pairs with arrays (used by
+  :class:`musiceval.metrics.lexical_corpus.LexicalCorpus`), bit-identical to :func:`meteor`.
 - WordNet is required. When it is missing :func:`meteor` raises :class:`WordNetMissingError`
   naming the fix; METEOR never silently degrades to exact matching.
 

@@ -172,3 +172,8 @@ def test_lexical_scores_computes_the_df_of_one_corpus_once_across_calls(pairs, m
     assert len(all_refs) not in calls  # no pass over the df corpus the second time
     other = lexical_scores(cands, refs, ["cider"], df_references=all_refs[:100], cache=cache)
     np.testing.assert_allclose(other["cider"], cider_d(cands, refs, df_references=all_refs[:100]), atol=1e-12)
+
+
+def test_an_item_without_references_is_refused_by_index():
+    with pytest.raises(ValueError, match="item 1 has no reference"):
+        LexicalCorpus([["a song"], []])
