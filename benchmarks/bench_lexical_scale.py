@@ -7,7 +7,8 @@ pairs into one (``response[a] + " " + response[b]`` against ``reference[a] + " "
 reference[b]``), so all N pairs are distinct and every word is real; the second condition is
 the candidate of another pair (``second_condition``), as a Random condition would be.
 
-Each size runs in a fresh child process (its own peak RSS, from ``getrusage``): musiceval builds
+Each size runs in a fresh child process (its own peak RSS, from ``getrusage``; with ``--workers 2`` the CPU time adds the forked
+worker's and the peak is the larger of the two processes'): musiceval builds
 one :class:`~musiceval.metrics.lexical_corpus.LexicalCorpus` of the references and scores both
 conditions with all five metrics (tokenisation, df and WordNet look-ups included; the WordNet
 load itself is reported apart). ``--reference-at`` sizes also run nltk + rouge-score +
@@ -34,7 +35,7 @@ from lexical_data import scale_pairs, second_condition  # noqa: E402
 METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 
 
-def child(side: str, n: int) -> None:
+def child(side: str, n: int, workers: int = 1) -> None:
     from musiceval.metrics.meteor import require_wordnet
 
     t = time.perf_counter()
@@ -49,7 +50,7 @@ def child(side: str, n: int) -> None:
 
         corpus = LexicalCorpus(refs)
         for cond in conditions:
-            out = corpus.score(cond, METRICS)
+            out = corpus.score(cond, METRICS, workers=workers)
             means.append({m: float(out[m].mean()) for m in METRICS})
     else:
         sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -59,13 +60,16 @@ def child(side: str, n: int) -> None:
             out = reference_side(cond, refs)[0]
             means.append({m: sum(out[m]) / len(out[m]) for m in METRICS})
     wall, cpu = time.perf_counter() - t, time.process_time() - c
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # forked workers, if any
+    cpu += children.ru_utime + children.ru_stime
+    rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, children.ru_maxrss) / 1024
     print(json.dumps({"side": side, "pairs": n, "wall_s": wall, "cpu_s": cpu, "wordnet_load_s": load,
                       "peak_rss_mb": rss, "means": means, "distinct_texts": len(set(cands) | set(refs) | set(conditions[1]))}))
 
 
-def run(side: str, n: int) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", side, "--sizes", str(n)], capture_output=True, text=True,
+def run(side: str, n: int, workers: int = 1) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", side, "--sizes", str(n), "--workers", str(workers)],
+                          capture_output=True, text=True,
                           check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
     if proc.returncode != 0:
         raise SystemExit(f"{side} at {n} failed:\n{proc.stderr[-3000:]}")
@@ -76,18 +80,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 25000, 75000])
     parser.add_argument("--reference-at", type=int, nargs="*", default=[5000])
+    parser.add_argument("--workers", type=int, default=1, help="processes scoring chunks (LexicalCorpus.score(workers=))")
     parser.add_argument("--quick", action="store_true", help="sizes 2,000 and 6,000, reference at 2,000")
     parser.add_argument("--child", choices=["musiceval", "reference"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.sizes[0])
+        child(args.child, args.sizes[0], args.workers)
         return
     if args.quick:
         args.sizes, args.reference_at = [2000, 6000], [2000]
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 2 conditions per size, 5 metrics")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 2 conditions per size, 5 metrics, "
+          f"{args.workers} worker process(es)")
     first = None
     for n in args.sizes:
-        ours = run("musiceval", n)
+        ours = run("musiceval", n, args.workers)
         first = first or ours
         growth = (ours["wall_s"] / first["wall_s"]) / (n / first["pairs"])
         cpu_growth = (ours["cpu_s"] / first["cpu_s"]) / (n / first["pairs"])

@@ -120,9 +120,13 @@ class LexicalCorpus:
 
     # ----------------------------------------------------------------- scoring
     def score(self, candidates: Sequence[str], metrics: Sequence[str] = LEXICAL_METRICS, *,
-              items: Sequence[int] | None = None, chunk: int = CHUNK) -> dict[str, np.ndarray]:
+              items: Sequence[int] | None = None, chunk: int = CHUNK, workers: int = 1) -> dict[str, np.ndarray]:
         """Per-pair scores of ``candidates[k]`` against the references of item ``items[k]``
-        (default: item ``k``). Returns ``{metric: array}`` in the order of ``metrics``."""
+        (default: item ``k``). Returns ``{metric: array}`` in the order of ``metrics``.
+
+        ``workers > 1`` scores contiguous runs of chunks in forked processes (POSIX only) after
+        tokenising in this one; results are placed by position, so they are identical to
+        ``workers=1``."""
         unknown = set(metrics) - set(LEXICAL_METRICS)
         if unknown:
             raise ValueError(f"unknown lexical metrics {sorted(unknown)}; choose from {LEXICAL_METRICS}")
@@ -139,13 +143,20 @@ class LexicalCorpus:
 
             require_wordnet()
             self.cache.stems()
-        out = {m: np.zeros(len(candidates)) for m in metrics}
-        for lo in range(0, len(candidates), chunk):
-            hi = min(len(candidates), lo + chunk)
-            part = self._score_chunk(candidates[lo:hi], cand_rows[lo:hi], item[lo:hi], metrics)
-            for m in metrics:
-                out[m][lo:hi] = part[m]
-        return out
+        bounds = [(lo, min(len(candidates), lo + chunk)) for lo in range(0, len(candidates), chunk)]
+        workers = max(1, min(int(workers), len(bounds)))
+        groups = [bounds[k * len(bounds) // workers : (k + 1) * len(bounds) // workers] for k in range(workers)]
+
+        def run(group):
+            part = {m: [] for m in metrics}
+            for lo, hi in group:
+                scores = self._score_chunk(candidates[lo:hi], cand_rows[lo:hi], item[lo:hi], metrics)
+                for m in metrics:
+                    part[m].append(scores[m])
+            return {m: np.concatenate(v) if v else np.zeros(0) for m, v in part.items()}
+
+        parts = [run(groups[0])] if workers == 1 else _in_forks(run, groups)
+        return {m: np.concatenate([p[m] for p in parts]) for m in metrics}
 
     def _score_chunk(self, candidates, cand_rows, item, metrics) -> dict[str, np.ndarray]:
         cache = self.cache
@@ -179,6 +190,44 @@ class LexicalCorpus:
     def _ref_index(self, item: np.ndarray) -> list[int]:
         _, (idx,) = gather(self._ref_ptr, item, np.arange(len(self._ref_rows), dtype=np.int64))
         return idx.tolist()
+
+
+def _in_forks(run, groups):
+    """``run(group)`` for each group: the first here, the others in forked children; in order."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    children = []
+    for group in groups[1:]:
+        recv, send = ctx.Pipe(duplex=False)
+
+        def target(group=group, send=send):
+            try:
+                from musiceval.metrics.meteor import reopen_wordnet_files
+
+                reopen_wordnet_files()
+                send.send(("ok", run(group)))
+            except BaseException as exc:  # reported to the parent, never swallowed
+                send.send(("error", f"{type(exc).__name__}: {exc}"))
+            finally:
+                send.close()
+
+        proc = ctx.Process(target=target, daemon=True)
+        proc.start()
+        send.close()
+        children.append((proc, recv))
+    results = [run(groups[0])]
+    for proc, recv in children:
+        try:
+            status, value = recv.recv()
+        except EOFError:
+            proc.join()
+            status, value = "error", f"worker exited with code {proc.exitcode} before sending its scores"
+        proc.join()
+        if status != "ok":
+            raise RuntimeError(f"lexical scoring worker failed: {value}")
+        results.append(value)
+    return results
 
 
 def _max_by_owner(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:

@@ -88,6 +88,13 @@ def _wordnet():
     return reader
 
 
+def reopen_wordnet_files() -> None:
+    """In a forked process: give the WordNet reader its own data files (nltk keeps them open and
+    seeks them; a file description shared with the parent would interleave their reads)."""
+    if _wordnet.cache_info().currsize:
+        _wordnet()._data_file_map = {}
+
+
 def require_wordnet():
     """Return the WordNet reader METEOR uses; raise :class:`WordNetMissingError` naming the fix
     when WordNet is not installed."""

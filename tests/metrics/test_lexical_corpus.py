@@ -177,3 +177,16 @@ def test_lexical_scores_computes_the_df_of_one_corpus_once_across_calls(pairs, m
 def test_an_item_without_references_is_refused_by_index():
     with pytest.raises(ValueError, match="item 1 has no reference"):
         LexicalCorpus([["a song"], []])
+
+
+def test_two_worker_processes_give_identical_scores(pairs):
+    import sys
+
+    if sys.platform == "win32":
+        pytest.skip("forked workers are POSIX-only")
+    cands = [c for c, _ in pairs]
+    refs = [r for _, r in pairs]
+    one = LexicalCorpus(refs).score(cands, chunk=50)
+    two = LexicalCorpus(refs).score(cands, chunk=50, workers=2)
+    for m in LEXICAL_METRICS:
+        np.testing.assert_array_equal(two[m], one[m], err_msg=m)
