@@ -263,7 +263,7 @@ LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 
 #: default cache of :func:`lexical_scores`, shared by its calls (and so by conditions scored
 #: one after the other); cleared before it would hold more than this many texts
-DEFAULT_CACHE_TEXTS = 500_000
+DEFAULT_CACHE_TEXTS = 200_000
 _default_cache = None
 
 
