@@ -20,13 +20,19 @@ Every condition is scored against the same reference (SPEC.md, protocol 1).
   (:mod:`musiceval.llm.rewrite`) or a hand-written fixture set (:func:`load_rewrites`).
 
 Seeding: every random choice takes ``seed``; per-group streams derive from ``(seed, crc32(group))``
-so one group's draw does not depend on the order or presence of the others.
+so one group's draw does not depend on the order or presence of the others, and within a group
+items are put in the order of their ids (clips in sorted order) before anything is drawn, so the
+order of the lines of the input file never changes a pairing.
+
+Clip-avoiding derangements are constructed, not sampled by rejection
+(:func:`clip_avoiding_derangement`): one exists iff the group has at least 2 items and no clip
+holds more than half of them, and then one is always found in O(n log n).
 """
 from __future__ import annotations
 
 import json
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Hashable, Mapping, Sequence
@@ -52,6 +58,70 @@ def derangement(n: int, rng: np.random.Generator) -> np.ndarray:
         perm = rng.permutation(n)
         if not np.any(perm == idx):
             return perm
+
+
+class NoDerangementError(ValueError):
+    """No permutation pairs every item with an item of another clip."""
+
+
+def clip_avoiding_derangement(clips: Sequence[Hashable], rng: np.random.Generator, *, rounds: int | None = None) -> np.ndarray:
+    """A seeded permutation ``perm`` with ``clips[perm[i]] != clips[i]`` for every ``i``.
+
+    Exists iff ``n >= 2`` and no clip holds more than ``n / 2`` items (Hall's condition: the
+    items of the largest clip need as many partners outside it); otherwise
+    :class:`NoDerangementError` says which clip holds how many.
+
+    Construction (always succeeds when one exists): list the items clip by clip (clips and the
+    items within a clip in random order) and give position ``i`` the item at position
+    ``(i + m) mod n``, ``m`` the largest clip's size. A clip's items are contiguous and at most
+    ``m <= n / 2`` long, so the shifted partner always lies in another clip. The result is then
+    randomised by ``rounds`` sweeps of constraint-preserving moves: pair the positions at random
+    and exchange the partners of two positions, then group them in random triples and rotate
+    their partners, each move independently with probability 1/2 and only where every position keeps
+    a partner from another clip (exchanges alone, or all valid moves at once, do not connect all
+    valid permutations). The proposals are symmetric, so the chain's stationary law is uniform over the valid
+    permutations it reaches ("uniform-ish": exact uniformity is not claimed). When every item is
+    its own clip (``m == 1``) the exactly uniform :func:`derangement` is used instead.
+
+    Parameters
+    ----------
+    clips : sequence of hashable
+        The clip (recording, track) of each position.
+    rng : numpy.random.Generator
+    rounds : int, optional
+        Swap sweeps (default ``2 * ceil(log2 n) + 8``).
+    """
+    n = len(clips)
+    if n < 2:
+        raise NoDerangementError(f"a derangement needs at least 2 items (got {n})")
+    codes: dict[Hashable, int] = {}
+    labels = np.fromiter((codes.setdefault(c, len(codes)) for c in clips), dtype=np.int64, count=n)
+    counts = np.bincount(labels)
+    m = int(counts.max())
+    if 2 * m > n:
+        big = next(c for c, k in codes.items() if counts[k] == m)
+        raise NoDerangementError(f"clip {big!r} holds {m} of {n} items (more than half): no item can be paired with another clip's item for all of them")
+    if m == 1:
+        return derangement(n, rng)
+    block_rank = rng.permutation(len(counts))
+    order = np.lexsort((rng.random(n), block_rank[labels]))  # clip by clip, random within
+    perm = np.empty(n, dtype=np.int64)
+    perm[order] = order[(np.arange(n) + m) % n]
+    if rounds is None:
+        rounds = 2 * int(np.ceil(np.log2(n))) + 8
+    half, third = n // 2, n // 3
+    for _ in range(rounds):
+        p = rng.permutation(n)  # exchanges: i <- partner of j, j <- partner of i
+        a, b = p[:half], p[half : 2 * half]
+        ok = (labels[perm[b]] != labels[a]) & (labels[perm[a]] != labels[b]) & (rng.random(half) < 0.5)
+        a, b = a[ok], b[ok]
+        perm[a], perm[b] = perm[b], perm[a]
+        p = rng.permutation(n)  # rotations: i <- partner of j <- partner of k <- partner of i
+        a, b, c = p[:third], p[third : 2 * third], p[2 * third : 3 * third]
+        ok = (labels[perm[b]] != labels[a]) & (labels[perm[c]] != labels[b]) & (labels[perm[a]] != labels[c]) & (rng.random(third) < 0.5)
+        a, b, c = a[ok], b[ok], c[ok]
+        perm[a], perm[b], perm[c] = perm[b], perm[c], perm[a]
+    return perm
 
 
 def random_audio_assignment(items: Sequence[Item], seed: int, *, draws: int = 1) -> list[dict[str, str]]:
@@ -101,14 +171,25 @@ def random_recorded_responses(
         Number of independent derangements.
     clips : sequence, optional
         The recording (or track) of each item. When given, a partner from the same recording
-        is also rejected; a prompt group where one recording holds more than half of the items
-        has no such derangement and its items are reported as unpaired.
+        is never chosen (:func:`clip_avoiding_derangement`); a prompt group where one recording
+        holds more than half of the items has no such derangement and its items are reported as
+        unpaired (exactly those groups: every other group is always paired).
+
+    Items are taken in the order of their ids within a prompt group, so the result does not
+    depend on the order of the input; item ids must be unique.
     """
     if not (len(item_ids) == len(prompts) == len(responses)):
         raise ValueError("item_ids, prompts and responses must have the same length")
+    if clips is not None and len(clips) != len(item_ids):
+        raise ValueError("clips must have one entry per item")
+    if len(set(item_ids)) != len(item_ids):
+        dup = next(i for i, c in Counter(item_ids).items() if c > 1)
+        raise ValueError(f"item id {dup!r} occurs more than once; Random pairings are keyed by item id, make ids unique")
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for k, p in enumerate(prompts):
         groups[p].append(k)
+    for ks in groups.values():  # the order of the file never matters: items in id order
+        ks.sort(key=lambda k: (str(item_ids[k]), type(item_ids[k]).__name__))
 
     def feasible(ks: list[int]) -> bool:
         # a clip-avoiding derangement exists iff no clip holds more than half of the group
@@ -116,12 +197,9 @@ def random_recorded_responses(
             return False
         if clips is None:
             return True
-        counts: dict[Hashable, int] = defaultdict(int)
-        for k in ks:
-            counts[clips[k]] += 1
-        return max(counts.values()) * 2 <= len(ks)
+        return max(Counter(clips[k] for k in ks).values()) * 2 <= len(ks)
 
-    unpaired = [item_ids[k] for ks in groups.values() if not feasible(ks) for k in ks]
+    unpaired = sorted((item_ids[k] for ks in groups.values() if not feasible(ks) for k in ks), key=str)
     out: list[dict[str, str]] = []
     for d in range(draws):
         mapping: dict[str, str] = {}
@@ -129,13 +207,8 @@ def random_recorded_responses(
             if not feasible(ks):
                 continue
             rng = _rng(seed, f"prompt/{d}/{prompt}")
-            for _ in range(100_000):  # rejection sampling; feasible groups accept with positive probability
-                perm = derangement(len(ks), rng)
-                if clips is None or all(clips[ks[i]] != clips[ks[perm[i]]] for i in range(len(ks))):
-                    break
-            else:
-                raise ValueError(f"prompt {prompt!r}: no clip-avoiding derangement found in 100,000 draws "
-                                 "(one recording holds about half of the group); pass clips=None or split the group")
+            labels = list(range(len(ks))) if clips is None else [clips[k] for k in ks]
+            perm = clip_avoiding_derangement(labels, rng)
             for i, k in enumerate(ks):
                 mapping[item_ids[k]] = responses[ks[perm[i]]]
         out.append(mapping)

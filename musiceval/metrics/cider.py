@@ -18,6 +18,9 @@ Conventions
   With a corpus of one item log N = 0 and every score is 0 (as in pycocoevalcap).
 
 Equals ``pycocoevalcap.cider.Cider().compute_score`` on the same tokens (tested to 1e-6).
+:func:`cider_d` is the per-pair definition; corpus-scale callers use
+:class:`musiceval.metrics.lexical_corpus.LexicalCorpus` (document frequencies once per corpus,
+vectorised; equal to :func:`cider_d` to ~1e-16).
 
 References
 ----------

@@ -79,7 +79,7 @@ def word_tokens(text: str) -> tuple[str, ...]:
     return _tokens_cached(text)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def _tokens_cached(text: str) -> tuple[str, ...]:
     return tuple(_WORD_RE.findall(text.lower()))
 
@@ -101,7 +101,7 @@ def rouge_tokens(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
     return _rouge_tokens_cached(text, use_stemmer)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def _rouge_tokens_cached(text: str, use_stemmer: bool) -> tuple[str, ...]:
     tokens = [t for t in _ROUGE_SPLIT_RE.split(text.lower()) if t]
     if use_stemmer:
@@ -114,7 +114,7 @@ def ngram_counts(tokens: tuple[str, ...], max_n: int = MAX_N) -> tuple[Counter, 
     return _ngram_counts_cached(tokens, max_n)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def _ngram_counts_cached(tokens: tuple[str, ...], max_n: int) -> tuple[Counter, ...]:
     return tuple(Counter(zip(*(tokens[i:] for i in range(n)))) for n in range(1, max_n + 1))
 
@@ -131,7 +131,7 @@ def validate(candidate: object, references: object) -> tuple[str, list[str]]:
         raise ValueError("references is empty: an item needs at least one reference answer")
     refs = [as_text(r, f"reference {k}") for k, r in enumerate(refs)]
     for k, r in enumerate(refs):
-        if not word_tokens(r):
+        if _WORD_RE.search(r.lower()) is None:  # no word token (without tokenising or caching)
             raise ValueError(f"reference {k} has no word tokens ({r[:40]!r}); the item cannot be scored")
     return cand, refs
 
@@ -263,6 +263,21 @@ def rouge_l(candidate: str, references: str | Sequence[str], *, use_stemmer: boo
 
 LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 
+#: default cache of :func:`lexical_scores`, shared by its calls (and so by conditions scored
+#: one after the other); cleared before it would hold more than this many texts
+DEFAULT_CACHE_TEXTS = 200_000
+_default_cache = None
+
+
+def default_token_cache():
+    """The module's shared :class:`~musiceval.metrics.token_cache.TokenCache`."""
+    global _default_cache
+    if _default_cache is None:
+        from musiceval.metrics.token_cache import TokenCache
+
+        _default_cache = TokenCache(max_texts=DEFAULT_CACHE_TEXTS)
+    return _default_cache
+
 
 def lexical_scores(
     candidates: Sequence[str],
@@ -271,34 +286,34 @@ def lexical_scores(
     *,
     df_references: Sequence[str | Sequence[str]] | None = None,
     use_stemmer: bool = False,
+    cache=None,
 ) -> dict[str, np.ndarray]:
     """Score aligned (candidate, references) pairs with several lexical metrics at once.
 
     Inputs must already be valid (see :func:`validate`); callers turn a ``ValueError`` there
-    into a per-item failure. Tokenisation and n-gram counts are cached per distinct text, so
-    references shared by several conditions are processed once. ``df_references`` is the
-    reference corpus whose document frequencies CIDEr-D uses (default: ``references``).
+    into a per-item failure. Each distinct text is tokenised once in ``cache`` (default: the
+    module's shared :func:`default_token_cache`), so references shared by several conditions
+    are processed once, and the CIDEr-D document frequencies of the last ``df_references``
+    are remembered (one entry), so calls per metric or per condition compute them once.
+    ``df_references`` is the reference corpus whose document frequencies CIDEr-D uses (default: ``references``). To score several conditions against the same
+    references, build one :class:`~musiceval.metrics.lexical_corpus.LexicalCorpus` and call its
+    ``score`` per condition: the CIDEr-D document frequencies are then computed once.
+
+    Values equal the per-pair functions (:func:`bleu`, :func:`bleu4`, :func:`rouge_l`,
+    :func:`musiceval.metrics.meteor.meteor`, :func:`musiceval.metrics.cider.cider_d`).
     """
-    from musiceval.metrics.cider import cider_d
-    from musiceval.metrics.meteor import meteor
+    from musiceval.metrics.lexical_corpus import LexicalCorpus
 
     unknown = set(metrics) - set(LEXICAL_METRICS)
     if unknown:
         raise ValueError(f"unknown lexical metrics {sorted(unknown)}; choose from {LEXICAL_METRICS}")
-    refs = [[r] if isinstance(r, str) else list(r) for r in references]
-    if len(refs) != len(candidates):
-        raise ValueError(f"{len(candidates)} candidates but {len(refs)} references")
-    out: dict[str, np.ndarray] = {}
-    hyp_tokens = [word_tokens(c) for c in candidates]
-    ref_tokens = [[word_tokens(r) for r in rs] for rs in refs]
-    if "bleu" in metrics:
-        out["bleu"] = np.array([_bleu_from_tokens(h, r, (0.25,) * 4) for h, r in zip(hyp_tokens, ref_tokens)])
-    if "bleu4" in metrics:
-        out["bleu4"] = np.array([_bleu_from_tokens(h, r, (0.0, 0.0, 0.0, 1.0)) for h, r in zip(hyp_tokens, ref_tokens)])
-    if "meteor" in metrics:
-        out["meteor"] = np.array([meteor(c, r) for c, r in zip(candidates, refs)])
-    if "rouge_l" in metrics:
-        out["rouge_l"] = np.array([rouge_l(c, r, use_stemmer=use_stemmer) for c, r in zip(candidates, refs)])
-    if "cider" in metrics:
-        out["cider"] = cider_d(candidates, refs, df_references=df_references)
-    return {m: out[m] for m in metrics}
+    if len(references) != len(candidates):
+        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+    if cache is None:
+        cache = default_token_cache()
+        incoming = len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
+        if len(cache) + incoming > DEFAULT_CACHE_TEXTS:
+            cache.clear()
+    corpus = LexicalCorpus(references, df_references=df_references, cache=cache, use_stemmer=use_stemmer,
+                           memo_df="cider" in metrics)
+    return corpus.score(list(candidates), metrics)
