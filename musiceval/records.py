@@ -103,7 +103,8 @@ class ItemScores:
         return len(self.ids)
 
     def mean(self) -> float:
-        return float(self.values.mean()) if self.n else math.nan
+        """Exact (``math.fsum``) mean: the same for any order of the items."""
+        return math.fsum(self.values.tolist()) / self.n if self.n else math.nan
 
     @classmethod
     def from_mapping(
