@@ -19,6 +19,7 @@ from typing import Sequence
 
 from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
+from musiceval.redact import redact
 from musiceval.scoring import InputError, ScoreOutput, load_scorers
 
 EXIT_INPUT_ERROR = 2
@@ -142,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         if isinstance(exc, IsADirectoryError):
             exc = InputError(f"{exc.filename}: is a directory; pass a file")
-        print(f"musiceval: error: {exc}", file=sys.stderr)
+        print(redact(f"musiceval: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT_ERROR
 
 

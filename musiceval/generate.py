@@ -49,6 +49,7 @@ from musiceval.data.audio import (
 from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, MusicLM, Request, load_model
 from musiceval.models.cache import ResponseCache, cache_key, redact_spec
 from musiceval.records import Item, ItemFailure, Response, to_jsonable
+from musiceval.redact import redact
 
 __all__ = [
     "MODEL_CONDITIONS",
@@ -289,7 +290,7 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
             if len(answers) != len(pending):
                 raise RuntimeError(f"returned {len(answers)} answers for {len(pending)} requests")
         except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
-            answers = [Answer(error=f"model {spec} raised {type(exc).__name__}: {exc}"[:500])] * len(pending)
+            answers = [Answer(error=redact(f"model {spec} raised {type(exc).__name__}: {exc}")[:500])] * len(pending)
     answer_of = {id(record): answer for (_, record), answer in zip(pending, answers)}
     fresh = []
     for record, hit in slots:  # responses in task order, cached or not
@@ -352,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
             options["device"] = args.device
         model = load_model(args.model, **options)
     except (ManifestError, ModelSpecError, ValueError) as exc:
-        print(f"musiceval generate: error: {exc}", file=sys.stderr)
+        print(redact(f"musiceval generate: error: {exc}"), file=sys.stderr)
         return 2
     cache = ResponseCache(args.cache)
     try:
@@ -369,7 +370,7 @@ def run(args: argparse.Namespace) -> int:
             for r in result.responses:
                 f.write(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n")
     for failure in result.failures:
-        print(f"FAILED {failure.item_id}: {failure.reason}", file=sys.stderr)
+        print(redact(f"FAILED {failure.item_id}: {failure.reason}"), file=sys.stderr)
     summary = {"model": redact_spec(model.spec), "n_items": len(items), **result.summary(),
                "cache": str(cache.path), "cache_lines_ignored": len(cache.torn)}
     print(json.dumps(summary))

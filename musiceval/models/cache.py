@@ -26,23 +26,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from filelock import FileLock
 
+from musiceval.redact import redact, redact_meta
+
 __all__ = ["ResponseCache", "cache_key", "redact_spec"]
 
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-_SECRET_QUERY = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|auth)=)[^&#\s]*")
 
 
 def redact_spec(spec: str) -> str:
-    """Remove credentials a user may have put in a model spec's URL (``user:key@``, ``?key=``)."""
-    spec = _URL_USERINFO.sub(lambda m: m.group("scheme") + "REDACTED@", spec)
-    return _SECRET_QUERY.sub(lambda m: m.group(1) + "REDACTED", spec)
+    """Remove credentials a user may have put in a model spec's URL (``user:key@``, ``?key=``):
+    :func:`musiceval.redact.redact`, the suite's one redaction function."""
+    return redact(spec)
 
 
 def cache_key(
@@ -177,6 +176,8 @@ class ResponseCache:
                 clean = dict(r)
                 if "model" in clean:
                     clean["model"] = redact_spec(str(clean["model"]))
+                if "meta" in clean:
+                    clean["meta"] = redact_meta(clean["meta"])
                 new[r["key"]] = clean
                 lines.append(json.dumps(clean, ensure_ascii=False, separators=(",", ":")) + "\n")
             if not lines:

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, register_model
+from musiceval.redact import redact
 
 __all__ = ["OpenAICompatibleModel", "encode_wav_base64", "API_KEY_ENV_VARS"]
 
@@ -75,7 +76,7 @@ class OpenAICompatibleModel:
         base_url, sep, model = rest.rpartition("#")
         if not sep or not base_url or not model:
             raise ModelSpecError(
-                f"openai-compatible spec {rest!r} must be <base_url>#<model>, e.g. "
+                f"openai-compatible spec {redact(rest)!r} must be <base_url>#<model>, e.g. "
                 "openai-compatible:http://localhost:8000/v1#Qwen/Qwen2-Audio-7B-Instruct"
             )
         try:
@@ -147,7 +148,7 @@ class OpenAICompatibleModel:
                     await asyncio.sleep(self._delay(attempt, retry_after))
         if key != "EMPTY":
             last = last.replace(key, "***")
-        return Answer(error=f"{self.base_url}: {last}"[:500])
+        return Answer(error=redact(f"{self.base_url}: {last}")[:500])
 
     async def _agenerate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         import openai
