@@ -283,17 +283,44 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
             slots.append((record, hit))
             if hit is None:
                 pending.append((Request(item.id, item.question, chunk, condition, index), record))
-    answers: list[Answer] = []
-    if pending:
-        try:
-            answers = model.generate([req for req, _ in pending], settings)
-            if len(answers) != len(pending):
-                raise RuntimeError(f"returned {len(answers)} answers for {len(pending)} requests")
-        except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
-            answers = [Answer(error=redact(f"model {spec} raised {type(exc).__name__}: {exc}")[:500])] * len(pending)
-    answer_of = {id(record): answer for (_, record), answer in zip(pending, answers)}
-    fresh = []
+    answer_of: dict[int, Answer] = {}
+    late_hit: dict[int, dict[str, Any]] = {}
+    todo = pending
+    try:
+        while todo:
+            if cache is not None:
+                mine, _ = cache.claim(record["key"] for _, record in todo)
+                mine_set = set(mine)
+                ask = [(req, record) for req, record in todo if record["key"] in mine_set]
+                wait = [(req, record) for req, record in todo if record["key"] not in mine_set]
+            else:
+                ask, wait = todo, []
+            if ask:
+                _ask_model(model, ask, settings, spec, answer_of)
+                fresh = []
+                for _, record in ask:
+                    answer = answer_of[id(record)]
+                    if answer.ok:
+                        meta = {**record["meta"], **dict(answer.meta)}
+                        fresh.append({**record, "text": answer.text, "meta": to_jsonable(meta)})
+                if cache is not None:
+                    if fresh:
+                        cache.put_many(fresh)
+                    cache.release(mine)
+            todo = []
+            if wait:  # another run is asking these: take its answers, ask only what it failed to answer
+                found = cache.wait_for(record["key"] for _, record in wait)
+                for req, record in wait:
+                    if record["key"] in found:
+                        late_hit[id(record)] = found[record["key"]]
+                    else:
+                        todo.append((req, record))
+    finally:
+        if cache is not None:
+            cache.release()
+    n_fresh = 0
     for record, hit in slots:  # responses in task order, cached or not
+        hit = hit if hit is not None else late_hit.get(id(record))
         if hit is not None:
             result.n_cached += 1
             # this request's context (partner clip, draw) over what was recorded with the answer
@@ -303,12 +330,21 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
         if not answer.ok:
             result.failures.append(ItemFailure(record["item_id"], f"{record['condition']} chunk {record['chunk']}: {answer.error}"))
             continue
+        n_fresh += 1
         meta = {**record["meta"], **dict(answer.meta)}
-        fresh.append({**record, "text": answer.text, "meta": to_jsonable(meta)})
         result.responses.append(_response(record, answer.text, meta, cached=False))
-    result.n_generated += len(fresh)
-    if cache is not None and fresh:
-        cache.put_many(fresh)
+    result.n_generated += n_fresh
+
+
+def _ask_model(model, ask, settings, spec, answer_of: dict[int, Answer]) -> None:
+    try:
+        answers = model.generate([req for req, _ in ask], settings)
+        if len(answers) != len(ask):
+            raise RuntimeError(f"returned {len(answers)} answers for {len(ask)} requests")
+    except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
+        answers = [Answer(error=redact(f"model {spec} raised {type(exc).__name__}: {exc}")[:500])] * len(ask)
+    for (_, record), answer in zip(ask, answers):
+        answer_of[id(record)] = answer
 
 
 def _response(record: dict[str, Any], text: str, meta: dict[str, Any], *, cached: bool) -> Response:
