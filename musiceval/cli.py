@@ -6,7 +6,8 @@
 
 ``--per-item FILE`` writes one JSON line per item (failed items carry ``error``). Input errors
 print one line naming the file, line and field on stderr and exit with code 2 (a traceback only
-with ``--debug``); partial results are never written as if complete.
+with ``--debug``); so do unwritable outputs (a read-only file system, a missing permission).
+Partial results are never written as if complete.
 """
 from __future__ import annotations
 
@@ -76,17 +77,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run_report(args: argparse.Namespace) -> int:
     from musiceval.report import read_parts, write_reports, write_run
+    from musiceval.results import ResultsError, read_results_json
 
     results_dir: Path = args.results_dir
+    if not results_dir.is_dir():
+        raise InputError(f"{results_dir}: not a directory; pass the results directory a pytest run printed")
     results = results_dir / "results.json"
-    if results.is_file():
-        run = json.loads(results.read_text(encoding="utf-8"))
-        write_reports(results_dir, run)
-    elif (results_dir / "parts").is_dir() and read_parts(results_dir):
-        run = write_run(results_dir, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
-    else:
-        raise InputError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")
-    print(f"{results_dir / 'report.html'}  ({', '.join(f'{v} {k}' for k, v in run['counts'].items())})")
+    try:
+        if os.path.lexists(results):  # a FIFO or directory named results.json is refused, never opened
+            run = read_results_json(results)
+            where = results
+            write_reports(results_dir, run)
+        elif (results_dir / "parts").is_dir() and read_parts(results_dir):
+            where = results_dir / "parts"
+            run = write_run(results_dir, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
+        else:
+            raise InputError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")
+    except ResultsError as exc:
+        raise InputError(str(exc)) from None
+    except (KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:  # a field the report needs
+        raise InputError(f"{where}: malformed result data ({type(exc).__name__}: {str(exc)[:200]}); "
+                         "rerun the tests to write it again") from None
+    counts = run.get("counts") if isinstance(run.get("counts"), dict) else {}
+    print(f"{results_dir / 'report.html'}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     return 0
 
 
@@ -137,12 +150,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = getattr(args, "_run", None) or _run_score
     try:
         return int(run(args) or 0)
-    except (InputError, MissingAPIKey, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
-            ValueError) as exc:
+    except (InputError, MissingAPIKey, OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         if getattr(args, "debug", False):
             raise
         if isinstance(exc, IsADirectoryError):
             exc = InputError(f"{exc.filename}: is a directory; pass a file")
+        elif isinstance(exc, RecursionError):
+            exc = InputError(f"{getattr(args, 'file', None) or 'input'}: nested too deeply to process")
+        elif isinstance(exc, OSError) and exc.filename and exc.strerror:  # EROFS, EACCES, ENOSPC ...
+            exc = InputError(f"{exc.filename}: {exc.strerror}; pass a readable input and a writable output path")
         print(redact(f"musiceval: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT_ERROR
 

@@ -78,7 +78,7 @@ def cache_key(
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()  # never fails on odd text
 
 
 class ResponseCache:
@@ -192,7 +192,12 @@ class ResponseCache:
                 if "meta" in clean:
                     clean["meta"] = redact_meta(clean["meta"])
                 new[r["key"]] = clean
-                lines.append(json.dumps(clean, ensure_ascii=False, separators=(",", ":")) + "\n")
+                line = json.dumps(clean, ensure_ascii=False, separators=(",", ":")) + "\n"
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: escaped (valid JSON, read back as written)
+                    line = json.dumps(clean, ensure_ascii=True, separators=(",", ":")) + "\n"
+                lines.append(line)
             if not lines:
                 return 0
             blob = "".join(lines).encode("utf-8")
