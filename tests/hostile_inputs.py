@@ -23,7 +23,8 @@ from typing import Any, Callable
 FILE_KINDS = ("fifo", "directory", "unreadable", "missing", "symlink_out")
 
 JSONL_CLASSES = (
-    "valid", "empty", "whitespace", "bom", "non_utf8", "nul_bytes", "lone_surrogate", "deep_nesting", "huge_int",
+    "valid", "empty", "whitespace", "bom", "non_utf8", "nul_bytes", "lone_surrogate", "lone_surrogate_in_text",
+    "deep_nesting", "huge_int",
     "huge_line", "json_array_of_scalars", "json_scalar", "wrong_types", "nan_infinity", "duplicate_ids",
     "missing_fields", "extra_fields", "very_long_strings", "zero_width", "rtl_emoji", "path_traversal",
     "absolute_path", "truncated_json", "crlf", "mixed_encodings", "number_as_id", "null_values", "binary_garbage",
@@ -49,7 +50,7 @@ def _set_text(rec: dict, value: Any) -> dict:
     return {k: (value if isinstance(v, str) else v) for k, v in rec.items()}
 
 
-def _file_kind(klass: str, path: Path, valid: bytes) -> tuple[Path, int | None]:
+def _file_kind(klass: str, path: Path, valid: bytes, n: int) -> tuple[Path, int | None]:
     if klass == "fifo":
         os.mkfifo(path)
         return path, None
@@ -66,7 +67,7 @@ def _file_kind(klass: str, path: Path, valid: bytes) -> tuple[Path, int | None]:
         outside = path.parent.parent / f"outside-{path.name}"
         outside.write_bytes(valid)
         path.symlink_to(outside)
-        return path, valid.count(b"\n")
+        return path, n
     raise KeyError(klass)
 
 
@@ -87,7 +88,7 @@ def make_jsonl(klass: str, path: Path, template: dict[str, Any], *, id_field: st
     good = [rec(k) for k in range(n)]
     valid = _lines(good)
     if klass in FILE_KINDS:
-        return _file_kind(klass, path, valid)
+        return _file_kind(klass, path, valid, n)
     bad_line: bytes | None = None  # one extra hostile line after the good ones
     data: bytes
     count = n
@@ -105,13 +106,15 @@ def make_jsonl(klass: str, path: Path, template: dict[str, Any], *, id_field: st
         bad_line = b'{"a": "\x00\x00"}\x00'
     elif klass == "lone_surrogate":
         bad_line = json.dumps(_set_text(rec(n), "bad \ud800 text")).encode("utf-8")
+    elif klass == "lone_surrogate_in_text":  # only the question/prompt: it reaches encoders and cache keys
+        bad_line = json.dumps({**rec(n), text_field: "bad \ud800 text"}).encode("utf-8")
     elif klass == "deep_nesting":
-        bad_line = b"[" * 100_000 + b"]" * 100_000
+        bad_line = b"[" * 20_000 + b"]" * 20_000
     elif klass == "huge_int":
         r = rec(n)
         bad_line = json.dumps(r).encode()[:-1] + b', "big": ' + b"9" * 5000 + b"}"
     elif klass == "huge_line":
-        bad_line = json.dumps(_set_text(rec(n), "x" * 2_000_000)).encode()
+        bad_line = json.dumps(_set_text(rec(n), "x" * 300_000)).encode()
     elif klass == "json_array_of_scalars":
         data, count = b"[1, 2, 3]\n", 1
     elif klass == "json_scalar":
@@ -155,7 +158,7 @@ def make_jsonl(klass: str, path: Path, template: dict[str, Any], *, id_field: st
     elif klass == "binary_garbage":
         data, count = bytes(b for b in bytes(range(256)) * 4 if b not in (10, 13)) + b"\n", 1
     elif klass == "pretty_printed":
-        data, count = json.dumps(good[0], indent=2).encode() + b"\n", None  # one object over many lines
+        data, count = json.dumps(rec(0), indent=2).encode() + b"\n", None  # one object over many lines
     elif klass == "trailing_garbage":
         bad_line = json.dumps(rec(n)).encode() + b" trailing }{"
     elif klass == "control_chars":
@@ -167,7 +170,7 @@ def make_jsonl(klass: str, path: Path, template: dict[str, Any], *, id_field: st
     elif klass == "negative_numbers":
         bad_line = json.dumps({k: (-1 if isinstance(v, str) else v) for k, v in rec(n).items()}).encode()
     elif klass == "many_records":
-        data, count = _lines([rec(k) for k in range(300)]), 300
+        data, count = _lines([rec(k) for k in range(100)]), 100
     else:
         raise KeyError(klass)
     if bad_line is not None:
@@ -184,7 +187,7 @@ def make_csv(klass: str, path: Path, header: list[str], row: Callable[[int], lis
     body = line(header) + "".join(line(row(k)) for k in range(n))
     valid = body.encode()
     if klass in FILE_KINDS:
-        return _file_kind(klass, path, valid)
+        return _file_kind(klass, path, valid, n)
     count: int | None = n
     extra: str | None = None
     if klass == "valid":
@@ -225,7 +228,8 @@ def make_csv(klass: str, path: Path, header: list[str], row: Callable[[int], lis
     elif klass == "empty_cells":
         extra = ",".join([""] * len(header))
     elif klass == "quoted_newlines":
-        extra = line([c + "\nsecond line" for c in row(n)]).rstrip("\n")
+        # one quoted record over 4 lines: labels never hold line breaks, so each line is a counted failure
+        data, count = valid + line([c + "\nsecond line" for c in row(n)]).encode(), n + 4
     elif klass == "semicolon_delimited":
         data, count = (";".join(header) + "\n" + "".join(";".join(row(k)) + "\n" for k in range(n))).encode(), None
     elif klass == "json_instead":

@@ -112,13 +112,14 @@ def _audio(folder: Path) -> None:
 
 def build(command: str, klass: str, tmp: Path) -> Case:
     data = tmp / "data"
-    data.mkdir()
+    data.mkdir(parents=True)
     _audio(data)
     if command in ("choice", "factual", "freeform"):
         template, text_field, path_field = {"choice": (CHOICE, "question", "audio"), "factual": (FACTUAL, "prompt", "audio"),
                                             "freeform": (FREEFORM, "question", "audio")}[command]
         path, n = make_jsonl(klass, data / "in.jsonl", template, id_field=None, text_field=text_field, path_field=path_field)
-        extra = ["--metrics", "bleu,rouge_l", "--conditions", "correct"] if command == "freeform" else []
+        extra = {"freeform": ["--metrics", "bleu,rouge_l", "--conditions", "correct"],
+                 "factual": ["--vocab", "nsynth"]}.get(command, [])
         return Case(["score", command, str(path), "--format", "dasheng", "--json", *extra], n, _score_counts)
     if command == "mir":
         path, n = make_jsonl(klass, data / "m_GTZAN.jsonl", MIR, id_field=None, text_field="question", path_field="audioid")
@@ -240,9 +241,28 @@ def test_hostile_input(command, klass, tmp_path, monkeypatch):
     if code == 2:
         lines = [ln for ln in stderr.splitlines() if ln.strip()]
         assert lines and "error" in lines[-1].lower(), stderr[-2000:]
+    if command in PER_ITEM_COMMANDS and klass in PER_ITEM:
+        assert code != 2, f"one bad record stopped the whole file: {stderr[-2000:]}"
     objs = _json_objects(stdout)
     if case.counts is not None and case.n_records is not None and objs and code != 2:
         assert case.counts(objs) == case.n_records, (objs[-1], stderr[-3000:])
+    if klass in BENIGN:  # a BOM, CRLF, extra fields, a symlink: read exactly like the plain file
+        ref = build(command, "valid", tmp_path / "reference")
+        ref_code, ref_out, _, _ = run_cli(ref.argv)
+        assert code == ref_code, stderr[-2000:]
+        keys = ("n", "n_failed", "n_responses", "n_answered")
+        assert [{k: o.get(k) for k in keys} for o in objs] == [{k: o.get(k) for k in keys} for o in _json_objects(ref_out)]
+
+
+#: inputs that must be read exactly like the plain valid file
+BENIGN = ("bom", "crlf", "extra_fields", "symlink_out")
+#: one bad record among good ones: a counted per-item failure, never exit 2 for the whole file
+PER_ITEM = ("non_utf8", "nul_bytes", "lone_surrogate", "lone_surrogate_in_text", "deep_nesting", "huge_int", "huge_line",
+            "wrong_types", "nan_infinity", "missing_fields", "very_long_strings", "zero_width", "rtl_emoji",
+            "path_traversal", "absolute_path", "truncated_json", "null_values", "trailing_garbage", "control_chars",
+            "empty_strings", "nested_objects_as_values", "negative_numbers", "mixed_encodings", "duplicate_ids",
+            "unterminated_quote", "missing_columns", "extra_columns", "empty_cells", "quoted_newlines")
+PER_ITEM_COMMANDS = ("choice", "factual", "freeform", "mir", "triplets", "generate", "mir-live")
 
 
 RESULTS_CLASSES = tuple(c for c in JSONL_CLASSES if c not in ("many_records",))

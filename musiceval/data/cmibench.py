@@ -127,10 +127,20 @@ def _read_text(path: Path) -> str:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise CmiBenchFormatError(f"{path}: {size} bytes exceeds the {MAX_FILE_BYTES} byte limit; split the file")
+    raw = path.read_bytes()
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+        # one JSON array, or a whole file in UTF-16/32 (a byte-order mark): the file as a whole is unreadable
+        if raw.lstrip()[:1] == b"[" or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+        # JSON lines: undecodable bytes stay visible (surrogateescape) so only the lines holding them fail
+        return raw.decode("utf-8-sig", errors="surrogateescape")
+
+
+def _undecodable(line: str) -> bool:
+    """True when ``line`` holds bytes that were not UTF-8 (decoded with ``surrogateescape``)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in line)
 
 
 def _lines(text: str) -> list[str]:
@@ -172,6 +182,9 @@ def _parse_items(text: str, path: Path) -> list[tuple[int, Any]]:
     for lineno, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
+        if _undecodable(line):
+            items.append((lineno, ItemFailure(f"line{lineno}", f"{path.name}:{lineno}: line is not valid UTF-8; re-encode the file as UTF-8")))
+            continue
         try:
             items.append((lineno, parse_json_line(line)))
         except ValueError as exc:  # malformed, too deep, over-long integer, lone surrogate
@@ -207,6 +220,9 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
         if answer is None:
             failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' missing or not text"))
             continue
+        if not answer.strip():  # nothing to score against (and no label to look for)
+            failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' is empty"))
+            continue
         records.append(OutputRecord(
             item_id=item_id, index=index, question=_as_text(obj.get("question")) or "", response=response,
             correct_answer=answer, audioid=audioid, group=audio_key(audioid) or str(index), other=obj.get("other", ""),
@@ -233,6 +249,9 @@ def load_instructions(path: str | os.PathLike[str]) -> tuple[list[Instruction], 
     failures: list[ItemFailure] = []
     for lineno, line in enumerate(_lines(_read_text(p)), start=1):
         if not line.strip():
+            continue
+        if _undecodable(line):
+            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: line is not valid UTF-8; re-encode the file as UTF-8"))
             continue
         try:
             obj = parse_json_line(line)
