@@ -134,8 +134,12 @@ def _read_text(path: Path) -> str:
         # one JSON array, or a whole file in UTF-16/32 (a byte-order mark): the file as a whole is unreadable
         if raw.lstrip()[:1] == b"[" or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
             raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
-        # JSON lines: undecodable bytes stay visible (surrogateescape) so only the lines holding them fail
-        return raw.decode("utf-8-sig", errors="surrogateescape")
+        # JSON lines: undecodable bytes stay visible (surrogateescape) so only the lines holding them fail,
+        # unless no line decodes at all (the file is in another encoding)
+        text = raw.decode("utf-8-sig", errors="surrogateescape")
+        if not any(line.strip() and not _undecodable(line) for line in _lines(text)):
+            raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+        return text
 
 
 def _undecodable(line: str) -> bool:
