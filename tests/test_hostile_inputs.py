@@ -15,6 +15,7 @@ apply are skipped with the reason (``unreadable`` as root: root reads a chmod-00
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -58,7 +59,7 @@ class _HashEncoder:
     def encode(self, texts):
         rows = []
         for t in texts:
-            rng = np.random.default_rng(abs(hash(t.encode("utf-8", "surrogatepass"))) % (2**32))
+            rng = np.random.default_rng(int.from_bytes(hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest()[:8], "little"))
             v = rng.normal(size=8).astype(np.float32)
             rows.append(v / np.linalg.norm(v))
         return np.stack(rows) if rows else np.zeros((0, 8), np.float32)
@@ -73,6 +74,7 @@ def _register_doubles():
     model_base.register_model("hostile-echo")(_EchoModel)
     yield
     ENCODERS.pop("hostile", None)
+    model_base._REGISTRY.pop("hostile-echo", None)
 
 
 # -- the commands ------------------------------------------------------------------------------------
