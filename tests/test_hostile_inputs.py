@@ -293,3 +293,23 @@ def test_results_load_on_hostile_files(klass, target, tmp_path):
     if exc is not None:
         assert isinstance(exc, (results.ResultsError, FileNotFoundError)), f"raw {type(exc).__name__}: {exc}"
         assert target in str(exc) or str(run) in str(exc), str(exc)
+
+
+#: the other input layouts of the score commands: no traceback, no hang, exit 0/1/2
+OTHER_FORMATS = (("choice", "musiceval", CHOICE, "question"), ("choice", "muchomusic", CHOICE, "question"),
+                 ("factual", "musiceval", FACTUAL, "prompt"), ("factual", "cmi-bench", FACTUAL, "prompt"),
+                 ("freeform", "musiceval", {"id": "x", "question": "q", "reference": "a calm piece", "response": "calm"},
+                  "question"))
+
+
+@pytest.mark.parametrize("klass", JSONL_CLASSES)
+@pytest.mark.parametrize("command, fmt, template, text_field", OTHER_FORMATS, ids=[f"{c}-{f}" for c, f, _, _ in OTHER_FORMATS])
+def test_hostile_input_other_formats(command, fmt, template, text_field, klass, tmp_path, monkeypatch):
+    _skip_if_root(klass)
+    monkeypatch.chdir(tmp_path)
+    path, _ = make_jsonl(klass, tmp_path / "m_GTZAN.jsonl", template, text_field=text_field, path_field="audio")
+    extra = {"factual": ["--vocab", "nsynth"], "freeform": ["--metrics", "bleu", "--conditions", "correct"]}.get(command, [])
+    code, _, stderr, exc = run_cli(["score", command, str(path), "--format", fmt, "--json", *extra])
+    assert code is not None, f"hang: {command} --format {fmt} on {klass}"
+    assert exc is None, f"uncaught {type(exc).__name__}: {exc}"
+    assert "Traceback" not in stderr and code in ALLOWED_EXIT, stderr[-2000:]
