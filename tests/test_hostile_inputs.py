@@ -10,7 +10,9 @@ Each case runs ``musiceval.cli.main`` in-process on a thread with a deadline and
   scored item or a counted failure (``n + n_failed`` == records; ``generate``: responses + failures;
   ``mir-live``: answered + failed).
 
-Inputs are tiny (the whole matrix runs in well under a minute on one core). Cases that cannot
+Inputs are tiny (the whole matrix runs in well under a minute on one core). A case that hangs
+leaves its daemon thread blocked (and, since ``redirect_stdout`` is process-wide, later output of
+this process captured); the case itself fails with "hang". Cases that cannot
 apply are skipped with the reason (``unreadable`` as root: root reads a chmod-000 file anyway).
 """
 from __future__ import annotations
