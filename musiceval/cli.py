@@ -6,7 +6,8 @@
 
 ``--per-item FILE`` writes one JSON line per item (failed items carry ``error``). Input errors
 print one line naming the file, line and field on stderr and exit with code 2 (a traceback only
-with ``--debug``); partial results are never written as if complete.
+with ``--debug``); so do unwritable outputs (a read-only file system, a missing permission).
+Partial results are never written as if complete.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Sequence
 
 from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
+from musiceval.redact import redact
 from musiceval.scoring import InputError, ScoreOutput, format_choices, load_scorers
 
 EXIT_INPUT_ERROR = 2
@@ -88,12 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from musiceval.report import rebuild
-
-    results_dir: Path = args.results_dir
-    run = rebuild(results_dir)
-    skipped = f"; {len(run['problems'])} bad row(s) skipped, listed under Errors" if run["problems"] else ""
-    print(f"{results_dir / 'report.html'}  {run['verdict']} ({', '.join(f'{v} {k}' for k, v in run['counts'].items())}){skipped}")
+from musiceval.redact import redact
+from musiceval.scoring import InputError, ScoreOutput, format_choices, load_scorers
     return 0
 
 
@@ -144,13 +142,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = getattr(args, "_run", None) or _run_score
     try:
         return int(run(args) or 0)
-    except (InputError, MissingAPIKey, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
-            ValueError) as exc:
+    except (InputError, MissingAPIKey, OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         if getattr(args, "debug", False):
             raise
         if isinstance(exc, IsADirectoryError):
             exc = InputError(f"{exc.filename}: is a directory; pass a file")
-        print(f"musiceval: error: {exc}", file=sys.stderr)
+        elif isinstance(exc, RecursionError):
+            exc = InputError(f"{getattr(args, 'file', None) or 'input'}: nested too deeply to process")
+        elif isinstance(exc, OSError) and exc.filename and exc.strerror:  # EROFS, EACCES, ENOSPC ...
+            exc = InputError(f"{exc.filename}: {exc.strerror}; pass a readable input and a writable output path")
+        print(redact(f"musiceval: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT_ERROR
 
 

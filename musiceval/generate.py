@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -55,7 +56,9 @@ from musiceval.data.audio import (
 )
 from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, MusicLM, Request, load_model
 from musiceval.models.cache import ResponseCache, cache_key, redact_spec
+from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, iter_lines, parse_json_line
 from musiceval.records import Item, ItemFailure, Response, to_jsonable
+from musiceval.redact import redact
 
 __all__ = [
     "MODEL_CONDITIONS",
@@ -92,7 +95,9 @@ def _window(row: dict) -> dict[str, float] | None:
     (CMI-Bench writes -1) means the end of the file and is dropped."""
     try:
         window = {k: float(row[k]) for k in ("audio_start", "audio_end") if row.get(k) is not None}
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not all(math.isfinite(v) for v in window.values()) or window.get("audio_start", 0.0) < 0:
         return None
     if window.get("audio_end", 0.0) < 0:
         del window["audio_end"]
@@ -102,51 +107,52 @@ def _window(row: dict) -> dict[str, float] | None:
 def load_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
     """Read a JSON-lines manifest into :class:`Item` records; bad lines become failures."""
     path = Path(path)
-    if not path.is_file():
-        raise ManifestError(f"manifest '{path}' not found; pass --dataset <manifest.jsonl>")
+    try:
+        check_regular_file(path, what="a JSON-lines manifest (--dataset)")
+    except (FileNotFoundError, NotARegularFile) as exc:
+        raise ManifestError(f"manifest {exc}") from None
     items: list[Item] = []
     failures: list[ItemFailure] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{no}"
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as exc:
-                failures.append(ItemFailure(where, f"{where}: not a JSON object ({exc})"))
-                continue
-            item_id = str(row.get("id", "")).strip() or where
-            question = row.get("question") or row.get("prompt") or row.get("instruction")
-            audio = row.get("audio") if row.get("audio") is not None else row.get("audio_path")
-            if isinstance(audio, list):
-                audio = audio[0] if audio else None
-            problem, window = None, _window(row)
-            if window is None:
-                problem = "fields 'audio_start'/'audio_end' must be numbers (seconds)"
-            elif not isinstance(question, str) or not question.strip():
-                problem = "field 'question' (or 'prompt'/'instruction') is missing or empty"
-            elif item_id in seen:
-                problem = f"duplicate id {item_id!r}"
-            elif audio is not None and not isinstance(audio, str):
-                problem = "field 'audio' must be a path string"
-            if problem:
-                failures.append(ItemFailure(item_id, f"{where}: {problem}"))
-                continue
-            seen.add(item_id)
-            meta = dict(row.get("meta") or {})
-            meta.update({k: v for k, v in row.items() if k not in _ITEM_FIELDS})
-            meta.update(window)
-            items.append(Item(
-                id=item_id, question=question, audio=audio,
-                reference=row.get("reference", row.get("output")),
-                labels=_as_tuple(row.get("labels")), choices=_as_tuple(row.get("choices")),
-                answer=None if row.get("answer") is None else str(row["answer"]),
-                group=None if row.get("group") is None else str(row["group"]), meta=meta,
-            ))
+    for no, line in iter_lines(path, what="a JSON-lines manifest (--dataset)"):  # streamed; a BOM is accepted
+        if not line.strip():
+            continue
+        where = f"{path.name}:{no}"
+        try:  # not UTF-8, malformed, too deep, over-long integer, lone surrogate: this line fails
+            row = parse_json_line(line)
+            if not isinstance(row, dict):
+                raise ValueError(f"got {type(row).__name__}")
+        except ValueError as exc:
+            failures.append(ItemFailure(where, f"{where}: not a JSON object ({exc})"))
+            continue
+        item_id = str(row.get("id", "")).strip() or where
+        question = row.get("question") or row.get("prompt") or row.get("instruction")
+        audio = row.get("audio") if row.get("audio") is not None else row.get("audio_path")
+        if isinstance(audio, list):
+            audio = audio[0] if audio else None
+        problem, window = None, _window(row)
+        if window is None:
+            problem = "fields 'audio_start'/'audio_end' must be numbers (finite seconds, start >= 0)"
+        elif not isinstance(question, str) or not question.strip():
+            problem = "field 'question' (or 'prompt'/'instruction') is missing or empty"
+        elif item_id in seen:
+            problem = f"duplicate id {item_id!r}"
+        elif audio is not None and not isinstance(audio, str):
+            problem = "field 'audio' must be a path string"
+        if problem:
+            failures.append(ItemFailure(item_id, f"{where}: {problem}"))
+            continue
+        seen.add(item_id)
+        meta = dict(row.get("meta") or {})
+        meta.update({k: v for k, v in row.items() if k not in _ITEM_FIELDS})
+        meta.update(window)
+        items.append(Item(
+            id=item_id, question=question, audio=audio,
+            reference=row.get("reference", row.get("output")),
+            labels=_as_tuple(row.get("labels")), choices=_as_tuple(row.get("choices")),
+            answer=None if row.get("answer") is None else str(row["answer"]),
+            group=None if row.get("group") is None else str(row["group"]), meta=meta,
+        ))
     return items, failures
 
 
@@ -313,32 +319,70 @@ def _run_block(model, block, audio_for, cache, settings, spec, result: Generatio
             slots.append((record, hit))
             if hit is None:
                 pending.append((Request(item.id, item.question, chunk, condition, index), record))
-    answers: list[Answer] = []
-    if pending:
-        try:
-            answers = model.generate([req for req, _ in pending], settings)
-            if len(answers) != len(pending):
-                raise RuntimeError(f"returned {len(answers)} answers for {len(pending)} requests")
-        except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
-            answers = [Answer(error=f"model {spec} raised {type(exc).__name__}: {exc}"[:500])] * len(pending)
-    answer_of = {id(record): answer for (_, record), answer in zip(pending, answers)}
-    fresh = []
+    answer_of: dict[int, Answer] = {}
+    late_hit: dict[int, dict[str, Any]] = {}
+    todo = pending
+    try:
+        while todo:
+            if cache is not None:
+                mine, _ = cache.claim(record["key"] for _, record in todo)
+                mine_set = set(mine)
+                ask = [(req, record) for req, record in todo if record["key"] in mine_set]
+                wait = [(req, record) for req, record in todo if record["key"] not in mine_set]
+            else:
+                ask, wait = todo, []
+            if ask:
+                _ask_model(model, ask, settings, spec, answer_of)
+                fresh = []
+                for _, record in ask:
+                    answer = answer_of[id(record)]
+                    if answer.ok and has_lone_surrogate(answer.text) is None:
+                        meta = {**record["meta"], **dict(answer.meta)}
+                        fresh.append({**record, "text": answer.text, "meta": to_jsonable(meta)})
+                if cache is not None:
+                    if fresh:
+                        cache.put_many(fresh)
+                    cache.release(mine)
+            todo = []
+            if wait:  # another run is asking these: take its answers, ask only what it failed to answer
+                found = cache.wait_for(record["key"] for _, record in wait)
+                for req, record in wait:
+                    if record["key"] in found:
+                        late_hit[id(record)] = found[record["key"]]
+                    else:
+                        todo.append((req, record))
+    finally:
+        if cache is not None:
+            cache.release()
+    n_fresh = 0
     for record, hit in slots:  # responses in task order, cached or not
+        hit = hit if hit is not None else late_hit.get(id(record))
         if hit is not None:
             result.n_cached += 1
             # this request's context (partner clip, draw) over what was recorded with the answer
             result.responses.append(_response(record, hit["text"], {**hit.get("meta", {}), **record["meta"]}, cached=True))
             continue
         answer = answer_of[id(record)]
+        if answer.ok and has_lone_surrogate(answer.text) is not None:
+            answer = Answer(error="the model's answer holds a lone UTF-16 surrogate (not valid Unicode text)")
         if not answer.ok:
             result.failures.append(ItemFailure(record["item_id"], f"{record['condition']} chunk {record['chunk']}: {answer.error}"))
             continue
+        n_fresh += 1
         meta = {**record["meta"], **dict(answer.meta)}
-        fresh.append({**record, "text": answer.text, "meta": to_jsonable(meta)})
         result.responses.append(_response(record, answer.text, meta, cached=False))
-    result.n_generated += len(fresh)
-    if cache is not None and fresh:
-        cache.put_many(fresh)
+    result.n_generated += n_fresh
+
+
+def _ask_model(model, ask, settings, spec, answer_of: dict[int, Answer]) -> None:
+    try:
+        answers = model.generate([req for req, _ in ask], settings)
+        if len(answers) != len(ask):
+            raise RuntimeError(f"returned {len(answers)} answers for {len(ask)} requests")
+    except Exception as exc:  # noqa: BLE001 - an adapter bug fails this block's items, not the run
+        answers = [Answer(error=redact(f"model {spec} raised {type(exc).__name__}: {exc}")[:500])] * len(ask)
+    for (_, record), answer in zip(ask, answers):
+        answer_of[id(record)] = answer
 
 
 def _response(record: dict[str, Any], text: str, meta: dict[str, Any], *, cached: bool) -> Response:
@@ -385,15 +429,24 @@ def run(args: argparse.Namespace) -> int:
         if args.random_draws < 1:
             raise ValueError(f"--random-draws must be >= 1, got {args.random_draws}")
         items, failures = load_manifest(args.dataset)
+        if not items and not failures:
+            raise ManifestError(f"{args.dataset}: the manifest holds no records (empty or blank lines only); "
+                                "pass a JSON-lines file with one item per line")
         items = items[: args.limit] if args.limit is not None else items
         options = {"concurrency": args.concurrency}
         if args.device:
             options["device"] = args.device
         model = load_model(args.model, **{**options, **load_args})
     except (ManifestError, ModelSpecError, ValueError) as exc:
-        print(f"musiceval generate: error: {exc}", file=sys.stderr)
+        print(redact(f"musiceval generate: error: {exc}"), file=sys.stderr)
         return 2
-    cache = ResponseCache(args.cache)
+    try:
+        cache = ResponseCache(args.cache)
+    except OSError as exc:  # read-only file system, permission, a file where the folder should be
+        print(f"musiceval generate: error: response cache {args.cache}: {exc.strerror or exc}; "
+              "pass a writable --cache directory", file=sys.stderr)
+        model.close()
+        return 2
     started = time.perf_counter()
     try:
         result = generate_responses(
@@ -408,11 +461,16 @@ def run(args: argparse.Namespace) -> int:
         failures = [f for f in failures if shard_of(f.item_id, shard[1]) == shard[0]]
     result.failures[:0] = failures
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            for r in result.responses:
-                f.write(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n")
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                for r in result.responses:
+                    f.write(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n")
+        except OSError as exc:
+            print(f"musiceval generate: error: --out {args.out}: {exc.strerror or exc} (the answers are in the "
+                  f"cache {cache.path}; rerun with a writable --out to write them without new model calls)", file=sys.stderr)
+            return 2
     for failure in result.failures:
-        print(f"FAILED {failure.item_id}: {failure.reason}", file=sys.stderr)
+        print(redact(f"FAILED {failure.item_id}: {failure.reason}"), file=sys.stderr)
     summary = {"model": redact_spec(model.spec), "n_items": len(items), **result.summary(),
                "cache": str(cache.path), "cache_lines_ignored": len(cache.torn)}
     if shard is not None:

@@ -88,8 +88,12 @@ def resolve_audio_path(path: str | os.PathLike[str], data_dir: str | os.PathLike
             f"audio path {raw!r} contains '..' and could escape the data directory "
             f"{str(data_dir)!r}; fix the manifest"
         )
-    root = Path(data_dir).resolve()
-    resolved = (root / candidate).resolve()
+    try:
+        root = Path(data_dir).resolve()
+        resolved = (root / candidate).resolve()
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+        raise AudioError(f"audio path {raw[:200]!r} cannot be resolved ({exc.__class__.__name__}: "
+                         f"{getattr(exc, 'strerror', None) or exc}); fix the manifest") from None
     if resolved != root and root not in resolved.parents:
         raise PathEscapeError(
             f"audio path {raw!r} resolves to {str(resolved)!r}, outside the data directory "
@@ -128,7 +132,11 @@ def load_audio(
     path = Path(path)
     if sample_rate <= 0:
         raise ValueError(f"sample_rate must be positive, got {sample_rate}")
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # e.g. ENAMETOOLONG: a hostile manifest path
+        raise AudioError(f"audio file '{str(path)[:200]}' cannot be opened ({exc.strerror}); fix the manifest") from None
+    if not is_file:
         raise AudioError(f"audio file '{path}' not found; check the manifest and --data-dir")
     try:
         with sf.SoundFile(str(path)) as f:

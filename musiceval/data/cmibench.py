@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
 from musiceval.records import ItemFailure
 from musiceval.schemas import OutputRecord
 
@@ -104,15 +105,39 @@ def audio_key(audioid: str) -> str:
 
 
 def _read_text(path: Path) -> str:
-    if not path.is_file():
+    if not path.exists():
         raise CmiBenchFormatError(f"{path}: no such file; pass the path of a CMI-Bench output or instruction file")
+    try:
+        check_regular_file(path, what="a CMI-Bench output or instruction file")
+    except NotARegularFile as exc:
+        raise CmiBenchFormatError(str(exc)) from None
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise CmiBenchFormatError(f"{path}: {size} bytes exceeds the {MAX_FILE_BYTES} byte limit; split the file")
+    raw = path.read_bytes()
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+        # one JSON array, or a whole file in UTF-16/32 (a byte-order mark): the file as a whole is unreadable
+        if raw.lstrip()[:1] == b"[" or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+        # JSON lines: undecodable bytes stay visible (surrogateescape) so only the lines holding them fail,
+        # unless no line decodes at all (the file is in another encoding)
+        text = raw.decode("utf-8-sig", errors="surrogateescape")
+        if not any(line.strip() and not _undecodable(line) for line in _lines(text)):
+            raise CmiBenchFormatError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the file as UTF-8") from None
+        return text
+
+
+def _undecodable(line: str) -> bool:
+    """True when ``line`` holds bytes that were not UTF-8 (decoded with ``surrogateescape``)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in line)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` (``\\r\\n`` too) only: ``str.splitlines`` would also split inside a
+    record at U+2028, U+0085 or a form feed that JSON allows unescaped in strings."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
 def _as_text(value: Any) -> str | None:
@@ -136,15 +161,25 @@ def _parse_items(text: str, path: Path) -> list[tuple[int, Any]]:
                 f"{path}:{exc.lineno}: invalid JSON array ({exc.msg}); the file must be one JSON array "
                 "of {question, response, correct_answer, audioid, other} objects"
             ) from None
-        return list(enumerate(data))
+        except (RecursionError, ValueError) as exc:  # nested too deeply, an over-long integer
+            why = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:200]
+            raise CmiBenchFormatError(f"{path}: unusable JSON array ({why}); the file must be one JSON array "
+                                      "of {question, response, correct_answer, audioid, other} objects") from None
+        if not isinstance(data, list):
+            raise CmiBenchFormatError(f"{path}: expected one JSON array of model outputs, got {type(data).__name__}")
+        return [(k, ItemFailure(f"record{k}", f"{path.name}[{k}]: text holds a lone UTF-16 surrogate; not valid Unicode"))
+                if has_lone_surrogate(obj) is not None else (k, obj) for k, obj in enumerate(data)]
     items: list[tuple[int, Any]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
+        if _undecodable(line):
+            items.append((lineno, ItemFailure(f"line{lineno}", f"{path.name}:{lineno}: line is not valid UTF-8; re-encode the file as UTF-8")))
+            continue
         try:
-            items.append((lineno, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            items.append((lineno, ItemFailure(f"line{lineno}", f"invalid JSON on line {lineno}: {exc.msg}")))
+            items.append((lineno, parse_json_line(line)))
+        except ValueError as exc:  # malformed, too deep, over-long integer, lone surrogate
+            items.append((lineno, ItemFailure(f"line{lineno}", f"invalid JSON on line {lineno} of {path.name}: {exc}")))
     if not items:
         raise CmiBenchFormatError(f"{path}: empty file; expected a JSON array of model outputs")
     return items
@@ -176,6 +211,9 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
         if answer is None:
             failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' missing or not text"))
             continue
+        if not answer.strip():  # nothing to score against (and no label to look for)
+            failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' is empty"))
+            continue
         records.append(OutputRecord(
             item_id=item_id, index=index, question=_as_text(obj.get("question")) or "", response=response,
             correct_answer=answer, audioid=audioid, group=audio_key(audioid) or str(index), other=obj.get("other", ""),
@@ -200,13 +238,16 @@ def load_instructions(path: str | os.PathLike[str]) -> tuple[list[Instruction], 
     p = Path(path)
     rows: list[Instruction] = []
     failures: list[ItemFailure] = []
-    for lineno, line in enumerate(_read_text(p).splitlines(), start=1):
+    for lineno, line in enumerate(_lines(_read_text(p)), start=1):
         if not line.strip():
             continue
+        if _undecodable(line):
+            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: line is not valid UTF-8; re-encode the file as UTF-8"))
+            continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: invalid JSON ({exc.msg})"))
+            obj = parse_json_line(line)
+        except ValueError as exc:  # malformed, too deep, over-long integer, lone surrogate
+            failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: invalid JSON ({exc})"))
             continue
         if not isinstance(obj, dict):
             failures.append(ItemFailure(f"line{lineno}", f"{p.name}:{lineno}: not an object"))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from musiceval.data.jsonl import check_regular_file, iter_lines, parse_json_line
 from musiceval.records import Item, ItemFailure, Response
 
 #: lines longer than this are reported as failures instead of parsed (looping model outputs)
@@ -64,49 +65,49 @@ def load_dasheng_jsonl(
         Further fields every line must have.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"recorded responses {str(path)!r} not found; pass an existing dasheng-layout JSONL file")
+    check_regular_file(path, what="a dasheng-layout JSONL file")
     items: list[Item] = []
     responses: list[Response] = []
     failures: list[ItemFailure] = []
     seen: dict[str, int] = {}
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            where = f"{path.name}:{lineno}"
-            if len(raw) > MAX_LINE_BYTES:
-                failures.append(ItemFailure(where, f"line longer than {MAX_LINE_BYTES} bytes"))
-                continue
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw.decode("utf-8"))
-                if not isinstance(rec, dict):
-                    raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
-                missing = [f for f in (text_field, id_field, *([labels_field] if labels_field else []), *required) if f not in rec]
-                if missing:
-                    raise ValueError(f"missing field(s) {missing}")
-                text, rid = rec[text_field], rec[id_field]
-                if not isinstance(text, str):
-                    raise ValueError(f"field {text_field!r} must be a string, got {type(text).__name__}")
-                if not isinstance(rid, (str, int)) or str(rid) == "":
-                    raise ValueError(f"field {id_field!r} must be a non-empty string")
-                labels = _labels(rec[labels_field], labels_field) if labels_field else ()
-                prompt = rec.get(prompt_field, "")
-                if not isinstance(prompt, str):
-                    raise ValueError(f"field {prompt_field!r} must be a string")
-            except UnicodeDecodeError as exc:
-                failures.append(ItemFailure(where, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
-                continue
-            except (json.JSONDecodeError, ValueError) as exc:
-                failures.append(ItemFailure(where, f"bad record: {exc}"))
-                continue
-            base = str(rid)
-            seen[base] = seen.get(base, 0) + 1
-            item_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
-            meta = {k: v for k, v in rec.items() if k not in (text_field, labels_field, prompt_field)}
-            meta["line"] = lineno
-            items.append(Item(id=item_id, question=prompt, audio=str(rec.get("audio")) if rec.get("audio") else None,
-                              labels=labels, group=base, meta=meta))
-            responses.append(Response(item_id=item_id, condition=condition, model=str(rec.get("model_name", "")),
-                                      prompt=prompt, text=text, meta={"line": lineno}))
+    for lineno, raw in iter_lines(path, what="a dasheng-layout JSONL file"):  # streamed
+        where = f"{path.name}:{lineno}"
+        if len(raw) > MAX_LINE_BYTES:
+            failures.append(ItemFailure(where, f"line longer than {MAX_LINE_BYTES} bytes"))
+            continue
+        if not raw.strip():
+            continue
+        try:
+            rec = parse_json_line(raw.decode("utf-8"))  # malformed, too deep, huge int, lone surrogate
+            if not isinstance(rec, dict):
+                raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
+            missing = [f for f in (text_field, id_field, *([labels_field] if labels_field else []), *required) if f not in rec]
+            if missing:
+                raise ValueError(f"missing field(s) {missing}")
+            text, rid = rec[text_field], rec[id_field]
+            if not isinstance(text, str):
+                raise ValueError(f"field {text_field!r} must be a string, got {type(text).__name__}")
+            if not isinstance(rid, (str, int)) or str(rid) == "":
+                raise ValueError(f"field {id_field!r} must be a non-empty string")
+            labels = _labels(rec[labels_field], labels_field) if labels_field else ()
+            prompt = rec.get(prompt_field, "")
+            if not isinstance(prompt, str):
+                raise ValueError(f"field {prompt_field!r} must be a string")
+        except UnicodeDecodeError as exc:
+            failures.append(ItemFailure(where, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+            continue
+        except (json.JSONDecodeError, ValueError) as exc:
+            failures.append(ItemFailure(where, f"bad record: {exc}"))
+            continue
+        base = str(rid)
+        seen[base] = seen.get(base, 0) + 1
+        item_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        meta = {k: v for k, v in rec.items() if k not in (text_field, labels_field, prompt_field)}
+        meta["line"] = lineno
+        items.append(Item(id=item_id, question=prompt, audio=str(rec.get("audio")) if rec.get("audio") else None,
+                          labels=labels, group=base, meta=meta))
+        responses.append(Response(item_id=item_id, condition=condition, model=str(rec.get("model_name", "")),
+                                  prompt=prompt, text=text, meta={"line": lineno}))
     return RecordedSet(tuple(items), tuple(responses), tuple(failures))

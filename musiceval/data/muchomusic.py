@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from musiceval.data.jsonl import read_json_objects
+from musiceval.data.jsonl import NotARegularFile, check_regular_file, read_json_objects
 from musiceval.schemas import LETTERS, validate_options
 from musiceval.records import Item, ItemFailure, Response
 
@@ -295,9 +295,12 @@ def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
     """
     path = Path(path)
     try:
+        check_regular_file(path, what="the JSON file evaluate.py reads")  # a FIFO would block read_bytes
         head = path.read_bytes().lstrip()[:1]
     except FileNotFoundError:
         raise ChoiceDataError(f"{path}: file not found; pass the JSON file evaluate.py reads") from None
+    except NotARegularFile as exc:
+        raise ChoiceDataError(str(exc)) from None
     if head not in (b"[", b"{"):
         raise ChoiceDataError(
             f"{path}: not JSON; --format muchomusic reads the evaluation file of MuChoMusic's evaluate.py "

@@ -91,7 +91,7 @@ def track_of(audio_name: str) -> str:
 def load_dasheng_musicqa(path: str | Path) -> FreeformData:
     """Load the dasheng recorded MusicQA layout (module docstring); strips question prefixes."""
     path = Path(path)
-    data, seen = FreeformData(), set()
+    data, seen, failed = FreeformData(), set(), set()
     for where, obj in _read_jsonl(path):
         if isinstance(obj, ItemFailure):
             data.failures.append(obj)
@@ -108,7 +108,10 @@ def load_dasheng_musicqa(path: str | Path) -> FreeformData:
             if item_id in seen:
                 raise ValueError(f"duplicate item {item_id!r}")
         except ValueError as exc:
-            data.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
+            # a record whose id was already used fails under its own file:line, so every duplicate is counted
+            failed_id = where if item_id in seen or item_id in failed else item_id
+            failed.add(failed_id)
+            data.failures.append(ItemFailure(failed_id, f"{where}: {exc}"))
             continue
         seen.add(item_id)
         data.items.append(Item(id=item_id, question=question, audio=item_id if item_id == audio else None,
@@ -164,6 +167,7 @@ def load_freeform_jsonl(path: str | Path) -> FreeformData:
     data = FreeformData()
     items: dict[str, Item] = {}
     seen: set[tuple[str, str]] = set()
+    failed: set[str] = set()
     for where, obj in _read_jsonl(path):
         if isinstance(obj, ItemFailure):
             data.failures.append(obj)
@@ -186,7 +190,10 @@ def load_freeform_jsonl(path: str | Path) -> FreeformData:
             if (item_id, condition) in seen:
                 raise ValueError(f"duplicate response for item {item_id!r}, condition {condition!r}")
         except ValueError as exc:
-            data.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
+            # a record whose id was already used fails under its own file:line, so every duplicate is counted
+            failed_id = where if item_id in items or item_id in failed else item_id
+            failed.add(failed_id)
+            data.failures.append(ItemFailure(failed_id, f"{where}: {exc}"))
             continue
         seen.add((item_id, condition))
         if item_id not in items:

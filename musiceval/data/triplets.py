@@ -22,10 +22,12 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 from musiceval.data.audioset import Subtree
+from musiceval.data.jsonl import NotARegularFile, check_regular_file
 from musiceval.records import ItemFailure
 
 HEADER = ("anchor", "positive", "negative")
@@ -121,6 +123,10 @@ def _check_row(row: list[str], columns: dict[str, int], line: int) -> Triplet:
             raise ValueError(f"field {col!r} is not valid UTF-8; re-save the file as UTF-8")
         if "\x00" in value:
             raise ValueError(f"field {col!r} contains a NUL byte")
+        if "\n" in value or "\r" in value:
+            raise ValueError(f"field {col!r} contains a line break")
+        if '"' in value:
+            raise ValueError(f"field {col!r} contains a stray quote (a label never does; a quote left open?)")
         values[col] = value
     negative, negated = values["negative"], False
     if negative.lower() == NEGATION_MARK.strip():
@@ -134,6 +140,49 @@ def _check_row(row: list[str], columns: dict[str, int], line: int) -> Triplet:
     return Triplet(f"L{line}", values["anchor"], values["positive"], negative, negated)
 
 
+def _csv_rows(text: str) -> Iterator[tuple[int, list[str] | str]]:
+    """``(line number, row)`` of CSV text, or ``(line, reason)`` for a line that cannot be read.
+
+    Labels never hold line breaks, so a quoted field spanning lines is a quote left open: in
+    :mod:`csv` it would run on to the next quote (or the end of the file) and swallow every row in
+    between into one field. Such a row's first line is a failure ("unterminated quote") and each
+    line after it is read on its own (a line with an odd number of quotes fails too): every
+    physical line is a row or a counted failure.
+    """
+    lines = text.split("\n")
+    first = 1  # the reader below starts at this line
+    while first <= len(lines):
+        reader = csv.reader(io.StringIO("\n".join(lines[first - 1:]), newline=""))
+        restart = None
+        while restart is None:
+            start = first + reader.line_num
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield start, str(exc)
+                continue
+            end = first + reader.line_num - 1
+            if end == start:
+                yield start, row
+                continue
+            yield start, f"unterminated quote: the quoted field opened here runs over lines {start}-{end}; close the quote"
+            for number in range(start + 1, end + 1):
+                line = lines[number - 1].rstrip("\r") if number - 1 < len(lines) else ""
+                if not line.strip():
+                    yield number, []
+                elif line.count('"') % 2:
+                    yield number, "unbalanced quote on this line (inside the unterminated quote above)"
+                else:
+                    try:
+                        yield number, next(csv.reader([line]), [])
+                    except csv.Error as exc:
+                        yield number, str(exc)
+            restart = end + 1  # a fresh reader after the span: the rest of line `end` was read above
+        first = restart
+
+
 def load_triplet_csv(path: str | os.PathLike[str]) -> TripletSet:
     """Read a triplet CSV with header ``anchor,positive,negative`` (extra columns are ignored).
 
@@ -144,17 +193,21 @@ def load_triplet_csv(path: str | os.PathLike[str]) -> TripletSet:
     positive, negative repeating one of them) is an ``ItemFailure`` with id ``L<line>``.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise TripletFileError(f"triplet file {str(path)!r} not found; pass a CSV with header anchor,positive,negative")
+    try:
+        check_regular_file(path, what="a CSV with header anchor,positive,negative")
+    except NotARegularFile as exc:
+        raise TripletFileError(str(exc)) from None
     # surrogateescape keeps undecodable bytes visible, so only the rows holding them fail
     text = path.read_bytes().decode("utf-8", errors="surrogateescape").lstrip("\ufeff")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise TripletFileError(f"{path}: empty file; expected the header line anchor,positive,negative") from None
-    except csv.Error as exc:
-        raise TripletFileError(f"{path}:1: unreadable header ({exc})") from None
+    rows = _csv_rows(text)
+    first = next(rows, None)
+    if first is None or (isinstance(first[1], list) and not first[1]):
+        raise TripletFileError(f"{path}: empty file; expected the header line anchor,positive,negative")
+    if not isinstance(first[1], list):
+        raise TripletFileError(f"{path}:1: unreadable header ({first[1]})")
+    header = first[1]
     columns = {h.strip().lower(): i for i, h in enumerate(header)}
     if not all(c in columns for c in HEADER):
         raise TripletFileError(
@@ -163,17 +216,12 @@ def load_triplet_csv(path: str | os.PathLike[str]) -> TripletSet:
         )
     triplets: list[Triplet] = []
     failures: list[ItemFailure] = []
-    while True:
-        line = reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            failures.append(ItemFailure(f"L{line}", f"{path}:{line}: unreadable CSV row ({exc})"))
-            continue
+    for line, row in rows:
         if len(triplets) + len(failures) >= MAX_ROWS:
             raise TripletFileError(f"{path}: more than {MAX_ROWS} rows; split the file")
+        if isinstance(row, str):
+            failures.append(ItemFailure(f"L{line}", f"{path}:{line}: unreadable CSV row ({row})"))
+            continue
         if not row:
             continue  # blank lines are layout, not rows
         try:

@@ -12,5 +12,6 @@ from musiceval.encoders.base import (
     load_text_encoder,
     register_encoder,
 )
+from musiceval.encoders.lazy import LazyEncoder
 
-__all__ = ["EmbeddingCache", "TextEncoder", "embed_audio", "embed_by_length", "embed_distinct", "register_encoder", "load_text_encoder"]
+__all__ = ["EmbeddingCache", "LazyEncoder", "TextEncoder", "embed_audio", "embed_by_length", "embed_distinct", "register_encoder", "load_text_encoder"]

@@ -6,18 +6,23 @@ Conventions
   L2-normalised, so cosine similarity is a dot product.
 - :func:`embed_distinct` embeds each distinct string once per call (references are shared by all
   five conditions; prompts are shared by thousands of triplets) and maps rows back.
-- :class:`EmbeddingCache` keeps embeddings on disk keyed by (encoder id, sha256 of the text), so a
-  rerun, or another xdist worker, never embeds a string twice. Writes are file-locked.
+- :class:`EmbeddingCache` keeps embeddings on disk keyed by (encoder id, sha256 of the text) in one
+  SQLite file (WAL mode), so a rerun, or another xdist worker, never embeds a string twice; rows
+  are validated (shape, finiteness) on read.
+- :class:`LazyEncoder` wraps an encoder spec and loads the model on its first ``encode``: with a
+  warm cache, scoring never loads a model.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
+import threading
+import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-from filelock import FileLock
 
 
 @runtime_checkable
@@ -74,58 +79,188 @@ def text_key(text: str) -> str:
 
 
 class EmbeddingCache:
-    """On-disk embedding cache: one ``.npy`` per (encoder id, text hash), sharded by prefix.
+    """On-disk embedding cache: one SQLite file (``<root>/embeddings.sqlite3``, WAL mode).
 
-    Safe under concurrent xdist workers: each write goes to a temporary file renamed into place
-    under a file lock, so a reader never sees a torn array.
+    One table holds every row, keyed by (encoder id, sha256 of the text or clip key): the
+    float32 vector as a blob with its shape. A run that embeds 20,000 texts leaves one file (plus
+    SQLite's ``-wal``/``-shm`` while open), not one ``.npy`` and one ``.lock`` per text.
+
+    - Safe across processes (xdist workers, concurrent runs): SQLite's own locking, WAL mode so
+      readers never block the writer, a busy timeout instead of errors, one transaction per batch
+      (:meth:`put_many`); a second writer of the same key replaces an identical row.
+    - Validated on read: a row whose blob does not match its shape, whose shape differs from the
+      one asked for, or whose values are not all finite is a miss (recomputed and overwritten),
+      never used.
+    - An unusable store (a corrupt or unwritable file, a read-only file system) degrades to no
+      cache with one warning: values are computed, never wrong.
     """
 
-    def __init__(self, root: str | os.PathLike[str]):
+    FILENAME = "embeddings.sqlite3"
+    _SCHEMA = ("CREATE TABLE IF NOT EXISTS embeddings (encoder TEXT NOT NULL, key TEXT NOT NULL, "
+               "shape TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (encoder, key)) WITHOUT ROWID")
+
+    def __init__(self, root: str | os.PathLike[str], *, timeout: float = 60.0):
         self.root = Path(root)
+        self.path = self.root / self.FILENAME
+        self.timeout = float(timeout)
+        self._local = threading.local()
+        self._broken: str | None = None
+        #: rows read back but rejected (bad shape, torn blob, non-finite values), then recomputed
+        self.n_rejected = 0
 
-    def _path(self, encoder_id: str, text: str) -> Path:
-        enc = hashlib.sha256(encoder_id.encode()).hexdigest()[:16]
-        key = text_key(text)
-        return self.root / enc / key[:2] / f"{key}.npy"
-
-    def get(self, encoder_id: str, text: str) -> np.ndarray | None:
-        path = self._path(encoder_id, text)
-        if not path.exists():
+    # -- connection (one per process and thread) ---------------------------------------------
+    def _conn(self) -> sqlite3.Connection | None:
+        if self._broken is not None:
             return None
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            return conn
         try:
-            return np.load(path, allow_pickle=False)
-        except (OSError, ValueError):
-            return None  # a corrupt entry is recomputed, not trusted
+            self.root.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(self._SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            self._disable(exc)
+            return None
+        self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def _disable(self, exc: BaseException) -> None:
+        self._broken = f"{type(exc).__name__}: {exc}"
+        warnings.warn(f"embedding cache {self.path} unusable ({self._broken}); embeddings are computed "
+                      "without a cache. Delete the file or pass another cache directory.", stacklevel=3)
+
+    @staticmethod
+    def _enc(encoder_id: str) -> str:
+        return hashlib.sha256(encoder_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def _decode(self, shape_text: str, blob: bytes, expect: tuple[int, ...] | None) -> np.ndarray | None:
+        try:
+            shape = tuple(int(d) for d in shape_text.split(",") if d != "")
+            if any(d < 0 for d in shape) or (expect is not None and shape != tuple(expect)):
+                raise ValueError("shape")
+            if len(blob) != 4 * int(np.prod(shape, dtype=np.int64)):
+                raise ValueError("size")
+            v = np.frombuffer(blob, dtype="<f4").reshape(shape).astype(np.float32)
+            if not np.isfinite(v).all():
+                raise ValueError("non-finite")
+        except (ValueError, TypeError):
+            self.n_rejected += 1
+            return None
+        return v
+
+    # -- public API -------------------------------------------------------------------------
+    def get(self, encoder_id: str, text: str, *, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
+        """The cached vector, or None (absent, or present but invalid: then it is recomputed)."""
+        return self.get_many(encoder_id, [text], shape=shape).get(text)
+
+    def get_many(self, encoder_id: str, texts: Sequence[str], *,
+                 shape: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:
+        """``{text: vector}`` for the texts cached (and valid) under ``encoder_id``."""
+        conn = self._conn()
+        if conn is None or not texts:
+            return {}
+        by_key = {text_key(t): t for t in texts}
+        enc, out, keys = self._enc(encoder_id), {}, list(by_key)
+        try:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                rows = conn.execute(f"SELECT key, shape, data FROM embeddings WHERE encoder = ? AND key IN "
+                                    f"({','.join('?' * len(chunk))})", [enc, *chunk]).fetchall()
+                for key, shape_text, blob in rows:
+                    v = self._decode(shape_text, blob, shape)
+                    if v is not None:
+                        out[by_key[key]] = v
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return {}
+        return out
 
     def put(self, encoder_id: str, text: str, vector: np.ndarray) -> None:
-        path = self._path(encoder_id, text)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"):
-            tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-            np.save(tmp, np.asarray(vector, dtype=np.float32), allow_pickle=False)
-            os.replace(tmp, path)
+        self.put_many(encoder_id, [(text, vector)])
+
+    def put_many(self, encoder_id: str, rows: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Store (text, vector) rows in one transaction; non-finite vectors are not stored."""
+        conn = self._conn()
+        if conn is None:
+            return
+        enc, values = self._enc(encoder_id), []
+        for text, vector in rows:
+            v = np.ascontiguousarray(np.asarray(vector, dtype="<f4"))
+            if not np.isfinite(v).all():
+                continue
+            values.append((enc, text_key(text), ",".join(str(d) for d in v.shape), v.tobytes()))
+        if not values:
+            return
+        try:
+            with conn:  # one transaction; BEGIN IMMEDIATE waits (busy_timeout) for another writer
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("INSERT OR REPLACE INTO embeddings (encoder, key, shape, data) VALUES (?, ?, ?, ?)", values)
+        except sqlite3.Error as exc:
+            self._disable(exc)
+
+    def __len__(self) -> int:
+        conn = self._conn()
+        return 0 if conn is None else int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            conn.close()
+        self._local = threading.local()
+
+
+def _lookup(cache, cache_id: str, keys: list[str]) -> dict[str, np.ndarray]:
+    if cache is None or not keys:
+        return {}
+    if hasattr(cache, "get_many"):
+        return cache.get_many(cache_id, keys)
+    hits = {k: cache.get(cache_id, k) for k in keys}
+    return {k: v for k, v in hits.items() if v is not None}
+
+
+def _store(cache, cache_id: str, rows: list[tuple[str, np.ndarray]]) -> None:
+    if cache is None or not rows:
+        return
+    if hasattr(cache, "put_many"):
+        cache.put_many(cache_id, rows)
+    else:
+        for key, v in rows:
+            cache.put(cache_id, key, v)
 
 
 def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encode: Callable[[list], object],
                    cache: EmbeddingCache | None) -> np.ndarray:
     """One row per key, in order: each distinct key read from ``cache`` under ``cache_id`` or,
-    when absent, encoded once (with the others missing) from its payload and stored."""
-    vectors: dict[str, np.ndarray] = {}
-    missing: dict[str, object] = {}
+    when absent, encoded once (with the others missing) from its payload and stored.
+
+    ``encode`` runs only when some key is missing, so a lazily loaded encoder
+    (:class:`LazyEncoder`) loads its model only on a cache miss. Cached rows whose shape differs
+    from the freshly encoded rows (or from the other cached rows) are recomputed, never mixed.
+    """
+    payload_of: dict[str, object] = {}
     for key, payload in zip(keys, payloads):
-        if key in vectors or key in missing:
-            continue
-        hit = cache.get(cache_id, key) if cache is not None else None
-        if hit is None:
-            missing[key] = payload
-        else:
-            vectors[key] = hit
+        payload_of.setdefault(key, payload)
+    vectors = _lookup(cache, cache_id, list(payload_of))
+    missing = [k for k in payload_of if k not in vectors]
+    shape = None
     if missing:
-        new = np.asarray(encode(list(missing.values())), dtype=np.float32)
-        for key, v in zip(missing, new):
-            vectors[key] = v
-            if cache is not None:
-                cache.put(cache_id, key, v)
+        new = np.asarray(encode([payload_of[k] for k in missing]), dtype=np.float32)
+        shape = new.shape[1:]
+        vectors.update(zip(missing, new))
+        _store(cache, cache_id, [(k, vectors[k]) for k in missing])
+    elif vectors:
+        shapes = [v.shape for v in vectors.values()]
+        shape = max(set(shapes), key=shapes.count)
+    odd = [k for k, v in vectors.items() if v.shape != shape]
+    if odd:  # a row cached with another shape (an edited or foreign store): recompute it
+        fixed = np.asarray(encode([payload_of[k] for k in odd]), dtype=np.float32)
+        vectors.update(zip(odd, fixed))
+        _store(cache, cache_id, [(k, vectors[k]) for k in odd])
     if not keys:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([vectors[k] for k in keys])

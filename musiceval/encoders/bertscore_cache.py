@@ -7,6 +7,10 @@ the same on-disk store as text embeddings) are read back, the others go to the r
 call and are stored. The values are bert-score's own (P, R, F1 as float32, exactly what it
 returns), so a cached value equals a computed one.
 
+:class:`TokenCachedBERTScorer` caches one level lower: the token embeddings of each distinct
+text, so a new candidate scored against known references embeds only itself (values equal
+bert-score's to float32 tolerance).
+
 The cache key names the model (``model_type``, a hub id or a directory path), the layer and the
 rescaling baseline (by the content hash of its file); a scorer with idf weighting is refused,
 because its idf weights come from the whole reference corpus and a pair's value is not its own.
@@ -45,14 +49,118 @@ class CachedBERTScorer:
         import torch
 
         keys = [json.dumps([c, [r] if isinstance(r, str) else list(r)], ensure_ascii=False) for c, r in zip(cands, refs)]
-        values = [self.cache.get(self.id, k) for k in keys]
+        if hasattr(self.cache, "get_many"):  # one query for the whole batch, rows validated (shape 3, finite)
+            found = self.cache.get_many(self.id, keys, shape=(3,))
+            values = [found.get(k) for k in keys]
+        else:
+            values = [self.cache.get(self.id, k) for k in keys]
         todo = [k for k, v in enumerate(values) if v is None]
         if todo:
             p, r, f = self.scorer.score([cands[k] for k in todo], [refs[k] for k in todo], batch_size=batch_size)
             new = torch.stack([p, r, f], dim=1).detach().cpu().numpy().astype(np.float32)
             for k, row in zip(todo, new):
                 values[k] = row
-                self.cache.put(self.id, keys[k], row)
+            if hasattr(self.cache, "put_many"):
+                self.cache.put_many(self.id, [(keys[k], row) for k, row in zip(todo, new)])
+            else:
+                for k, row in zip(todo, new):
+                    self.cache.put(self.id, keys[k], row)
             self.n_scored += len(todo)
         table = torch.from_numpy(np.stack(values).astype(np.float32)) if values else torch.zeros((0, 3))
+        return table[:, 0], table[:, 1], table[:, 2]
+
+
+class TokenCachedBERTScorer:
+    """``score(cands, refs, batch_size=..)`` of a ``BERTScorer`` with its token embeddings cached
+    per distinct text, so a text shared by many pairs (a reference scored against every
+    condition, a new candidate against an old reference) goes through the model once ever.
+
+    Each distinct sentence's token embeddings and idf weights (bert-score's ``stats_dict`` entry:
+    ``[L, D]`` plus ``[L]``, stored as one ``[L, D + 1]`` float32 row under
+    ``<scorer id>#tokens``) are read from ``cache`` or computed with bert-score's own
+    ``get_bert_embedding`` (missing texts in bert-score's order: longest first, ``batch_size`` at a
+    time); the greedy matching, the multi-reference maximum and the baseline rescaling are
+    bert-score's (``greedy_cos_idf``, ``max`` over a reference group, ``(x - b) / (1 - b)``).
+    Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
+    may differ in the last bits). ``idf=True`` and ``all_layers=True`` are refused.
+    """
+
+    def __init__(self, scorer: Any, cache: Any):
+        if scorer._idf:
+            raise ValueError("a BERTScorer with idf=True cannot be cached per text (its idf comes from the whole corpus)")
+        if getattr(scorer, "all_layers", False):
+            raise ValueError("TokenCachedBERTScorer supports one layer (all_layers=False)")
+        self.scorer, self.cache = scorer, cache
+        self.id = scorer_id(scorer) + "#tokens"
+        #: distinct texts embedded by the model (cache misses), for tests and benchmarks
+        self.n_embedded = 0
+
+    def _stats(self, sentences: list[str], batch_size: int):
+        import torch
+        from collections import defaultdict
+
+        from bert_score.utils import get_bert_embedding
+
+        tok = self.scorer._tokenizer
+        found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
+            s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
+        stats = {s: (torch.from_numpy(v[:, :-1].copy()), torch.from_numpy(v[:, -1].copy()))
+                 for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2}
+        missing = sorted((s for s in sentences if s not in stats), key=lambda x: len(x.split(" ")), reverse=True)
+        if missing:
+            idf_dict = defaultdict(lambda: 1.0)
+            idf_dict[tok.sep_token_id] = 0
+            idf_dict[tok.cls_token_id] = 0
+            rows = []
+            for start in range(0, len(missing), batch_size):
+                batch = missing[start:start + batch_size]
+                embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
+                embs, masks, idf = embs.cpu(), masks.cpu(), idf.cpu()
+                for i, sen in enumerate(batch):
+                    n = int(masks[i].sum().item())
+                    stats[sen] = (embs[i, :n], idf[i, :n])
+                    rows.append((sen, torch.cat([embs[i, :n], idf[i, :n, None].to(embs.dtype)], dim=1).numpy().astype(np.float32)))
+            self.n_embedded += len(missing)
+            if hasattr(self.cache, "put_many"):
+                self.cache.put_many(self.id, rows)
+            else:
+                for sen, row in rows:
+                    self.cache.put(self.id, sen, row)
+        return stats
+
+    def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        from bert_score.utils import greedy_cos_idf
+
+        cands, groups = list(cands), None
+        flat_c, flat_r = cands, list(refs)
+        if refs and not isinstance(refs[0], str):
+            groups, flat_c, flat_r = [], [], []
+            for cand, group in zip(cands, refs):
+                group = [group] if isinstance(group, str) else list(group)
+                groups.append((len(flat_r), len(flat_r) + len(group)))
+                flat_c += [cand] * len(group)
+                flat_r += group
+        stats = self._stats(list(dict.fromkeys(flat_r + flat_c)), batch_size)
+        device = next(self.scorer._model.parameters()).device
+
+        def pad(batch):
+            emb = [stats[s][0].to(device) for s in batch]
+            idf = [stats[s][1].to(device) for s in batch]
+            lens = torch.tensor([e.size(0) for e in emb], dtype=torch.long)
+            mask = (torch.arange(int(lens.max())).expand(len(lens), int(lens.max())) < lens.unsqueeze(1)).to(device)
+            return pad_sequence(emb, batch_first=True, padding_value=2.0), mask, pad_sequence(idf, batch_first=True)
+
+        preds = []
+        with torch.no_grad():
+            for start in range(0, len(flat_r), batch_size):
+                p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
+                preds.append(torch.stack((p, r, f), dim=-1).cpu())
+        table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
+        if groups is not None:
+            table = torch.stack([table[a:b].max(dim=0)[0] for a, b in groups], dim=0) if groups else torch.zeros((0, 3))
+        if self.scorer.rescale_with_baseline:
+            table = (table - self.scorer.baseline_vals) / (1 - self.scorer.baseline_vals)
         return table[:, 0], table[:, 1], table[:, 2]

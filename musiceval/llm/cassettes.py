@@ -11,7 +11,10 @@ Policy (one cassette per test):
   any OpenAI-compatible endpoint replays against any base URL.
 - ``authorization``, ``api-key``, ``openai-organization``, ``openai-project``, ``cookie`` and every
   ``x-stainless-*`` header are removed from recorded requests, and cookies and organisation
-  headers from responses; compressed bodies are stored decoded.
+  headers from responses; compressed bodies are stored decoded. Secret-looking query parameters
+  (``key``, ``token``, ``api_key``, ``sig`` ...) and URL userinfo are replaced by ``***`` in the
+  recorded ``uri`` (vcrpy ``filter_query_parameters`` plus :func:`musiceval.redact.redact`), and
+  in recorded response bodies (servers that echo the request URL in an error).
 - commands (:func:`command_mode`): replay plus recording of new requests, or replay only with
   ``--replay`` and always on CI.
 """
@@ -22,8 +25,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from musiceval.redact import SECRET_QUERY_NAMES, redact
+
 FILTERED_REQUEST_HEADERS = ("authorization", "api-key", "openai-organization", "openai-project", "cookie")
 FILTERED_RESPONSE_HEADERS = ("set-cookie", "openai-organization", "openai-project")
+#: query parameters replaced by ``***`` in recorded URIs (an API key in OPENAI_BASE_URL's query)
+FILTERED_QUERY_PARAMETERS = tuple(n for n in SECRET_QUERY_NAMES) + ("api-version-key", "subscription-key")
 MATCH_ON = ("method", "path", "body")
 
 
@@ -52,6 +59,7 @@ def command_mode(replay: bool) -> str:
 
 
 def _strip_request(request):
+    request.uri = redact(request.uri)  # userinfo and any secret-looking query value, whatever its name
     for name in list(request.headers):
         if name.lower().startswith("x-stainless") or name.lower() in FILTERED_REQUEST_HEADERS:
             del request.headers[name]
@@ -63,6 +71,17 @@ def _strip_response(response):
     for name in list(headers):
         if name.lower() in FILTERED_RESPONSE_HEADERS:
             del headers[name]
+    body = response.get("body") or {}
+    raw = body.get("string")
+    if isinstance(raw, bytes):  # a server that echoes the request URL (an error page) echoes its key
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return response
+        if redact(text) != text:
+            body["string"] = redact(text).encode("utf-8")
+    elif isinstance(raw, str):
+        body["string"] = redact(raw)
     return response
 
 
@@ -73,6 +92,7 @@ def make_vcr(mode: str):
         record_mode=mode,
         match_on=MATCH_ON,
         filter_headers=FILTERED_REQUEST_HEADERS,
+        filter_query_parameters=[(name, "***") for name in FILTERED_QUERY_PARAMETERS],
         before_record_request=_strip_request,
         before_record_response=_strip_response,
         decode_compressed_response=True,

@@ -141,15 +141,30 @@ def _key(task: str, records: Sequence[OutputRecord], compat: str | None) -> Task
         per_label_accuracy,
     )
 
-    golds = [r.correct_answer for r in records]
+    import mir_eval
+
+    def readable(key: str) -> bool:
+        try:
+            mir_eval.key.validate_key(key)
+        except ValueError:
+            return False
+        return True
+
+    # An item whose reference key mir_eval cannot read ("12345", "Infinity", a zero-width character)
+    # is a per-item failure (reported by key_scores) left out of the model's and the majority
+    # baseline's scores alike; it never stops the task.
+    keep = [readable(r.correct_answer) for r in records]
+    golds = [r.correct_answer for r, k in zip(records, keep) if k]
     values, failures = fam.key_scores(records, compat)
+    kept = np.asarray([v for v, k in zip(values, keep) if k], dtype=float)
     base = key_weighted_items(golds, majority_predictions(golds))
-    res = TaskResult(task, compat, len(records), {"weighted_score": float(np.mean(values)) if len(values) else float("nan")})
-    res.per_item["weighted_score"] = _scores("weighted_score", records, values)
-    res.baseline["weighted_score"] = _scores("weighted_score", records, base)
+    res = TaskResult(task, compat, len(records), {"weighted_score": float(np.mean(kept)) if len(kept) else float("nan")})
+    res.per_item["weighted_score"] = _scores("weighted_score", records, values, keep)
+    sel = [r for r, k in zip(records, keep) if k]
+    res.baseline["weighted_score"] = _scores("weighted_score", sel, base)
     res.baseline_metrics = {"weighted_score": float(base.mean()) if len(base) else float("nan")}
     res.failures = failures
-    res.breakdown["per_label"] = per_label_accuracy(golds, values)
+    res.breakdown["per_label"] = per_label_accuracy(golds, kept)
     return res
 
 

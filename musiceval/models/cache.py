@@ -18,6 +18,12 @@ Rules that make it safe to kill and resume:
   ignore it and report it in :attr:`ResponseCache.torn` (and a warning); the next writer
   truncates it before appending, so it never glues onto a good line;
 - errors are not cached: a failed item is retried by the next run;
+- concurrent runs do not pay twice: before calling the model a run *claims* the keys it is about
+  to ask (:meth:`ResponseCache.claim`, one ``claims/<key>`` file created with ``O_EXCL`` holding
+  the owner's host, pid and a token); a second run skips the keys another live run holds and
+  waits for their answers (:meth:`ResponseCache.wait_for`), asking the model only for keys whose
+  claim was released without an answer (the first run's call failed). A claim whose process is
+  gone (same host) or older than ``claim_ttl`` seconds is stale and taken over;
 - API keys never reach the cache: the model spec is stored with URL credentials and
   ``key=``/``token=`` query values redacted, and nothing else from the environment is written.
 """
@@ -26,23 +32,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
+import socket
+import time
+import uuid
 import warnings
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from filelock import FileLock
 
+from musiceval.redact import redact, redact_meta
+
 __all__ = ["ResponseCache", "cache_key", "redact_spec"]
 
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-_SECRET_QUERY = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|auth)=)[^&#\s]*")
 
 
 def redact_spec(spec: str) -> str:
-    """Remove credentials a user may have put in a model spec's URL (``user:key@``, ``?key=``)."""
-    spec = _URL_USERINFO.sub(lambda m: m.group("scheme") + "REDACTED@", spec)
-    return _SECRET_QUERY.sub(lambda m: m.group(1) + "REDACTED", spec)
+    """Remove credentials a user may have put in a model spec's URL (``user:key@``, ``?key=``):
+    :func:`musiceval.redact.redact`, the suite's one redaction function."""
+    return redact(spec)
 
 
 def cache_key(
@@ -70,7 +78,7 @@ def cache_key(
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()  # never fails on odd text
 
 
 class ResponseCache:
@@ -86,8 +94,12 @@ class ResponseCache:
 
     FILENAME = "responses.jsonl"
 
-    def __init__(self, directory: str | os.PathLike[str], *, lock_timeout: float = 60.0) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, lock_timeout: float = 60.0,
+                 claim_ttl: float = 3600.0) -> None:
         self.directory = Path(directory)
+        self.claim_ttl = float(claim_ttl)
+        self._owner = f"{socket.gethostname()} {os.getpid()} {uuid.uuid4().hex}"
+        self._claimed: set[str] = set()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / self.FILENAME
         self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
@@ -177,8 +189,15 @@ class ResponseCache:
                 clean = dict(r)
                 if "model" in clean:
                     clean["model"] = redact_spec(str(clean["model"]))
+                if "meta" in clean:
+                    clean["meta"] = redact_meta(clean["meta"])
                 new[r["key"]] = clean
-                lines.append(json.dumps(clean, ensure_ascii=False, separators=(",", ":")) + "\n")
+                line = json.dumps(clean, ensure_ascii=False, separators=(",", ":")) + "\n"
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: escaped (valid JSON, read back as written)
+                    line = json.dumps(clean, ensure_ascii=True, separators=(",", ":")) + "\n"
+                lines.append(line)
             if not lines:
                 return 0
             blob = "".join(lines).encode("utf-8")
@@ -196,3 +215,103 @@ class ResponseCache:
         if self._tail_bytes() > 0:
             with open(self.path, "r+b") as f:
                 f.truncate(self._offset)
+
+    # -- claims: one model call per key across concurrent runs --------------------------------
+    def _claim_path(self, key: str) -> Path:
+        if not key or any(c not in "0123456789abcdefABCDEF" for c in key):
+            raise ValueError(f"cache key {key!r} is not a hex digest")
+        return self.directory / "claims" / key
+
+    def _stale(self, path: Path) -> bool:
+        try:
+            text = path.read_text(encoding="utf-8")
+            age = time.time() - path.stat().st_mtime
+        except FileNotFoundError:
+            return False
+        except (OSError, UnicodeDecodeError):
+            return True
+        if age > self.claim_ttl:
+            return True
+        host, _, rest = text.partition(" ")
+        pid = rest.partition(" ")[0]
+        if host == socket.gethostname() and pid.isdigit():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                return False
+        return False
+
+    def claim(self, keys: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Claim the keys not yet cached: ``(mine, held_by_others)``.
+
+        ``mine`` are the keys this run now holds and should ask the model for (then :meth:`put_many`
+        and :meth:`release`); ``held_by_others`` are keys a live concurrent run is asking: wait for
+        them with :meth:`wait_for` instead of paying twice. Keys already cached are in neither.
+        """
+        mine, others = [], []
+        (self.directory / "claims").mkdir(exist_ok=True)
+        for key in dict.fromkeys(keys):
+            if key in self._claimed:
+                mine.append(key)
+                continue
+            if self.get(key) is not None:
+                continue
+            path = self._claim_path(key)
+            for _ in range(2):
+                try:
+                    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                except FileExistsError:
+                    if self._stale(path):
+                        path.unlink(missing_ok=True)
+                        continue
+                    others.append(key)
+                    break
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(self._owner)
+                if self.get(key) is not None:  # answered between our look and our claim
+                    path.unlink(missing_ok=True)
+                    break
+                self._claimed.add(key)
+                mine.append(key)
+                break
+        return mine, others
+
+    def release(self, keys: Iterable[str] | None = None) -> None:
+        """Drop this run's claims on ``keys`` (default: all it holds), answered or not."""
+        for key in list(self._claimed if keys is None else keys):
+            if key not in self._claimed:
+                continue
+            self._claimed.discard(key)
+            path = self._claim_path(key)
+            try:
+                if path.read_text(encoding="utf-8") == self._owner:
+                    path.unlink()
+            except (FileNotFoundError, UnicodeDecodeError):
+                pass
+
+    def wait_for(self, keys: Iterable[str], *, poll: float = 0.05, timeout: float | None = None) -> dict[str, dict[str, Any]]:
+        """Wait until each key is cached or no live run claims it any more; the cached records.
+
+        Keys missing from the result were released unanswered (the other run's call failed) or
+        their claim went stale: the caller claims and asks them itself.
+        """
+        waiting = set(keys)
+        found: dict[str, dict[str, Any]] = {}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while waiting:
+            for key in list(waiting):
+                record = self.get(key)
+                if record is not None:
+                    found[key] = record
+                    waiting.discard(key)
+                elif not self._claim_path(key).exists() or self._stale(self._claim_path(key)):
+                    record = self.get(key)  # put just before the release we saw
+                    if record is not None:
+                        found[key] = record
+                    waiting.discard(key)
+            if not waiting or (deadline is not None and time.monotonic() > deadline):
+                break
+            time.sleep(poll)
+        return found

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, register_model
+from musiceval.redact import redact
 
 __all__ = ["OpenAICompatibleModel", "encode_wav_base64", "API_KEY_ENV_VARS"]
 
@@ -91,7 +92,7 @@ class OpenAICompatibleModel:
         base_url, sep, model = rest.rpartition("#")
         if not sep or not (base_url or base_urls) or not model:
             raise ModelSpecError(
-                f"openai-compatible spec {rest!r} must be <base_url>#<model>, e.g. "
+                f"openai-compatible spec {redact(rest)!r} must be <base_url>#<model>, e.g. "
                 "openai-compatible:http://localhost:8000/v1#Qwen/Qwen2-Audio-7B-Instruct "
                 "(several replicas: <url1>,<url2>#<model>)"
             )
@@ -228,7 +229,7 @@ class OpenAICompatibleModel:
                 await asyncio.sleep(self._delay(attempt, retry_after))
         if key != "EMPTY":
             last = last.replace(key, "***")
-        return Answer(error=f"{url}: {last}"[:500])
+        return Answer(error=redact(f"{url}: {last}")[:500])
 
     def _tls(self) -> Any:
         """One TLS context for every ``generate`` call: building one reads the CA bundle (~50-90 ms),

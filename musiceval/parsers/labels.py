@@ -35,13 +35,21 @@ def is_correct_cmi(response: str, gold: str, labels: Iterable[str]) -> bool:
     return all(lab not in resp for lab in (normalise_cmi(x) for x in labels) if lab != g)
 
 
+MAX_FLEXIBLE_LABEL = 256
+
+
 @lru_cache(maxsize=4096)
 def _label_pattern(label: str) -> re.Pattern[str]:
     chars = [c for c in label.lower().replace("\u266f", "#") if c not in " _-'."]
     if not chars:
         raise ValueError(f"label {label!r} has no characters to match")
-    # a space, "_" or "-" may separate any two characters: "hiphop" ~ "hip-hop", "lip_trill" ~ "lip trill"
-    body = r"[\s_\-]?".join(re.escape(c) for c in chars)
+    # a space, "_" or "-" may separate any two characters: "hiphop" ~ "hip-hop", "lip_trill" ~ "lip trill";
+    # a "label" over MAX_FLEXIBLE_LABEL characters (a hostile or broken reference) is matched literally,
+    # since the flexible pattern of a 300,000-character string takes tens of seconds to compile
+    if len(chars) > MAX_FLEXIBLE_LABEL:
+        body = re.escape("".join(chars))
+    else:
+        body = r"[\s_\-]?".join(re.escape(c) for c in chars)
     return re.compile(r"(?<![0-9a-z])" + body + r"(?:e?s)?(?![0-9a-z])")
 
 
@@ -58,6 +66,8 @@ def find_labels(response: str, labels: Sequence[str]) -> list[str]:
     text = response.lower().replace("\u266f", "#")
     spans: list[tuple[int, int, str]] = []
     for lab in dict.fromkeys(labels):
+        if not any(c not in " _-'." for c in lab):
+            continue  # a label with nothing to match ("", "  ") is never mentioned
         for m in _label_pattern(lab).finditer(text):
             spans.append((m.start(), m.end(), lab))
     kept = [

@@ -10,7 +10,8 @@ numbers carrying a seconds unit ("0.54s", "1.0ss", "3 sec") or a decimal point. 
 ends an answer whose other times carry units is an answer cut off mid-token and is dropped
 ("..., 68.0s, 68.5"). Bare integers in prose
 ("16 beats in total") are not times. Duplicates are dropped; the result is sorted. Times above
-``max_time`` (mir_eval's 30000 s limit) are rejected.
+``max_time`` (mir_eval's 30000 s limit) are rejected, and so is a negative time ("-0.5s"): the
+item fails rather than the sign being dropped.
 """
 from __future__ import annotations
 
@@ -55,12 +56,16 @@ def parse_times(text: str, *, max_time: float = MAX_TIME) -> np.ndarray:
     Raises
     ------
     ParseError
-        When no time is found or a time exceeds ``max_time``.
+        When no time is found, a time is negative or a time exceeds ``max_time``.
     """
     times: list[float] = []
     with_unit = 0
     tail = text.rstrip()
     for m in _TOKEN.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] in "-\u2212":
+            # "-0.5s": a negative time is an error in the answer, never read as its absolute value
+            # (a range "0.0s-0.54s" is consumed by the first token and never reaches here)
+            raise ParseError(f"negative time {text[m.start() - 1:m.end()].strip()!r}")
         if m.group("min") is not None:
             t = int(m.group("min")) * 60 + float(m.group("sec"))
         else:

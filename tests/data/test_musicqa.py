@@ -143,3 +143,28 @@ def test_caption_csv_layouts(tmp_path):
     other.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="neither Song Describer"):
         load_captions(other)
+
+
+def test_every_duplicate_record_is_a_counted_failure_with_its_line(tmp_path):
+    """12 records sharing one id: 1 item and 11 failures, each named by its own line (#14)."""
+    from musiceval.cli import main
+
+    rec = {"question": "Describe the audio", "answer": "a calm piano piece", "audio": "same.flac",
+           "prompt": "p", "model_output": "a calm piano piece", "model_name": "M"}
+    path = tmp_path / "dups.jsonl"
+    path.write_text("".join(json.dumps(rec) + "\n" for _ in range(12)))
+    data = load_dasheng_musicqa(path)
+    assert len(data.items) == 1 and len(data.failures) == 11
+    assert [f.item_id for f in data.failures] == [f"dups.jsonl:{k}" for k in range(2, 13)]
+    free = tmp_path / "free.jsonl"
+    free.write_text("".join(json.dumps({"id": "x", "question": "q", "reference": "r", "response": "r"}) + "\n" for _ in range(12)))
+    assert len(load_freeform_jsonl(free).failures) == 11
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["score", "freeform", str(path), "--format", "dasheng", "--json", "--metrics", "bleu",
+                     "--conditions", "correct"]) == 0
+    obj = json.loads(out.getvalue())
+    assert obj["n"] + obj["n_failed"] == 12

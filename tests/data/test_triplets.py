@@ -173,3 +173,16 @@ def test_fixture_csv_loads_cleanly_with_both_kinds():
     kinds = {t.negated for t in ts.triplets}
     assert kinds == {True, False}
     assert sample_triplets(ts, 5, seed=1) == sample_triplets(ts, 5, seed=1)
+
+
+def test_an_unterminated_quote_fails_its_row_and_swallows_none_after_it(tmp_path):
+    """csv reads an open quote to the end of the file; every later row must still be read (#14)."""
+    path = tmp_path / "t.csv"
+    path.write_text('anchor,positive,negative\nRock music,Jazz,Opera\n"unterminated,Jazz,Opera\nBlues,Funk,Techno\n'
+                    'Salsa music,Opera,Jazz\n"Rock\nmusic",Jazz,Opera\n')
+    data = load_triplet_csv(path)
+    assert [t.anchor for t in data.triplets] == ["Rock music", "Blues", "Salsa music"]
+    reasons = [f.reason for f in data.failures]
+    # line 3 opens a quote that csv would close at line 6; lines 6-7 are a label with a line break
+    assert len(reasons) == 3 and "t.csv:3: unreadable CSV row (unterminated quote" in reasons[0]
+    assert "t.csv:6:" in reasons[1] and "t.csv:7:" in reasons[2]

@@ -51,3 +51,27 @@ def test_the_key_names_layer_and_baseline_and_idf_is_refused(scorer, tmp_path):
     idf = BERTScorer(model_type=bundled_minilm_path(), num_layers=6, idf=True, idf_sents=["a b", "c d"])
     with pytest.raises(ValueError, match="idf"):
         CachedBERTScorer(idf, EmbeddingCache(tmp_path))
+
+
+def test_token_level_cache_equals_bert_score_and_embeds_each_text_once(scorer, tmp_path):
+    from musiceval.encoders.bertscore_cache import TokenCachedBERTScorer
+
+    cands = ["A calm piano piece in C major.", "Fast drums and a distorted guitar.", "A calm piano piece in C major.", "Jazz trio."]
+    refs = [["A slow, quiet piano solo.", "Soft piano in a major key."], ["Heavy metal with loud drums."], ["Jazz trio."],
+            ["A slow, quiet piano solo."]]
+    expected = scorer.score(cands, refs)
+    cached = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    first = cached.score(cands, refs)
+    distinct = set(cands) | {r for g in refs for r in g}
+    assert cached.n_embedded == len(distinct) == 6  # "Jazz trio." is both a candidate and a reference: once
+    # another condition: new candidates against the same references embed only the new texts
+    again = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    other = ["Loud drums.", "Fast drums and a distorted guitar.", "Piano.", "Jazz trio."]
+    second = again.score(other, refs)
+    assert again.n_embedded == 2
+    ref_other = scorer.score(other, refs)
+    for got, want in ((first, expected), (second, ref_other)):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), atol=2e-6, rtol=0)
+    single = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path)).score(cands[:2], ["x y", "Heavy metal with loud drums."])
+    np.testing.assert_allclose(single[2].numpy(), scorer.score(cands[:2], ["x y", "Heavy metal with loud drums."])[2].numpy(), atol=2e-6)

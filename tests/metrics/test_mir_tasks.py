@@ -172,3 +172,16 @@ def test_unknown_task_and_mode():
         score_task("Nope", [_rec(0, "x", "y")])
     with pytest.raises(ValueError):
         score_task("GTZAN", [_rec(0, "x", "y")], compat="other")
+
+
+@pytest.mark.parametrize("bad", ["12345", "Infinity", "C\u200b major", ""])
+def test_one_unreadable_reference_key_is_a_per_item_failure_not_a_task_error(bad):
+    """GS_key: the majority baseline used to raise on one bad reference and stop the file (#14)."""
+    recs = [_rec(0, "C major", "C major"), _rec(1, "A minor", "A minor"), _rec(2, "C major", bad), _rec(3, "G major", "C major")]
+    res = score_task("GS_key", recs)
+    assert res.n == 4 and [f.item_id for f in res.failures] == ["2|x2"]
+    assert res.per_item["weighted_score"].ids == ("0|x0", "1|x1", "3|x3")
+    assert res.baseline["weighted_score"].ids == ("0|x0", "1|x1", "3|x3")
+    # model: 1, 1, G vs C major (fifth: 0.5); majority 'C major': 1, 0 (A minor is C major's relative: 0.3), 1
+    assert res.metrics["weighted_score"] == pytest.approx((1 + 1 + 0.5) / 3)
+    assert res.baseline_metrics["weighted_score"] == pytest.approx((1 + 0.3 + 1) / 3)

@@ -205,3 +205,52 @@ def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path)
     finally:
         server.kill()
         server.wait(timeout=10)
+
+
+def test_two_concurrent_runs_on_one_cache_ask_the_model_once_per_request(tmp_path):
+    """Claims in the response cache: a second run waits for the first one's answers (#14)."""
+    pytest.importorskip("openai")
+    import threading
+
+    from musiceval.llm.fake_server import FakeOpenAIServer
+    from musiceval.models import load_model
+
+    items = [Item(id=f"q{k}", question=f"question {k}?", audio=None) for k in range(40)]
+    results, errors = [], []
+    with FakeOpenAIServer(latency=0.01) as server:
+        def one_run():
+            try:
+                model = load_model(f"openai-compatible:{server.base_url}#echo", concurrency=4)
+                results.append(generate_responses(model, items, conditions=["text_only", "correct"], data_dir=tmp_path,
+                                                  cache=ResponseCache(tmp_path / "cache"), batch_size=8))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=one_run) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        n_requests = len(server.requests)
+    assert errors == [] and len(results) == 2
+    # 40 text-only answers; 'correct' fails per item (no audio) without a model call
+    assert n_requests == 40
+    assert all(len(r.responses) == 40 and len(r.failures) == 40 for r in results)
+    assert sum(r.n_generated for r in results) == 40 and sum(r.n_cached for r in results) == 40
+    assert not list((tmp_path / "cache" / "claims").iterdir())  # every claim released
+    assert [r.text for r in results[0].responses] == [r.text for r in results[1].responses]
+
+
+def test_a_claim_released_without_an_answer_is_asked_again_and_a_dead_owners_claim_is_stale(tmp_path):
+    cache = ResponseCache(tmp_path / "c")
+    other = ResponseCache(tmp_path / "c")
+    mine, others = cache.claim(["ab", "cd"])
+    assert mine == ["ab", "cd"] and other.claim(["ab"]) == ([], ["ab"])
+    cache.release(["ab"])  # failed: no answer written
+    assert other.wait_for(["ab"], timeout=5) == {}
+    assert other.claim(["ab"])[0] == ["ab"]
+    (tmp_path / "c" / "claims" / "ef").write_text("%s 999999999 token" % __import__("socket").gethostname())
+    assert other.claim(["ef"])[0] == ["ef"]  # the owner process does not exist
+    cache.put_many([{"key": "cd", "text": "x"}])
+    cache.release()
+    assert other.wait_for(["cd"], timeout=5)["cd"]["text"] == "x"

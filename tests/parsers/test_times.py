@@ -58,3 +58,13 @@ def test_times_beyond_mir_eval_limit_are_refused():
 
 def test_unsorted_duplicates_are_sorted_and_deduplicated():
     np.testing.assert_allclose(parse_times("2.0s, 1.0s, 2.0s"), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("text", ["-0.5s, 1.0s, 1.5s", "beats at 0.5s,-1.0s", "\u22120.54s 1.0s"])
+def test_a_negative_time_fails_the_item_instead_of_losing_its_sign(text):
+    with pytest.raises(ParseError, match="negative time"):
+        parse_times(text)
+
+
+def test_a_range_is_not_a_negative_time():
+    assert parse_times("0.0s-0.54s, 1.0s").tolist() == [0.0, 1.0]
