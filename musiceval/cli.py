@@ -90,8 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-from musiceval.redact import redact
-from musiceval.scoring import InputError, ScoreOutput, format_choices, load_scorers
+    from musiceval.report import rebuild
+
+    results_dir: Path = args.results_dir
+    if not results_dir.is_dir():
+        raise InputError(f"{results_dir}: not a directory; pass the results directory a pytest run printed")
+    results = results_dir / "results.json"
+    if os.path.lexists(results) and not results.is_file():  # a FIFO or directory is refused, never opened
+        raise InputError(f"{results}: not a regular file; pass the results directory a pytest run printed")
+    run = rebuild(results_dir)
+    skipped = f"; {len(run['problems'])} bad row(s) skipped, listed under Errors" if run["problems"] else ""
+    print(f"{results_dir / 'report.html'}  {run['verdict']} ({', '.join(f'{v} {k}' for k, v in run['counts'].items())}){skipped}")
     return 0
 
 
