@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from musiceval import __version__, progress
 from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
 from musiceval.scoring import InputError, ScoreOutput, format_choices, load_scorers
@@ -32,11 +33,14 @@ def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--per-item", metavar="FILE", help="write per-item scores and failures as JSON lines")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    progress.add_progress_arguments(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="musiceval", description="Evaluate music language models.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    progress.add_progress_arguments(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", required=True)
 
     score = sub.add_parser("score", help="score recorded responses with one protocol")
@@ -83,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)
+    progress.add_progress_arguments(report)
     report.set_defaults(_run=_run_report)
     return parser
 
@@ -91,7 +96,9 @@ def _run_report(args: argparse.Namespace) -> int:
     from musiceval.report import rebuild
 
     results_dir: Path = args.results_dir
-    run = rebuild(results_dir)
+    with progress.bar(1, desc=f"report {results_dir.name}", unit="report") as bar:
+        run = rebuild(results_dir)
+        bar.update(1)
     skipped = f"; {len(run['problems'])} bad row(s) skipped, listed under Errors" if run["problems"] else ""
     print(f"{results_dir / 'report.html'}  {run['verdict']} ({', '.join(f'{v} {k}' for k, v in run['counts'].items())}){skipped}")
     return 0
@@ -121,10 +128,23 @@ def _print_human(out: ScoreOutput) -> None:
             print(f"  {prefix:<40} {value}")
 
     walk("", out.metrics)
+    from musiceval.scoring.summary import headline_lines, paired_lines
+
+    if out.intervals:
+        print("headline on Correct: mean  [95% interval]  n")
+        for line in headline_lines(out.intervals, out.chances):
+            print(line)
+    if out.paired_difference:
+        print("paired difference Correct - Random: mean  [95% interval]  n")
+        for line in paired_lines(out.paired_difference):
+            print(line)
 
 
 def _run_score(args: argparse.Namespace) -> int:
     out: ScoreOutput = args._scorer.score(args)
+    if out.headline or out.paired:
+        with progress.bar(len(out.headline) + len(out.paired), desc=f"{out.protocol} intervals", unit="metric") as bar:
+            out.summarize(seed=getattr(args, "seed", 0) or 0, on_metric=lambda: bar.update(1))
     if args.per_item:
         _write_per_item(args.per_item, out)
     if out.n == 0:
@@ -141,6 +161,7 @@ def _run_score(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    progress.set_mode(getattr(args, "progress", None))
     run = getattr(args, "_run", None) or _run_score
     try:
         return int(run(args) or 0)

@@ -357,7 +357,11 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
         extra["agreement"] = agreement
     if llm is not None:
         extra["llm_calls"] = llm.extractor.n_calls
-    return ScoreOutput("factual", correct["f1"].n, result.metrics, per_item + failures, failures, extra=extra)
+    from musiceval.scoring.summary import protocol_chances, protocol_headline
+
+    headline = protocol_headline(protocol)
+    return ScoreOutput("factual", correct["f1"].n, result.metrics, per_item + failures, failures, extra=extra,
+                       headline=headline, chances=protocol_chances(protocol, [protocol.headline]))
 
 
 register_scorer(Scorer(

@@ -180,7 +180,11 @@ def configure(ap) -> None:
     ap.add_argument("--tasks", default="GS_key,Nsynth_pitch,gtzan_beat,Nsynth_instrument", help="comma-separated CMI-Bench tasks")
     ap.add_argument("--split", default="test", help="instruction split to run ('all' for every line)")
     ap.add_argument("--limit", type=int, default=None, help="first N instructions per task")
-    ap.add_argument("--cache", type=Path, default=Path(".musiceval/cache/responses"), help="response cache directory")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(ap, "response cache (DIR/responses)")
+    ap.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
+                    help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     ap.add_argument("--out", type=Path, default=None, help="write <model>_<task>.jsonl output files here")
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
@@ -213,11 +217,14 @@ def run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     settings = GenerationSettings(0.0, args.max_tokens, args.seed)
+    from musiceval.cache_dir import RESPONSES, cache_path
+
+    responses_dir = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
     name = "".join(c if c.isalnum() or c in "-." else "-" for c in redact_spec(model.spec).split("/")[-1]) or "model"
     n_failed = 0
     try:
         for task, path in files.items():
-            live = run_live_task(model, task, path, data_dir=args.data_dir or args.instructions, cache=ResponseCache(args.cache),
+            live = run_live_task(model, task, path, data_dir=args.data_dir or args.instructions, cache=ResponseCache(responses_dir),
                                  settings=settings, split=None if args.split == "all" else args.split, limit=args.limit)
             for f in live.failures:
                 print(f"FAILED {task} {f.item_id}: {f.reason}", file=sys.stderr)
