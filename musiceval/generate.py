@@ -381,8 +381,7 @@ def _progress_on(args: argparse.Namespace) -> bool:
     """The bar on stderr: ``--progress`` / ``--no-progress``, else only when stderr is a terminal."""
     from musiceval import progress as _progress
 
-    if getattr(args, "progress", None) is not None:
-        _progress.set_mode(args.progress)
+    _progress.set_mode(getattr(args, "progress", None))
     return _progress.enabled()
 
 
