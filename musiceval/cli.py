@@ -135,6 +135,10 @@ def _print_human(out: ScoreOutput) -> None:
         for line in headline_lines(out.intervals, out.chances):
             print(line)
     if out.paired_difference:
+        counts = out.extra.get("n_scored")
+        if isinstance(counts, dict) and len(set(counts.values())) > 1:
+            print(f"note: the per-condition means above cover different items "
+                  f"({', '.join(f'{c} n={k}' for c, k in counts.items())}); compare conditions with the paired figure")
         print("paired difference Correct - Random: mean  [95% interval]  n")
         for line in paired_lines(out.paired_difference):
             print(line)

@@ -139,7 +139,7 @@ def output_records(items: Sequence[Item], responses: Sequence[Response], *,
 
 def run_live_task(model, task: str, instruction_file: str | os.PathLike[str], *, data_dir: str | os.PathLike[str],
                   cache=None, settings=None, split: str | None = "test", limit: int | None = None,
-                  compat: str | None = None, embed=None, bertscorer=None) -> LiveTask:
+                  compat: str | None = None, embed=None, bertscorer=None, progress: bool = False) -> LiveTask:
     """Ask ``model`` the instructions of one task file (``split``, first ``limit``), then score the
     answers (see the module docstring). ``embed`` / ``bertscorer`` as for
     :func:`~musiceval.metrics.mir.score_task` (tagging / captioning tasks)."""
@@ -148,7 +148,7 @@ def run_live_task(model, task: str, instruction_file: str | os.PathLike[str], *,
 
     items, failures = instruction_items(instruction_file, task, data_dir=data_dir, split=split, limit=limit)
     generated = generate_responses(model, items, conditions=("correct",), data_dir=data_dir, cache=cache,
-                                   settings=settings or GenerationSettings())
+                                   settings=settings or GenerationSettings(), progress=progress)
     live = LiveTask(task, str(instruction_file), items, output_records(items, generated.responses),
                     failures + list(generated.failures))
     if not live.records:
@@ -189,6 +189,9 @@ def configure(ap) -> None:
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default=None, help="torch device for hf: models")
+    from musiceval import progress
+
+    progress.add_progress_arguments(ap)
 
 
 def run(args) -> int:
@@ -220,12 +223,17 @@ def run(args) -> int:
     from musiceval.cache_dir import RESPONSES, cache_path
 
     responses_dir = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
+    from musiceval import progress
+
+    progress.set_mode(getattr(args, "progress", None))
+    show_progress = progress.enabled()
     name = "".join(c if c.isalnum() or c in "-." else "-" for c in redact_spec(model.spec).split("/")[-1]) or "model"
     n_failed = 0
     try:
         for task, path in files.items():
             live = run_live_task(model, task, path, data_dir=args.data_dir or args.instructions, cache=ResponseCache(responses_dir),
-                                 settings=settings, split=None if args.split == "all" else args.split, limit=args.limit)
+                                 settings=settings, split=None if args.split == "all" else args.split, limit=args.limit,
+                                 progress=show_progress)
             for f in live.failures:
                 print(f"FAILED {task} {f.item_id}: {f.reason}", file=sys.stderr)
             n_failed += len(live.failures)
