@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from musiceval import __version__, progress
 from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
 from musiceval.redact import redact
@@ -34,11 +35,14 @@ def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--per-item", metavar="FILE", help="write per-item scores and failures as JSON lines")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    progress.add_progress_arguments(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="musiceval", description="Evaluate music language models.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    progress.add_progress_arguments(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", required=True)
 
     score = sub.add_parser("score", help="score recorded responses with one protocol")
@@ -85,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)
+    progress.add_progress_arguments(report)
     report.set_defaults(_run=_run_report)
     return parser
 
@@ -98,7 +103,9 @@ def _run_report(args: argparse.Namespace) -> int:
     results = results_dir / "results.json"
     if os.path.lexists(results) and not results.is_file():  # a FIFO or directory is refused, never opened
         raise InputError(f"{results}: not a regular file; pass the results directory a pytest run printed")
-    run = rebuild(results_dir)
+    with progress.bar(1, desc=f"report {results_dir.name}", unit="report") as bar:
+        run = rebuild(results_dir)
+        bar.update(1)
     skipped = f"; {len(run['problems'])} bad row(s) skipped, listed under Errors" if run["problems"] else ""
     print(f"{results_dir / 'report.html'}  {run['verdict']} ({', '.join(f'{v} {k}' for k, v in run['counts'].items())}){skipped}")
     return 0
@@ -128,10 +135,27 @@ def _print_human(out: ScoreOutput) -> None:
             print(f"  {prefix:<40} {value}")
 
     walk("", out.metrics)
+    from musiceval.scoring.summary import headline_lines, paired_lines
+
+    if out.intervals:
+        print("headline on Correct: mean  [95% interval]  n")
+        for line in headline_lines(out.intervals, out.chances):
+            print(line)
+    if out.paired_difference:
+        counts = out.extra.get("n_scored")
+        if isinstance(counts, dict) and len(set(counts.values())) > 1:
+            print(f"note: the per-condition means above cover different items "
+                  f"({', '.join(f'{c} n={k}' for c, k in counts.items())}); compare conditions with the paired figure")
+        print("paired difference Correct - Random: mean  [95% interval]  n")
+        for line in paired_lines(out.paired_difference):
+            print(line)
 
 
 def _run_score(args: argparse.Namespace) -> int:
     out: ScoreOutput = args._scorer.score(args)
+    if out.headline or out.paired:
+        with progress.bar(len(out.headline) + len(out.paired), desc=f"{out.protocol} intervals", unit="metric") as bar:
+            out.summarize(seed=getattr(args, "seed", 0) or 0, on_metric=lambda: bar.update(1))
     if args.per_item:
         _write_per_item(args.per_item, out)
     if out.n == 0:
@@ -148,6 +172,7 @@ def _run_score(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    progress.set_mode(getattr(args, "progress", None))
     run = getattr(args, "_run", None) or _run_score
     try:
         return int(run(args) or 0)

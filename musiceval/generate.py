@@ -398,7 +398,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, type=Path, help="manifest (JSON lines) of items")
     parser.add_argument("--data-dir", type=Path, default=None, help="audio root (default: the manifest's folder)")
     parser.add_argument("--conditions", default="correct", help=f"comma-separated, from {','.join(MODEL_CONDITIONS)}")
-    parser.add_argument("--cache", type=Path, default=Path(".musiceval/cache/responses"), help="response cache directory (pytest reads <--cache-dir>/responses)")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(parser, "response cache (DIR/responses; pytest --musiceval-cache-dir DIR replays it)")
+    parser.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
+                        help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     parser.add_argument("--out", type=Path, default=None, help="also write the responses as musiceval JSON lines")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (openai-compatible)")
     parser.add_argument("--batch-size", type=int, default=None, help="(item, condition) pairs per model call, cached as each finishes (default: max(16, 4*concurrency))")
@@ -408,11 +412,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seeds sampling, the random pairing and the noise (default 0)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N items")
     parser.add_argument("--random-draws", type=int, default=1, help="independent Random pairings per item (default 1)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    from musiceval import progress as _progress
+
+    _progress.add_progress_arguments(parser)
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="answer only shard I of N (0-based; items split by a hash of their id); join with `musiceval merge`")
     parser.add_argument("--model-args", default="", metavar="K=V,...",
                         help="model arguments, e.g. dtype=bfloat16,device_map=auto,max_new_tokens=64 (see docs/evaluate-your-model.md)")
+
+
+def _progress_on(args: argparse.Namespace) -> bool:
+    """The bar on stderr: ``--progress`` / ``--no-progress``, else only when stderr is a terminal."""
+    from musiceval import progress as _progress
+
+    _progress.set_mode(getattr(args, "progress", None))
+    return _progress.enabled()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -440,11 +454,14 @@ def run(args: argparse.Namespace) -> int:
     except (ManifestError, ModelSpecError, ValueError) as exc:
         print(redact(f"musiceval generate: error: {exc}"), file=sys.stderr)
         return 2
+    from musiceval.cache_dir import RESPONSES, cache_path
+
+    where = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
     try:
-        cache = ResponseCache(args.cache)
+        cache = ResponseCache(where)
     except OSError as exc:  # read-only file system, permission, a file where the folder should be
-        print(f"musiceval generate: error: response cache {args.cache}: {exc.strerror or exc}; "
-              "pass a writable --cache directory", file=sys.stderr)
+        print(f"musiceval generate: error: response cache {where}: {exc.strerror or exc}; "
+              "pass a writable --cache-dir", file=sys.stderr)
         model.close()
         return 2
     started = time.perf_counter()
@@ -452,7 +469,7 @@ def run(args: argparse.Namespace) -> int:
         result = generate_responses(
             model, items, conditions=conditions, data_dir=args.data_dir or args.dataset.parent,
             cache=cache, settings=settings, batch_size=args.batch_size or max(16, 4 * args.concurrency),
-            progress=not args.no_progress, random_draws=args.random_draws, shard=shard,
+            progress=_progress_on(args), random_draws=args.random_draws, shard=shard,
         )
     finally:
         model.close()

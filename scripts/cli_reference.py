@@ -27,7 +27,28 @@ def render() -> str:
     parser = build_parser()
     parts = ["# CLI reference", "",
              "Generated from `musiceval --help` by `python scripts/cli_reference.py`; "
-             "a test fails when this page is stale.", ""]
+             "a test fails when this page is stale.", "",
+             "Shared by every command:", "",
+             "- **Progress**: commands that can run for more than a few seconds (`score`, `generate`, "
+             "`report`, `score triplets`) draw a progress bar with items/s and the ETA on stderr, never on "
+             "stdout (`--json` prints exactly one JSON object either way). The bar is shown when stderr is a "
+             "terminal; `--progress` forces it on (logs, CI), `--no-progress` silences it.",
+             "- **Intervals**: `musiceval score` prints every headline metric on Correct with its 95% interval "
+             "and n, the interval the release gates use (`musiceval.gates.Gate.interval`: calibrated by the "
+             "data's shape, whole tracks resampled when items share one), e.g. "
+             "`accuracy  0.6850  [0.617, 0.747]  n=200  (calibrated interval; 1 unparsed)`, followed by the "
+             "metric's chance levels and trivial baselines (`vs majority-class baseline: 0.1400`). `--json` adds "
+             "`intervals` {metric: [low, high]}, `n_scored` {metric: n} (`n_scored_per_metric` for `freeform`, "
+             "whose `n_scored` counts items per condition) and `chances` {metric: [{name, kind, value}]}. "
+             "`score freeform` with Correct and Random adds `paired_difference` {metric: {estimate, low, high, n}}: "
+             "Correct minus Random on the items both conditions scored.",
+             "- **Caches**: `--cache-dir DIR` is the root of every on-disk cache (embeddings in `DIR/embeddings`, "
+             "model responses in `DIR/responses`, the layout `pytest --musiceval-cache-dir DIR` reads). Without it "
+             "the root is `$MUSICEVAL_CACHE`, else the platform cache directory (`platformdirs`, e.g. "
+             "`~/.cache/musiceval` on Linux; `$XDG_CACHE_HOME/musiceval` when platformdirs is not installed). "
+             "The older spellings `--embedding-cache DIR` and `--cache DIR` still work (they name the cache "
+             "folder itself) and print a deprecation warning.",
+             "- `musiceval --version` prints the installed version.", ""]
 
     def section(title: str, p: argparse.ArgumentParser, level: int) -> None:
         parts.extend([f"{'#' * level} `{title}`", "", "```text", p.format_help().rstrip(), "```", ""])

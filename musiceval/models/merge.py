@@ -47,8 +47,8 @@ def _cache_dir(path: Path) -> Path:
     if path.is_file() and path.name == ResponseCache.FILENAME:
         return path.parent
     if not (path / ResponseCache.FILENAME).is_file():
-        raise FileNotFoundError(f"{path}: no {ResponseCache.FILENAME} here; pass the --cache directory of a "
-                                "`musiceval generate` run")
+        raise FileNotFoundError(f"{path}: no {ResponseCache.FILENAME} here; pass the responses/ folder of a "
+                                "`musiceval generate --cache-dir DIR` run (DIR/responses)")
     return path
 
 

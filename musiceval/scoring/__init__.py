@@ -48,6 +48,16 @@ class ScoreOutput:
     failures: list[dict[str, Any]] = field(default_factory=list)
     #: extra top-level keys for the JSON object (e.g. ``task`` for mir)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: per-item scores of each headline metric on Correct (the CLI prints them with their interval)
+    headline: dict[str, Any] = field(default_factory=dict)
+    #: paired contrasts ``{metric: (ItemScores a, ItemScores b)}``, e.g. Correct vs Random
+    paired: dict[str, Any] = field(default_factory=dict)
+    #: ``{metric: [{"name", "kind", "value"}]}``: chance levels and trivial baselines
+    chances: dict[str, Any] = field(default_factory=dict)
+    #: filled by :meth:`summarize`: ``{metric: {estimate, low, high, n, n_failed, method}}``
+    intervals: dict[str, Any] = field(default_factory=dict)
+    #: filled by :meth:`summarize`: ``{metric: {estimate, low, high, n, method}}``
+    paired_difference: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_failed(self) -> int:
@@ -56,7 +66,23 @@ class ScoreOutput:
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"protocol": self.protocol, **self.extra, "n": self.n, "n_failed": self.n_failed}
         out["metrics"] = self.metrics
+        if self.intervals:  # added keys; the keys above keep their meaning
+            out["intervals"] = {m: [iv["low"], iv["high"]] for m, iv in self.intervals.items()}
+            per_metric = {m: iv["n"] for m, iv in self.intervals.items()}
+            out["n_scored" if "n_scored" not in out else "n_scored_per_metric"] = per_metric
+        if self.chances:
+            out["chances"] = self.chances
+        if self.paired_difference:
+            out["paired_difference"] = {m: {k: d[k] for k in ("estimate", "low", "high", "n")}
+                                        for m, d in self.paired_difference.items()}
         return out
+
+    def summarize(self, seed: int = 0, on_metric=None) -> None:
+        """Fill :attr:`intervals` and :attr:`paired_difference` (see :mod:`musiceval.scoring.summary`)."""
+        from musiceval.scoring.summary import summarize
+
+        self.intervals, self.paired_difference = summarize(self.protocol, self.headline, self.paired, seed=seed,
+                                                           on_metric=on_metric)
 
 
 @dataclass(frozen=True)

@@ -276,8 +276,12 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     per_item = [s.as_row() for s in result.scored] + failures
     metrics = result.metrics()
     metrics["parse_rate"] = metrics.get("ifr")
+    from musiceval.scoring.summary import protocol_chances, protocol_headline
+
+    headline = protocol_headline(protocol) if "correct" in protocol.conditions else {}
     return ScoreOutput("choice", len(result.select("correct")), metrics, per_item, failures,
-                       extra={"matcher": result.matcher, "format": answers.format, "model": protocol.model})
+                       extra={"matcher": result.matcher, "format": answers.format, "model": protocol.model},
+                       headline=headline, chances=protocol_chances(protocol, headline))
 
 
 register_scorer(Scorer(

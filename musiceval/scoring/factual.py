@@ -86,9 +86,13 @@ def llm_extractor(vocab: Vocabulary, *, model: str, cache_dir=None, question: st
     done: dict[str, tuple] = {}
 
     def run(texts):
+        from musiceval import progress
+
         todo = [t for t in dict.fromkeys(texts) if t not in done]
-        for t, r in zip(todo, extractor.extract_many(todo)):
-            done[t] = (r.labels, None) if r.failure is None else (None, r.failure)
+        with progress.bar(len(todo), desc=f"factual {model} extraction", unit="answer") as bar:
+            for t, r in zip(todo, extractor.extract_many(todo)):
+                done[t] = (r.labels, None) if r.failure is None else (None, r.failure)
+                bar.update(1)
         return [done[t] for t in texts]
 
     run.extractor = extractor  # type: ignore[attr-defined]
@@ -357,7 +361,11 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
         extra["agreement"] = agreement
     if llm is not None:
         extra["llm_calls"] = llm.extractor.n_calls
-    return ScoreOutput("factual", correct["f1"].n, result.metrics, per_item + failures, failures, extra=extra)
+    from musiceval.scoring.summary import protocol_chances, protocol_headline
+
+    headline = protocol_headline(protocol)
+    return ScoreOutput("factual", correct["f1"].n, result.metrics, per_item + failures, failures, extra=extra,
+                       headline=headline, chances=protocol_chances(protocol, [protocol.headline]))
 
 
 register_scorer(Scorer(

@@ -26,8 +26,8 @@ the mean of each metric over the items scored under each condition.
   the answer given on noise against this clip, so Correct > Random means the answers describe
   their audio. An item without audio, or whose file is missing, empty, undecodable or outside
   the data directory, is a per-item failure naming the file.
-- Embedding metrics embed each distinct text (and clip) once per run; ``--cache-dir`` keeps them
-  on disk.
+- Embedding metrics embed each distinct text (and clip) once per run and keep them on disk under
+  ``--cache-dir DIR``/embeddings (default :func:`musiceval.cache_dir.default_cache_dir`).
 
 :class:`FreeformEvaluation` is the library form, used by ``evals/test_freeform.py``.
 """
@@ -352,7 +352,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bertscore-model", default="minilm", help="bert-score model dir or hub id (minilm = bundled all-MiniLM-L6-v2)")
     parser.add_argument("--bertscore-layers", type=int, default=6)
     parser.add_argument("--bertscore-baseline", default=None, help="TSV (LAYER,P,R,F) for baseline rescaling")
-    parser.add_argument("--cache-dir", default=None, help="on-disk embedding cache directory")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")
     parser.add_argument("--data-dir", default=None, help="root of the items' 'audio' paths for clap_audio (default: FILE's folder)")
 
 
@@ -365,6 +367,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
         raise InputError("--random-draws must be >= 1")
     from musiceval.protocols import ProtocolSettings
     from musiceval.protocols.freeform import FreeformProtocol
+    from musiceval.cache_dir import EMBEDDINGS, cache_path
     from musiceval.scoring import load_protocol_answers
 
     data = load_protocol_answers(args.file, args.format, "freeform")
@@ -385,7 +388,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
     protocol = FreeformProtocol.from_answers(data, ProtocolSettings(seed=args.seed, options={
         "metrics": metrics, "rewrites": rewrites, "random_draws": args.random_draws, "sentence_encoder": args.sentence_encoder,
         "clap": args.clap, "bertscore_model": args.bertscore_model, "bertscore_layers": args.bertscore_layers,
-        "bertscore_baseline": args.bertscore_baseline, "cache_dir": args.cache_dir, "data_dir": data_dir}))
+        "bertscore_baseline": args.bertscore_baseline, "cache_dir": str(cache_path(args, EMBEDDINGS)), "data_dir": data_dir}))
     run, models = protocol.evaluation, protocol.evaluation.models
     missing = [c for c in conditions if c not in run.texts]
     if missing:
@@ -394,20 +397,32 @@ def score(args: argparse.Namespace) -> ScoreOutput:
     per_item: dict[tuple[str, str], dict[str, Any]] = {}
     failures: dict[str, dict[str, Any]] = {f.item_id: {"item_id": f.item_id, "error": f.reason} for f in data.failures}
     n_scored: dict[str, int] = {}
+    from musiceval import progress
+
+    # one step per (metric, condition): items scored per second and the ETA of the whole run
+    total = sum(len(draw) for c in conditions for draw in run.texts[c]) * len(metrics)
+    bar = progress.bar(total, desc="freeform", unit="item")
     for condition in conditions:
         out_metrics[condition] = {}
         for metric in metrics:
+            bar.set_postfix_str(f"{metric}/{condition}", refresh=False)
             try:
                 s = run.scores(metric, condition)
             except FileNotFoundError as exc:
+                bar.close()
                 raise InputError(str(exc)) from None
+            bar.update(sum(len(draw) for draw in run.texts[condition]))
             out_metrics[condition][metric] = s.mean() if s.n else None
             n_scored[condition] = max(n_scored.get(condition, 0), s.n)
             for i, v in zip(s.ids, s.values):
                 per_item.setdefault((i, condition), {"item_id": i, "condition": condition})[metric] = float(v)
             for f in s.failures:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
+    bar.close()
     extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model}
+    headline = {m: run.scores(m, "correct") for m in metrics} if "correct" in conditions else {}
+    paired_scores = {m: (run.scores(m, "correct"), run.scores(m, "random")) for m in metrics} \
+        if "correct" in conditions and "random" in conditions else {}
     if "correct" in conditions and "random" in conditions:
         # the two means above cover different item sets; this is Correct on Random's items (paired)
         paired: dict[str, float | None] = {}
@@ -424,7 +439,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
     if rewrites is not None:
         extra["rewrite_sources"] = run.rewrite_sources
     return ScoreOutput(protocol="freeform", n=len(data.items), metrics=out_metrics, per_item=list(per_item.values()),
-                       failures=list(failures.values()), extra=extra)
+                       failures=list(failures.values()), extra=extra, headline=headline, paired=paired_scores)
 
 
 register_scorer(Scorer(name="freeform", configure=configure, score=score,

@@ -45,9 +45,10 @@ DEFAULT_BERTSCORE_MODEL = "minilm"
 
 
 def default_cache_dir() -> Path:
-    """``$MUSICEVAL_CACHE/embeddings`` or ``~/.cache/musiceval/embeddings``."""
-    root = os.environ.get("MUSICEVAL_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "musiceval")
-    return Path(root) / "embeddings"
+    """The embedding cache: :func:`musiceval.cache_dir.default_cache_dir` ``/ "embeddings"``."""
+    from musiceval import cache_dir
+
+    return cache_dir.default_cache_dir() / cache_dir.EMBEDDINGS
 
 
 def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None):
@@ -173,8 +174,11 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="text encoder for tagging tasks: minilm (offline default), bge:BAAI/bge-large-en-v1.5 "
                         "(the published choice), st:DIR")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(p, "embedding cache (DIR/embeddings)")
     p.add_argument("--embedding-cache", default=None, metavar="DIR",
-                   help="embedding cache directory (default $MUSICEVAL_CACHE/embeddings or ~/.cache/musiceval/embeddings)")
+                   help="deprecated: the embedding cache folder itself; use --cache-dir DIR (= DIR/embeddings)")
     p.add_argument("--bertscore-model", default=None, metavar="MODEL",
                    help="captioning BERTScore model: minilm (bundled; the default), a hub id or a local directory; "
                         "--compat cmi-bench defaults to the toolkit's roberta-large; none skips BERTScore")
@@ -229,7 +233,9 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     """Flags -> :class:`musiceval.protocols.mir.MirProtocol` (load_answers -> from_answers)."""
     if not args.file:
         raise InputError("score mir: pass the output file, e.g. ltu_GTZAN.jsonl")
-    cache_dir = getattr(args, "embedding_cache", None) or default_cache_dir()
+    from musiceval.cache_dir import EMBEDDINGS, cache_path
+
+    cache_dir = cache_path(args, EMBEDDINGS, legacy="embedding_cache", flag="--embedding-cache")
     protocol, answers = score_protocol(args.file, task=getattr(args, "task", None), fmt=getattr(args, "format", None),
                                        compat=getattr(args, "compat", None), encoder=getattr(args, "encoder", DEFAULT_ENCODER),
                                        cache_dir=cache_dir, bertscore_model=getattr(args, "bertscore_model", None),
@@ -241,7 +247,18 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     for metric, scores in result.per_item.items():
         per_item.extend({"item_id": i, "metric": metric, "value": float(v)} for i, v in zip(scores.ids, scores.values))
     per_item.extend(failures)
+    from musiceval import progress
+    from musiceval.scoring.summary import protocol_chances, protocol_headline
+
+    metrics = [m for m in protocol.metrics if m in result.per_item]
+    with progress.bar(len(metrics), desc=f"mir {result.task}", unit="metric") as bar:
+        headline = {}
+        for metric in metrics:
+            headline.update(protocol_headline(protocol, [metric]))
+            bar.update(1)
     return ScoreOutput(
+        headline=headline,
+        chances=protocol_chances(protocol, headline),
         protocol="mir",
         n=len(answers.items) + len(answers.failures),
         metrics=result.metrics,

@@ -139,7 +139,7 @@ def output_records(items: Sequence[Item], responses: Sequence[Response], *,
 
 def run_live_task(model, task: str, instruction_file: str | os.PathLike[str], *, data_dir: str | os.PathLike[str],
                   cache=None, settings=None, split: str | None = "test", limit: int | None = None,
-                  compat: str | None = None, embed=None, bertscorer=None) -> LiveTask:
+                  compat: str | None = None, embed=None, bertscorer=None, progress: bool = False) -> LiveTask:
     """Ask ``model`` the instructions of one task file (``split``, first ``limit``), then score the
     answers (see the module docstring). ``embed`` / ``bertscorer`` as for
     :func:`~musiceval.metrics.mir.score_task` (tagging / captioning tasks)."""
@@ -148,7 +148,7 @@ def run_live_task(model, task: str, instruction_file: str | os.PathLike[str], *,
 
     items, failures = instruction_items(instruction_file, task, data_dir=data_dir, split=split, limit=limit)
     generated = generate_responses(model, items, conditions=("correct",), data_dir=data_dir, cache=cache,
-                                   settings=settings or GenerationSettings())
+                                   settings=settings or GenerationSettings(), progress=progress)
     live = LiveTask(task, str(instruction_file), items, output_records(items, generated.responses),
                     failures + list(generated.failures))
     if not live.records:
@@ -180,11 +180,18 @@ def configure(ap) -> None:
     ap.add_argument("--tasks", default="GS_key,Nsynth_pitch,gtzan_beat,Nsynth_instrument", help="comma-separated CMI-Bench tasks")
     ap.add_argument("--split", default="test", help="instruction split to run ('all' for every line)")
     ap.add_argument("--limit", type=int, default=None, help="first N instructions per task")
-    ap.add_argument("--cache", type=Path, default=Path(".musiceval/cache/responses"), help="response cache directory")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(ap, "response cache (DIR/responses)")
+    ap.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
+                    help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     ap.add_argument("--out", type=Path, default=None, help="write <model>_<task>.jsonl output files here")
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default=None, help="torch device for hf: models")
+    from musiceval import progress
+
+    progress.add_progress_arguments(ap)
 
 
 def run(args) -> int:
@@ -213,12 +220,20 @@ def run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     settings = GenerationSettings(0.0, args.max_tokens, args.seed)
+    from musiceval.cache_dir import RESPONSES, cache_path
+
+    responses_dir = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
+    from musiceval import progress
+
+    progress.set_mode(getattr(args, "progress", None))
+    show_progress = progress.enabled()
     name = "".join(c if c.isalnum() or c in "-." else "-" for c in redact_spec(model.spec).split("/")[-1]) or "model"
     n_failed = 0
     try:
         for task, path in files.items():
-            live = run_live_task(model, task, path, data_dir=args.data_dir or args.instructions, cache=ResponseCache(args.cache),
-                                 settings=settings, split=None if args.split == "all" else args.split, limit=args.limit)
+            live = run_live_task(model, task, path, data_dir=args.data_dir or args.instructions, cache=ResponseCache(responses_dir),
+                                 settings=settings, split=None if args.split == "all" else args.split, limit=args.limit,
+                                 progress=show_progress)
             for f in live.failures:
                 print(f"FAILED {task} {f.item_id}: {f.reason}", file=sys.stderr)
             n_failed += len(live.failures)

@@ -91,12 +91,14 @@ def evaluate_triplets(
     definitions: Mapping[str, str] | None = None,
     cache: EmbeddingCache | None = None,
     prompts: Sequence[str] | None = None,
+    progress: bool = False,
 ) -> TripletEvaluation:
     """Score ``triplets`` with ``encoder`` under every condition of ``mode``.
 
     ``definitions`` maps label -> description (needed by the ``definition`` modes; see
     :func:`musiceval.data.audioset.definitions`). ``prompts`` restricts ``paper``/``negation``
-    to a subset of their prompts.
+    to a subset of their prompts. ``progress``: a bar on stderr over the distinct texts embedded
+    (:mod:`musiceval.progress`; still off unless enabled there).
     """
     conditions = _conditions(mode)
     if prompts is not None:
@@ -140,7 +142,7 @@ def evaluate_triplets(
             ap_texts, neg_texts = [r[0] for r in rendered], [r[2] for r in rendered]
         ap_rows, neg_rows = rows(ap_texts, as_anchor_or_positive), rows(neg_texts, as_negative)
         plan[cond] = (ap_rows[a], ap_rows[p], neg_rows[n])
-    embeddings = embed_by_length(encoder, list(strings), cache=cache) if strings else np.zeros((0, 1))
+    embeddings = _embed(encoder, list(strings), cache, progress) if strings else np.zeros((0, 1))
     correct = {cond: triplet_correct_indexed(embeddings, *idx) for cond, idx in plan.items()}
     return TripletEvaluation(
         mode=mode,
@@ -150,6 +152,30 @@ def evaluate_triplets(
         failures=tuple(failures),
         n_other_kind=n_other,
     )
+
+
+#: distinct texts embedded per progress step of ``score triplets``
+PROGRESS_CHUNK = 512
+
+
+def _embed(encoder: TextEncoder, texts: list[str], cache, show: bool) -> np.ndarray:
+    """:func:`embed_by_length` of ``texts``; with ``show``, in chunks of the length-sorted texts
+    (so each chunk pads as little as one call would) with a progress bar."""
+    if not show:
+        return embed_by_length(encoder, texts, cache=cache)
+    from musiceval import progress
+
+    order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
+    parts = []
+    with progress.bar(len(texts), desc=f"triplets {getattr(encoder, 'id', 'encoder')}", unit="text") as bar:
+        for start in range(0, len(order), PROGRESS_CHUNK):
+            chunk = order[start : start + PROGRESS_CHUNK]
+            parts.append(embed_by_length(encoder, [texts[k] for k in chunk], cache=cache))
+            bar.update(len(chunk))
+    rows = np.concatenate(parts)
+    out = np.empty_like(rows)
+    out[order] = rows
+    return out
 
 
 def load_triplets(source: str, *, mode: str = "paper", ontology=None, seed: int = 0, max_triplets: int | None = None) -> TripletSet:
@@ -168,7 +194,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompts", default="paper", choices=MODES, help="prompt set or text variant")
     parser.add_argument("--ontology", default=None, help="AudioSet ontology.json (default: the bundled copy)")
     parser.add_argument("--max-triplets", type=int, default=None, help="score a seeded sample of at most N triplets (--seed)")
-    parser.add_argument("--embedding-cache", default=None, help="directory of an on-disk embedding cache")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")
+    parser.add_argument("--embedding-cache", default=None, metavar="DIR",
+                        help="deprecated: the embedding cache folder itself; use --cache-dir DIR (= DIR/embeddings)")
 
 
 def _score(args: argparse.Namespace) -> ScoreOutput:
@@ -183,16 +213,20 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     except (TripletFileError, FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
     encoder = load_text_encoder(args.encoder)
-    cache = EmbeddingCache(args.embedding_cache) if args.embedding_cache else None
+    from musiceval import progress
+    from musiceval.cache_dir import EMBEDDINGS, cache_path
+
+    cache = EmbeddingCache(cache_path(args, EMBEDDINGS, legacy="embedding_cache", flag="--embedding-cache"))
     defs = ontology_definitions(ontology) if ontology is not None else None
-    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=defs, cache=cache)
+    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=defs, cache=cache, progress=progress.enabled())
     per_item = [
         {"item_id": i, "anchor": a, **{c: bool(v[k]) for c, v in result.correct.items()}}
         for k, (i, a) in enumerate(zip(result.ids, result.anchors))
     ]
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
     extra = {"encoder": args.encoder, "triplets": str(source), "prompts": args.prompts, "n_other_kind": result.n_other_kind}
-    return ScoreOutput("triplets", result.n, result.summary(), per_item, failures, extra)
+    return ScoreOutput("triplets", result.n, result.summary(), per_item, failures, extra,
+                       headline={"triplet_accuracy": result.item_scores()} if result.n else {})
 
 
 register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets"))

