@@ -84,7 +84,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--musiceval-fixtures-dir", default=None, metavar="DIR", help="embedded data directory (default: fixtures/)")
     add("--musiceval-concurrency", type=int, default=8, help="requests in flight for openai-compatible models")
     add("--musiceval-cache-dir", default=os.environ.get("MUSICEVAL_CACHE"), metavar="DIR",
-        help="embedding and response caches (default: .musiceval/cache; env MUSICEVAL_CACHE)")
+        help="embedding and response caches (default: $MUSICEVAL_CACHE, else the platform cache dir, as for the CLI)")
     add("--musiceval-strict", action="store_true", default=False,
         help="release mode: a required gate (or, without a release profile, any gate) that skips or is "
              "INCONCLUSIVE fails, and a PASS that does not survive Holm correction fails the session; "
@@ -553,8 +553,10 @@ def fixtures_dir(pytestconfig: pytest.Config) -> Path:
 
 @pytest.fixture(scope="session")
 def musiceval_cache_dir(pytestconfig: pytest.Config) -> Path:
+    from musiceval.cache_dir import default_cache_dir
+
     given = _opt(pytestconfig, "musiceval_cache_dir")
-    return Path(given) if given else Path(pytestconfig.rootpath) / ".musiceval" / "cache"
+    return Path(given) if given else Path(default_cache_dir())
 
 
 @pytest.fixture(scope="session")
