@@ -72,12 +72,9 @@ def text_sha256(text: str) -> str:
 
 
 def _redact(spec: str) -> str:
-    try:
-        from musiceval.models.cache import redact_spec
+    from musiceval.redact import redact
 
-        return str(redact_spec(spec))
-    except ImportError:  # pragma: no cover - the models extra is absent
-        return spec
+    return redact(spec)
 
 
 def fingerprint(

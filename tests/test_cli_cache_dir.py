@@ -16,7 +16,7 @@ FREEFORM = ROOT / "fixtures" / "freeform" / "musicqa_dev_midashenglm.jsonl"
 
 
 def files_under(path: Path) -> list[Path]:
-    return [p for p in path.rglob("*.npy")] if path.exists() else []
+    return [p for p in path.rglob("*") if p.is_file()] if path.exists() else []
 
 
 def test_default_env_then_platform_then_xdg(monkeypatch, tmp_path):

@@ -25,7 +25,7 @@ def test_fingerprint_records_versions_prompts_data_model_and_seed(tmp_path):
     assert scorer_side(fp)["seed"] == 7
     model = model_side(fp)
     assert model["revision"] == "abc123" and model["decoding"]["max_new_tokens"] == 64 and model["backend"] == "vllm"
-    assert "sk-secret" not in model["spec"] and "REDACTED" in model["spec"]
+    assert "sk-secret" not in model["spec"] and "***" in model["spec"]
 
 
 def test_every_component_version_constant_exists():

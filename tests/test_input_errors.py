@@ -72,28 +72,33 @@ def test_unwritable_outputs_are_one_line_exit_2(tmp_path, capsys):
     manifest = tmp_path / "m.jsonl"
     manifest.write_text(json.dumps({"id": "x", "question": "q", "audio": "a.wav"}) + "\n")
     code = main(["generate", "--model", "recorded:" + str(manifest), "--dataset", str(manifest),
-                 "--cache", str(blocker / "cache"), "--no-progress"])
+                 "--cache-dir", str(blocker / "cache"), "--no-progress"])
     lines = _err_lines(capsys)
-    assert code == 2 and len(lines) == 1 and "--cache" in lines[0]
+    assert code == 2 and len(lines) == 1 and "--cache-dir" in lines[0]
 
 
-@pytest.mark.parametrize("content, match", [
-    ("{", "not a musiceval results file"),
-    ("[]", "expected a JSON object"),
-    ('{"gates": []}', "field 'meta' is missing"),
-    ('{"meta": {}, "gates": {}}', "field 'gates' must be an array"),
-    ('{"meta": {}, "gates": [{"name": 1, "outcome": "PASS"}]}', r"gates\[0\]\.name must be a string"),
-    ('{"meta": {}, "gates": [{"name": "g", "outcome": "PASS", "p_value": "x"}]}', r"gates\[0\]\.p_value"),
-    ("[" * 50000, "nested too deeply"),
+@pytest.mark.parametrize("content, match, file_level", [
+    ("{", "not a musiceval results file", True),
+    ("[]", "expected a JSON object", True),
+    ('{"gates": []}', "field 'meta' is missing", False),
+    ('{"meta": {}, "gates": {}}', "field 'gates' must be an array", True),
+    ('{"meta": {}, "gates": [{"name": 1, "outcome": "PASS"}]}', r"gates\[0\]\.name must be a string", False),
+    ('{"meta": {}, "gates": [{"name": "g", "outcome": "PASS", "p_value": "x"}]}', r"gates\[0\]\.p_value", False),
+    ("[" * 50000, "nested too deeply", True),
 ])
-def test_results_load_and_report_name_the_file_and_the_field(tmp_path, capsys, content, match):
+def test_results_load_and_report_name_the_file_and_the_field(tmp_path, capsys, content, match, file_level):
+    """``results.load`` (a library call) refuses any malformed field; ``musiceval report`` refuses an
+    unusable file (exit 2, one line) and renders the rest, counting and listing each bad row."""
     (tmp_path / "results.json").write_text(content)
     with pytest.raises(results.ResultsError, match=match) as info:
         results.load(tmp_path)
     assert "results.json" in str(info.value)
-    assert main(["report", str(tmp_path)]) == 2
-    lines = _err_lines(capsys)
-    assert len(lines) == 1 and "results.json" in lines[0]
+    code = main(["report", str(tmp_path)])
+    if file_level:
+        lines = _err_lines(capsys)
+        assert code == 2 and len(lines) == 1 and "results.json" in lines[0]
+    else:
+        assert code == 0 and (tmp_path / "report.html").is_file()
 
 
 def test_results_load_names_the_scores_line_and_field(tmp_path):

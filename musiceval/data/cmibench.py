@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
+from musiceval.cmibench_vocab import TAG_VOCABULARIES
 from musiceval.records import ItemFailure
 from musiceval.schemas import OutputRecord
 
@@ -211,7 +212,8 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
         if answer is None:
             failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' missing or not text"))
             continue
-        if not answer.strip():  # nothing to score against (and no label to look for)
+        if not answer.strip() and file_task not in TAG_VOCABULARIES:  # nothing to score against; a
+            # tagging item with no true tag is a legitimate all-negative row (the toolkit counts it)
             failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' is empty"))
             continue
         records.append(OutputRecord(

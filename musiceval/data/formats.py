@@ -93,7 +93,36 @@ def _json_array_head(text: str) -> list:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError:
             return out
+        except RecursionError:  # one record nested too deeply: step over it, read the next ones
+            pos = _end_of_value(text, pos)
+            if pos < 0:
+                return out
+            continue
         out.append(value)
+
+
+def _end_of_value(text: str, pos: int) -> int:
+    """The index after the JSON array/object starting at ``pos`` (brackets counted outside
+    strings), or -1 when it does not end in ``text``."""
+    depth, in_string, escaped = 0, False, False
+    for k in range(pos, len(text)):
+        ch = text[k]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return -1
 
 
 #: how far :func:`sniff` reads when the first record alone is longer than :data:`HEAD_BYTES`
@@ -134,7 +163,7 @@ def _parse_head(raw: bytes, truncated: bool) -> tuple[str, list]:
         for ln in lines:
             try:
                 records.append(json.loads(ln))
-            except ValueError:
+            except (ValueError, RecursionError):
                 if not records:
                     return "unknown", []
                 continue

@@ -64,7 +64,7 @@ def read_json_file(path: Path, label: str) -> Any:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise ReportInputError(f"{label}: larger than {MAX_FILE_BYTES // 2**20} MiB; not a musiceval result file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM is tolerated, as by every reader
     except UnicodeDecodeError as exc:
         raise ReportInputError(f"{label}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     return parse_json(text, label)
