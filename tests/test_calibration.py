@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import reject, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from musiceval.calibration import BINARY_ONLY, GATE_KINDS, MARGINS, Shape, false_pass_rate, grid_cases, tolerance
@@ -71,12 +71,17 @@ def test_generated_shapes_stay_calibrated(kind, family, sigma, zero_rate, sign, 
 
 
 @settings(max_examples=6, deadline=None, derandomize=True)
-@given(n=st.integers(8, 200), p=st.floats(0.2, 0.8), discordant=st.floats(0.1, 0.4), seed=st.integers(0, 2**16))
-def test_generated_binary_shapes_stay_calibrated(n, p, discordant, seed):
+@given(n=st.integers(8, 200), p=st.floats(0.2, 0.8), discordant=st.floats(0.1, 0.4))
+def test_generated_binary_shapes_stay_calibrated(n, p, discordant):
+    # the Monte-Carlo seed is fixed: hypothesis searches shapes, not lucky simulation seeds (a search
+    # over seeds would find a 3-SE excursion of an exactly calibrated gate sooner or later)
     shape = Shape("binary", n=n, p=p, discordant=discordant)
     for kind in ("binomial_greater", "mcnemar_greater", "superior"):
-        rate = false_pass_rate(Gate(GateConfig()), kind, shape, n_sims=200, seed=seed, margin=MARGINS.get(kind, 0.0))
-        limit = tolerance(NOMINAL, 200, k=3.0)
+        try:
+            rate = false_pass_rate(Gate(GateConfig()), kind, shape, n_sims=600, seed=0, margin=MARGINS.get(kind, 0.0))
+        except ValueError:  # the shape cannot hold the null difference at the margin
+            reject()
+        limit = tolerance(NOMINAL, 600, k=3.0)
         assert rate <= limit, f"{kind} on {shape}: false PASS {rate:.3%} > {limit:.3%}"
 
 
