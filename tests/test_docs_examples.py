@@ -44,27 +44,10 @@ FILES = {
 
 #: blocks of today's README that fail as written, keyed by their exact text: strict xfail, so an
 #: entry goes stale (XPASS fails) once the block is fixed, and an edited block simply runs
-KNOWN_BROKEN: dict[str, str] = {
-    "musiceval score choice --format dasheng fixtures/choice/dev_midashenglm.jsonl --matcher muchomusic --json\n"
-    "musiceval score freeform --format dasheng FILE --metrics bleu,rouge_l,sentence_cosine --conditions correct,random --json\n"
-    "musiceval score factual --format dasheng FILE --vocab nsynth --extractor rules --json\n"
-    "musiceval score mir --format cmi-bench outputs/mullama_GS_key.jsonl --compat cmi-bench --json\n"
-    "musiceval score triplets --encoder minilm --triplets genre --prompts paper --json\n"
-    "musiceval generate --model hf:DIR --dataset fixtures/audio/manifest.jsonl --conditions correct,noise\n"
-    "musiceval rewrite --format dasheng FILE --model gpt-4.1-mini --out rewrites.jsonl   # LLM Skyline/Adversarial\n"
-    "musiceval mir-live --model hf:DIR --instructions CMI-bench/data --tasks GS_key,gtzan_beat --out outputs/\n"
-    "musiceval report .musiceval/results/<run>":
-        "README 'From the shell': the mir path is not shipped (fixtures/mir/outputs/mullama/mullama_GS_key.jsonl), "
-        "rewrite needs an API key (own block with a not-run marker), mir-live names a CMI-bench clone "
-        "(use --instructions fixtures/audio/cmi_bench --data-dir fixtures/audio)",
-}
+KNOWN_BROKEN: dict[str, str] = {}
 #: blocks that need a ``<!-- not-run: reason -->`` line in the README (the integrator adds it);
 #: test_pending_markers_are_current fails once the marker is there, so the entry is removed
-PENDING_MARKERS: dict[str, str] = {
-    "bash scripts/evals.sh   # set up .venv (CPU torch 2.13.0, musiceval[dev], WordNet) and run `pytest evals/ -n 4` on the embedded default\n"
-    "bash scripts/test.sh    # same setup (idempotent, seconds when done), then the unit and property tests: `pytest tests/ -n 2`":
-        "sets up .venv and runs the whole suite (minutes)",
-}
+PENDING_MARKERS: dict[str, str] = {}
 
 _FENCE = re.compile(r"^```(\w+)\s*$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
