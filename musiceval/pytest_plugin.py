@@ -316,12 +316,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     protocols = _protocols_of(metafunc.module)
     sources = [s for p in protocols for s in suite.sources(p)]
     if sources:
-        metafunc.parametrize("source", [pytest.param(s, id=s.id, marks=pytest.mark.xdist_group(f"source:{s.id}"))
-                                        for s in sources])
+        metafunc.parametrize("source", [pytest.param(s, id=s.id) for s in sources])
         return
     reason = (f"{NOT_APPLICABLE}the suite config ({suite.where}) declares no {'/'.join(protocols) or 'answer'} "
               "answers for any model")
     metafunc.parametrize("source", [pytest.param(None, id="no-answers", marks=pytest.mark.skip(reason=reason))])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test of one answer source shares an xdist group, so ``--dist loadgroup`` builds (and
+    scores) each source on one worker only."""
+    for item in items:
+        source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
+        if isinstance(source, Source):
+            item.add_marker(pytest.mark.xdist_group(f"source:{source.id}"))
 
 
 # ----------------------------------------------------------------------------- result sink

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: set up (idempotent) and run the release gates on the embedded default.
-# Extra arguments go to pytest, e.g. `bash scripts/evals.sh --strict --model hf:Qwen/Qwen2-Audio-7B-Instruct`.
+# Extra arguments go to pytest, e.g. `bash scripts/evals.sh --musiceval-strict --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
