@@ -95,12 +95,8 @@ def detect(path: str | Path, first_records: list) -> bool:
 
 
 def register() -> None:
-    """Register the ``mmau`` answer format (``musiceval.data.formats``) and the ``mmau`` matcher."""
+    """Register the ``mmau`` answer format (``musiceval.data.formats``) (its matcher registers itself in :mod:`musiceval.metrics.mmau`)."""
     from musiceval.data.formats import AnswerSet, register_format
-    from musiceval.metrics import choice
-    from musiceval.metrics.mmau import match_mmau
-
-    choice.MATCHERS.setdefault("mmau", match_mmau)
 
     @register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
                      description="MMAU question file with model_prediction (music subset; official string_match)")

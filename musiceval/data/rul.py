@@ -117,12 +117,8 @@ def detect(path: str | Path, first_records: list) -> bool:
 
 
 def register() -> None:
-    """Register the ``rul-muchomusic`` answer format and the ``rul`` matcher."""
+    """Register the ``rul-muchomusic`` answer format (its matcher registers itself in :mod:`musiceval.metrics.rul`)."""
     from musiceval.data.formats import AnswerSet, register_format
-    from musiceval.metrics import choice
-    from musiceval.metrics.rul import match_rul
-
-    choice.MATCHERS.setdefault("rul", match_rul)
 
     @register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
                      description="RUListening leave-one-out results ([[Letter]] answers, four passes per question)")

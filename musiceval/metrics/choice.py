@@ -176,12 +176,20 @@ MATCHERS: dict[str, Callable[[Output, Sequence[str]], int]] = {
 }
 
 
+#: matchers defined in their own modules (one per benchmark), imported on first use
+MATCHER_MODULES = {"mmau": "musiceval.metrics.mmau", "rul": "musiceval.metrics.rul"}
+
+
 def get_matcher(name: str) -> Callable[[Output, Sequence[str]], int]:
     """Return the matcher called ``name``; ``ValueError`` lists the known names."""
+    if name not in MATCHERS and name in MATCHER_MODULES:
+        import importlib
+
+        importlib.import_module(MATCHER_MODULES[name])  # registers itself in MATCHERS
     try:
         return MATCHERS[name]
     except KeyError:
-        raise ValueError(f"unknown matcher {name!r}; choose one of {', '.join(MATCHERS)}") from None
+        raise ValueError(f"unknown matcher {name!r}; choose one of {', '.join(sorted({*MATCHERS, *MATCHER_MODULES}))}") from None
 
 
 def _as_arrays(predicted: Sequence[int], correct: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

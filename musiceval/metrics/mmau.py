@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from musiceval.metrics.choice import UNANSWERED, Output, as_text
+from musiceval.metrics.choice import MATCHERS, UNANSWERED, Output, as_text
 
 _WORD = re.compile(r"\b\w+\b")
 
@@ -52,3 +52,6 @@ def match_mmau(output: Output, options: Sequence[str]) -> int:
     text = as_text(output)
     hits = [k for k, opt in enumerate(options) if string_match(opt, text, options)]
     return hits[0] if len(hits) == 1 else UNANSWERED
+
+
+MATCHERS.setdefault("mmau", match_mmau)

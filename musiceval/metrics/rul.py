@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from musiceval.metrics.choice import UNANSWERED, Output, as_text
+from musiceval.metrics.choice import MATCHERS, UNANSWERED, Output, as_text
 
 LETTERS = ("A", "B", "C", "D", "E")
 #: the leave-one-out prompt's letters (four options per pass)
@@ -91,3 +91,6 @@ def score_question(correct_answer: str, passes: Sequence[tuple[str, Mapping[str,
         "pass_correct": [a == correct_answer for a in answers],
         "votes": dict(Counter(a for a in answers if a)),
     }
+
+
+MATCHERS.setdefault("rul", match_rul)

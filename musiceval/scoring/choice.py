@@ -33,7 +33,7 @@ from musiceval.data.muchomusic import (
     load_muchomusic_eval_json,
     load_musiceval_jsonl,
 )
-from musiceval.metrics.choice import LETTERS, MATCHERS, UNANSWERED, choice_summary, get_matcher, run_spread
+from musiceval.metrics.choice import LETTERS, MATCHER_MODULES, MATCHERS, UNANSWERED, choice_summary, get_matcher, run_spread
 from musiceval.records import Item, ItemFailure, ItemScores, Response
 from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
 
@@ -254,7 +254,7 @@ def generate_choice_records(
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--matcher", choices=tuple(MATCHERS), default="muchomusic",
+    parser.add_argument("--matcher", choices=sorted({*MATCHERS, *MATCHER_MODULES}), default="muchomusic",
                         help="answer matcher: 'muchomusic' (the published rule) or 'strict' (letter tokens only)")
 
 
