@@ -1,4 +1,6 @@
-"""Regression gates against the last release (``[baseline] results = <results dir>`` in the config).
+"""Regression gates against the last release: ``[baseline] results = <results dir of its run>`` in the
+config, or ``[baseline] name = "v1"`` with ``[[baseline.answers]]`` (its answer files, scored here
+with the same settings).
 
 For every answer source of the model under test and every metric the baseline run holds per-item
 scores for (joined by item id on the same source label), the new model must be non-inferior:
@@ -15,6 +17,7 @@ FAILs listing the differences: model drift is what is measured, scorer drift is 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,31 @@ from musiceval.suite.schema import margin_for
 PROTOCOLS = ("choice", "factual", "freeform", "mir")
 
 
+class AnswerBaseline:
+    """The previous release's answer files, scored by this run's protocols (same scorer side)."""
+
+    def __init__(self, suite, runs):
+        self.label = self.path = suite.baseline["model"].name
+        self._sources = {(s.protocol, s.label): s for s in suite.baseline_sources()}
+        self._runs = runs
+        self.sources: dict = {}
+
+    def check(self, fingerprint, label: str = "") -> list[str]:
+        return []  # scored in this run: the scorer side is this run's by construction
+
+    def scores(self, key: str, metric: str, condition: str = "correct"):
+        protocol, _, label = key.partition("/")
+        source = self._sources.get((protocol, label))
+        if source is None:
+            return None
+        run = self._runs(source)
+        return run.scores(metric, condition) if metric in run.metrics and condition in run.conditions else None
+
+
 @pytest.fixture(scope="session")
-def baseline(musiceval_suite):
+def baseline(musiceval_suite, musiceval_runs):
+    if musiceval_suite.baseline.get("model") is not None:
+        return AnswerBaseline(musiceval_suite, musiceval_runs)
     path = musiceval_suite.baseline.get("results")
     if not path:
         return None
@@ -43,11 +69,14 @@ def test_not_worse_than_the_baseline(run, gate, baseline, thresholds, pytestconf
 
     if baseline is None:
         gate.skip("no baseline release declared: add [baseline] results = \"<results dir of the previous run>\" "
-                  "to the suite config", applicable=False)
+                  "(or its answer files) to the suite config", applicable=False)
     try:
         baseline.check(pytestconfig._musiceval["meta"]["provenance"], label=run.model)
+        refused = ""
     except NotComparable as exc:
-        pytest.fail(f"{run.model} {run.source}: not comparable with the baseline: {exc}", pytrace=False)
+        refused = str(exc)
+    if refused:
+        pytest.fail(f"{run.model} {run.source}: not comparable with the baseline: {refused}", pytrace=False)
     old_source = baseline.sources.get(f"{run.name}/{run.source}")
     if old_source and old_source.get("items_sha256") != run.items_sha256:
         pytest.fail(f"{run.model} {run.source}: the baseline scored different items or references for this source "
@@ -58,6 +87,7 @@ def test_not_worse_than_the_baseline(run, gate, baseline, thresholds, pytestconf
         old = baseline.scores(key, metric, "correct")
         if old is None:
             continue
+        old = replace(old, condition=f"baseline {baseline.label}")  # its rows stay apart from this run's own
         info = run.metric_info(metric)
         g = checks.bind(gate, run, "regression", metric, default_role="gate")
         margin = g.margin(margin_for(thresholds[run.name], metric, getattr(run, "task", ""), kind="regression_margin"))

@@ -178,7 +178,7 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
 
             suite = SuiteConfig(suite.path, suite.root, (ModelDecl(spec, live=spec),), suite.thresholds, suite.checks,
                                 suite.required, suite.baseline)
-    for source in suite.sources():  # every declared file must be readable as its protocol's answers
+    for source in [*suite.sources(), *suite.baseline_sources()]:  # readable as their protocol's answers
         _check_format(source)
     from musiceval.models.args import coerce_model_args, parse_model_args
 
@@ -286,7 +286,8 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "model": suite.models[0].name if len(suite.models) == 1 else "",
         "provenance": provenance,
-        "baseline": rel(Path(suite.baseline["results"])) if suite.baseline.get("results") else None,
+        "baseline": (rel(Path(suite.baseline["results"])) if suite.baseline.get("results")
+                     else suite.baseline["model"].name if suite.baseline.get("model") else None),
         "adjust": suite.thresholds["defaults"]["adjust"],
         "models": [{"name": m.name, "live": m.live, "answers": [s.id for s in suite.sources() if s.model == m.name]}
                    for m in suite.models],

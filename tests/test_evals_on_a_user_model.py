@@ -173,3 +173,60 @@ def test_an_answer_file_on_the_command_line_is_the_model_under_test(pytester):
     decided = [g for g in run["gates"] if g["outcome"] in ("PASS", "FAIL")]
     assert decided and {g["model"] for g in decided} == {"MiDashengLM"} and {g["protocol"] for g in decided} == {"choice"}
     assert out.ret == 0
+
+
+REGRESSION_CONFIG = """
+[[model]]
+name = "{name}"
+[[model.answers]]
+protocol = "choice"
+file = "{file}"
+label = "MuChoMusic"
+[choice]
+regression_margin = 0.25
+{baseline}
+"""
+
+
+def _regression_project(pytester: pytest.Pytester) -> tuple[Path, Path]:
+    _need_shared()
+    (pytester.path / "evals").mkdir()
+    for module in ("test_model_gates.py", "test_regression.py"):
+        shutil.copy(REPO / "evals" / module, pytester.path / "evals")
+    good = _slice(SHARED / "muchomusic" / "dev_midashenglm.jsonl", pytester.path / "v1.jsonl", 150)
+    rows = [json.loads(line) for line in good.read_text().splitlines()]
+    for row in rows:  # v2 forgets what it knew: every answer the first option that is wrong
+        row["model_output"] = next(letter for letter in "ABCD" if letter != row["answer"])
+    bad = pytester.path / "v2.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return good, bad
+
+
+def _regression_run(pytester, name: str, file: Path, baseline: str, results: str, *args: str):
+    (pytester.path / "musiceval.toml").write_text(REGRESSION_CONFIG.format(name=name, file=file.name, baseline=baseline))
+    out = pytester.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--musiceval-results-dir",
+                                        str(pytester.path / results), *args)
+    run = json.loads((pytester.path / results / "results.json").read_text())
+    return out, [g for g in run["gates"] if "/regression/" in g.get("check", "")]
+
+
+def test_regression_gates_against_a_previous_run_and_against_answer_files(pytester):
+    good, bad = _regression_project(pytester)
+    out, gates = _regression_run(pytester, "v1", good, "", "r1")
+    assert out.ret == 0 and all(g["outcome"] == "N/A" for g in gates)  # no baseline declared: not applicable
+    out, gates = _regression_run(pytester, "v1b", good, '[baseline]\nresults = "r1"', "r2")
+    accuracy = next(g for g in gates if g["metric"] == "accuracy")
+    assert accuracy["outcome"] == "PASS" and accuracy["estimate"] == 0.0 and accuracy["mde"] is not None
+    assert "v1" in accuracy["detail"] and "v1b" in accuracy["detail"]
+    out, gates = _regression_run(pytester, "v2", bad, '[baseline]\nname = "v1"\n[[baseline.answers]]\nprotocol = "choice"\n'
+                                                       'file = "v1.jsonl"\nlabel = "MuChoMusic"', "r3")
+    accuracy = next(g for g in gates if g["metric"] == "accuracy")
+    assert accuracy["outcome"] == "FAIL" and accuracy["estimate"] < -0.25 and out.ret == 1
+
+
+def test_runs_whose_scorer_side_differs_are_refused(pytester):
+    good, _ = _regression_project(pytester)
+    _regression_run(pytester, "v1", good, "", "r1", "--musiceval-seed", "1")
+    out, _ = _regression_run(pytester, "v1b", good, '[baseline]\nresults = "r1"', "r2")
+    assert out.ret == 1
+    out.stdout.fnmatch_lines(["*not comparable with the baseline*", "*scorer.seed: 1 (A) != 0 (B)*"])

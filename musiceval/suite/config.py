@@ -28,6 +28,7 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
 
     [baseline]
     results = "results/v1"                     # the previous release's results dir: regression gates
+    # or: name = "v1" and [[baseline.answers]] tables like a model's answers
 
 Every key is validated when the config is loaded (:class:`~musiceval.suite.schema.ConfigError`
 naming the key and the closest known one). Paths are relative to the config file.
@@ -127,6 +128,12 @@ class SuiteConfig:
 
     def live_models(self) -> list[ModelDecl]:
         return [m for m in self.models if m.live]
+
+    def baseline_sources(self) -> list[Source]:
+        """The previous release's answer sets (``[baseline] answers``), joined to the model's by
+        protocol and source label."""
+        decl = self.baseline.get("model")
+        return [s for entry in decl.answers for s in _expand(decl.name, entry, self.root)] if decl else []
 
     # ------------------------------------------------------------------ check rules
 
@@ -232,8 +239,14 @@ def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path |
     if not isinstance(raw.get("baseline", {}), Mapping):
         raise ConfigError(f"{where}: [baseline] must be a table")
     for key in baseline:
-        if key != "results":
-            raise unknown_key_error(key, ("results",), f"{where}: [baseline]")
+        if key not in ("results", "name", "answers"):
+            raise unknown_key_error(key, ("results", "name", "answers"), f"{where}: [baseline]")
+    if ("results" in baseline) == ("answers" in baseline) and baseline:
+        raise ConfigError(f"{where}: [baseline] needs exactly one of 'results' (a previous run's results dir) or "
+                          "'answers' (the previous release's answer files, with a 'name')")
+    if "answers" in baseline:
+        decl = _models([{"name": baseline.get("name", "baseline"), "answers": baseline["answers"]}], f"{where}: [baseline]", base)[0]
+        baseline["model"] = decl
     if "results" in baseline:
         results = base / str(baseline["results"])
         if not (results / "results.json").is_file():
