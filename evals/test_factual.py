@@ -27,7 +27,7 @@ import pytest
 
 from musiceval.extraction import load_vocabulary
 from musiceval.pytest_plugin import NOT_APPLICABLE
-from musiceval.scoring.factual import FactualResult, load_factual
+from musiceval.scoring.factual import FactualResult
 
 PROTOCOL = "factual"
 
@@ -167,7 +167,7 @@ def test_live_binary_choice_beats_a_coin_flip(name, live_closed_run, gate):
 # ----------------------------------------------------------------------------- extractor agreement
 
 
-def test_rule_extractor_agrees_with_llm_extractor(source, request, gate):
+def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate):
     """Per answer file: how often the offline rule extractor returns the LLM extractor's label set."""
     from musiceval.llm.cassettes import use_cassette
     from musiceval.llm.client import make_client
@@ -178,8 +178,7 @@ def test_rule_extractor_agrees_with_llm_extractor(source, request, gate):
     if not cassette.is_file() and mode == "none":
         gate.skip(f"needs the suite's LLM: cassette {cassette.name} is missing; record it with OPENAI_API_KEY=... "
                   f"pytest {request.node.nodeid} --musiceval-record-mode once")
-    vocab = load_vocabulary(source.options.get("vocab", "nsynth"))
-    data = load_factual(source.path, "cmi-bench" if source.path.read_bytes()[:1] == b"[" else "dasheng")
+    vocab, data = run.vocab, run.data  # the answers and vocabulary the factual gates scored
     with use_cassette(cassette, mode=mode, test_id=request.node.nodeid):
         llm = llm_extractor(vocab, model="gpt-4.1-mini", client=make_client(require_key=False))
         agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm)
