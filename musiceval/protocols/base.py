@@ -24,7 +24,7 @@ import abc
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -198,9 +198,3 @@ def register_protocol(cls: type[Protocol]) -> type[Protocol]:
         raise ValueError(f"{cls.__name__}: set the class attribute 'name' before registering it")
     PROTOCOLS.register(cls.name, cls, replace=True)
     return cls
-
-
-def paired_ids(a: ItemScores, b: ItemScores) -> Sequence[str]:
-    """Item ids both score sets hold (in ``a``'s order)."""
-    keep = set(b.ids)
-    return [i for i in a.ids if i in keep]

@@ -68,10 +68,6 @@ class CheckGate(Gate):
         """The configured margin: a ``[checks]`` rule's, else ``default`` (the protocol's)."""
         return self.rule.margin if self.rule is not None and self.rule.margin is not None else float(default)
 
-    @property
-    def is_gate(self) -> bool:
-        return self.role == "gate"
-
     #: set by :func:`listens` when Correct and the control agree on every item: the answers
     #: provably do not depend on the audio, so an undecided comparison is a FAIL
     identical_to_control = ""
