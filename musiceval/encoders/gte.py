@@ -21,11 +21,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Sequence
 
-import numpy as np
-
-from musiceval.encoders.base import l2_normalise, register_encoder
+from musiceval.encoders.base import register_encoder
+from musiceval.encoders.sentence import MeanPoolingEncoder
 
 GTE_QWEN2_7B = "Alibaba-NLP/gte-Qwen2-7B-instruct"
 #: the model card's web-search task in its query form (the checkpoint's sentence-transformers "query" prompt)
@@ -63,7 +61,7 @@ def _sentence_transformers_prompt(path: str, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class GteEncoder:
+class GteEncoder(MeanPoolingEncoder):
     """A decoder-only embedding model: last-token pooling, L2 normalisation (model card code)."""
 
     def __init__(self, name_or_path: str, *, batch_size: int = 8, max_length: int = GTE_MAX_LENGTH,
@@ -94,21 +92,9 @@ class GteEncoder:
         self.query_prompt = (_sentence_transformers_prompt(name_or_path, "query") if local else None) or GTE_QUERY_PROMPT
         self.n_encoded = 0
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
-        texts = list(texts)
-        out = np.zeros((len(texts), self.model.config.hidden_size), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        with torch.inference_mode():
-            for start in range(0, len(texts), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                enc = self.tokenizer([texts[i] for i in idx], max_length=self.max_length, padding=True,
-                                     truncation=True, return_tensors="pt").to(self.device)
-                hidden = self.model(**enc).last_hidden_state
-                out[idx] = last_token_pool(hidden, enc["attention_mask"]).float().cpu().numpy()
-                self.n_encoded += len(idx)
-        return l2_normalise(out).astype(np.float32) if texts else out
+    def pool(self, enc):
+        """Sentence vectors of one tokenised batch: the last real token's hidden state (the model card)."""
+        return last_token_pool(self.model(**enc).last_hidden_state, enc["attention_mask"])
 
 
 @register_encoder("gte")

@@ -166,6 +166,12 @@ def _bleu_from_tokens(hyp: tuple[str, ...], refs: list[tuple[str, ...]], weights
     if numerators[0] == 0:
         return 0.0
     bp = _brevity_penalty(_closest_ref_length([len(r) for r in refs], len(hyp)), len(hyp))
+    return smoothed_bleu(numerators, denominators, weights, bp)
+
+
+def smoothed_bleu(numerators: Sequence[int], denominators: Sequence[int], weights: Sequence[float], bp: float) -> float:
+    """BLEU from clipped n-gram counts with NIST geometric smoothing (nltk ``method3``): a zero
+    precision of order n becomes ``1 / (2**k * denominator)`` for the k-th zero met."""
     k = 1
     log_sum = []
     for num, den, w in zip(numerators, denominators, weights):

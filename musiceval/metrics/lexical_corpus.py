@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from musiceval.metrics.lexical import _brevity_penalty, smoothed_bleu
 from musiceval.metrics.token_cache import MAX_N, TokenCache, gather, unique
 
 LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
@@ -39,14 +40,6 @@ SIGMA = 6.0
 
 def _as_list(refs) -> list[str]:
     return [refs] if isinstance(refs, str) else list(refs)
-
-
-def _brevity_penalty(ref_len: int, hyp_len: int) -> float:
-    if hyp_len > ref_len:
-        return 1.0
-    if hyp_len == 0:
-        return 0.0
-    return math.exp(1 - ref_len / hyp_len)
 
 
 class LexicalCorpus:
@@ -277,18 +270,7 @@ def _bleu(cache: TokenCache, cand_rows, ref_rows, sub_owner, n_refs, metrics) ->
         for k, (num, h, r) in enumerate(zip(numerators.tolist(), hyp_len.tolist(), closest.tolist())):
             if num[0] == 0:
                 continue
-            bp = _brevity_penalty(r, h)
-            j, log_sum = 1, []
-            for order_n, (m, w) in enumerate(zip(num, weights)):
-                den = max(1, h - order_n)
-                if m == 0:
-                    p = 1.0 / (2**j * den)
-                    j += 1
-                else:
-                    p = m / den
-                if w:
-                    log_sum.append(w * math.log(p))
-            values[k] = bp * math.exp(math.fsum(log_sum))
+            values[k] = smoothed_bleu(num, [max(1, h - n) for n in range(len(num))], weights, _brevity_penalty(r, h))
         out[name] = values
     return out
 
