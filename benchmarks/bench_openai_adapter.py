@@ -41,6 +41,7 @@ def measure(base_url: str, concurrency: int, n: int, audio: np.ndarray | None) -
     failed = [a.error for a in answers if not a.ok]
     if failed:
         raise SystemExit(f"{len(failed)} requests failed, first: {failed[0]}")
+    model.close()
     return n / elapsed
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.extraction import load_vocabulary
-from musiceval.pytest_plugin import NOT_APPLICABLE
+from musiceval.pytest_plugin import NOT_APPLICABLE, plain_nodeid
 from musiceval.scoring.factual import FactualResult
 
 PROTOCOL = "factual"
@@ -177,9 +177,9 @@ def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate):
     mode = request.config.getoption("musiceval_record_mode")
     if not cassette.is_file() and mode == "none":
         gate.skip(f"needs the suite's LLM: cassette {cassette.name} is missing; record it with OPENAI_API_KEY=... "
-                  f"pytest {request.node.nodeid} --musiceval-record-mode once")
+                  f"pytest {plain_nodeid(request.node)} --musiceval-record-mode once")
     vocab, data = run.vocab, run.data  # the answers and vocabulary the factual gates scored
-    with use_cassette(cassette, mode=mode, test_id=request.node.nodeid):
+    with use_cassette(cassette, mode=mode, test_id=plain_nodeid(request.node)):
         llm = llm_extractor(vocab, model="gpt-4.1-mini", client=make_client(require_key=False))
         agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm)
     name = f"{source.model} {source.label}"

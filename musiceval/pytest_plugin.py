@@ -111,6 +111,15 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def _group_sources_by_default(config: pytest.Config) -> None:
+    """``pytest -n N`` without ``--dist`` distributes as ``loadgroup``, not ``load``: the tests of
+    one answer source then run on one worker, which builds and scores it once (``load`` would
+    have every worker build every source). An explicit ``--dist`` is kept."""
+    explicit = any(a == "-d" or a.startswith("--dist") for a in config.invocation_params.args)
+    if not explicit and getattr(config.option, "dist", None) == "load" and getattr(config.option, "tx", None):
+        config.option.dist = "loadgroup"
+
+
 def _worker_id(config: pytest.Config) -> str:
     return getattr(config, "workerinput", {}).get("workerid", "main")
 
@@ -133,9 +142,12 @@ def pytest_configure(config: pytest.Config) -> None:
         pytest.exit(f"musiceval: {exc}", returncode=2)
     if _is_worker(config):
         _share_cpus_between_workers()
+        if config.workerinput.get("musiceval_loadgroup"):
+            config.pluginmanager.register(_XdistGroupSuffix(), "musiceval-xdist-group-suffix")
         results_dir = Path(config.workerinput["musiceval_results_dir"])
         meta, session = config.workerinput["musiceval_meta"], config.workerinput["musiceval_session"]
     else:
+        _group_sources_by_default(config)
         session = f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
         given = _opt(config, "musiceval_results_dir")
         results_dir = Path(given) if given else Path(config.rootpath) / ".musiceval" / "results" / session
@@ -247,6 +259,7 @@ def pytest_configure_node(node: Any) -> None:  # xdist hook (controller side)
     node.workerinput["musiceval_results_dir"] = str(state["results_dir"])
     node.workerinput["musiceval_meta"] = state["meta"]
     node.workerinput["musiceval_session"] = state["session"]
+    node.workerinput["musiceval_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
 
 
 def _versions() -> dict[str, str]:
@@ -334,6 +347,38 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.add_marker(pytest.mark.xdist_group(f"source:{source.id}"))
 
 
+def plain_nodeid(node: pytest.Item) -> str:
+    """The node id without xdist's ``@<group>`` suffix (xdist's own rule: an ``@`` after the last
+    ``]``): what ``pytest <id>`` selects and what cassettes and results are keyed by."""
+    nodeid = node.nodeid
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
+
+
+class _XdistGroupSuffix:
+    """Give each grouped test the ``@<group>`` suffix that xdist's ``loadgroup`` scheduler reads,
+    after xdist's own hook and only where it did not. xdist suffixes only when the worker itself
+    parsed ``--dist loadgroup`` (not when the controller chose it: :func:`_group_sources_by_default`),
+    and it writes ``item._nodeid``, while from pytest 9.2 on ``nodeid`` is read from ``item._id``:
+    without the suffix every group is spread over the workers, each building the same source.
+    Registered on xdist workers whose controller distributes with ``loadgroup``."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                             for m in item.iter_markers("xdist_group")})
+            if not groups or item.nodeid.rpartition("@")[2] == "_".join(groups):
+                continue
+            nodeid = f"{item.nodeid}@{'_'.join(groups)}"
+            try:
+                from _pytest.nodeid import NodeId  # pytest >= 9.2
+            except ImportError:
+                item._nodeid = nodeid  # type: ignore[attr-defined]
+            else:
+                item._id = NodeId.parse(nodeid)  # type: ignore[attr-defined]
+
+
 # ----------------------------------------------------------------------------- result sink
 
 
@@ -371,7 +416,7 @@ def _marker_skip_reason(item: pytest.Item) -> str | None:
         recording = _opt(config, "musiceval_record_mode", "none") != "none" and os.environ.get("OPENAI_API_KEY")
         if not have_cassette and not recording:
             where = f"cassette {cassette!r} is missing" if cassette else "no cassette is configured"
-            return (f"needs the suite's LLM: {where}; record it with OPENAI_API_KEY=... pytest {item.nodeid} "
+            return (f"needs the suite's LLM: {where}; record it with OPENAI_API_KEY=... pytest {plain_nodeid(item)} "
                     "--musiceval-record-mode once")
     for mark in item.iter_markers("dataset"):
         name = mark.args[0] if mark.args else mark.kwargs["name"]
@@ -422,8 +467,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
     check = _skip_check_id(item, source)
     _sink(item.config)({
-        "type": "gate", "name": item.nodeid, "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
-        "detail": reason, "nodeid": item.nodeid, "test": "skipped", "protocol": _protocol_of(item),
+        "type": "gate", "name": plain_nodeid(item), "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
+        "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
         "check": check, "model": getattr(source, "model", ""), "source": getattr(source, "label", ""),
     })
     suite: SuiteConfig = _state(item.config)["suite"]
@@ -626,7 +671,7 @@ def gate(request: pytest.FixtureRequest, musiceval_suite: SuiteConfig) -> Pytest
                              protocol=_protocol_of(request.node), power=float(defaults["power"]))
     live = musiceval_suite.live_models()
     subject = live[0].name if live and "live_music_lm" in request.fixturenames else ""
-    g = PytestGate(gate_config, sink=_sink(config), nodeid=request.node.nodeid, item=request.node,
+    g = PytestGate(gate_config, sink=_sink(config), nodeid=plain_nodeid(request.node), item=request.node,
                    inconclusive=inconclusive, strict=_strict(config), suite=musiceval_suite, subject=subject)
     request.node._musiceval_gate = g
     return g

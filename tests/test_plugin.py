@@ -197,3 +197,37 @@ def test_llm_marker_skips_without_a_cassette_even_with_a_key(pytester, monkeypat
                                            str(pytester.path / "r"), "--musiceval-allow-empty")
     result.assert_outcomes(skipped=1)
     assert "cassette 'fixtures/cassettes/x.yaml' is missing" in result.stdout.str()
+
+
+GROUPED = '''
+import os, pytest
+
+@pytest.mark.parametrize("group", ["a", "b"])
+@pytest.mark.parametrize("k", range(4))
+def test_grouped(gate, group, k):
+    with open(os.path.join(os.environ["WHERE"], f"{group}-{k}"), "w") as fh:
+        fh.write(os.environ["PYTEST_XDIST_WORKER"])
+    gate.finding(f"ran {group} {k}", estimate=1.0)
+'''
+
+
+def test_each_xdist_group_runs_on_one_worker_with_plain_n(project, monkeypatch):
+    """`pytest -n N` (no --dist) distributes as loadgroup, and the group suffix xdist reads reaches
+    the scheduler on this pytest (xdist's own write of it is lost from pytest 9.2 on); results and
+    cassettes keep the plain node id."""
+    (project.path / "evals" / "test_demo.py").write_text(GROUPED)
+    (project.path / "evals" / "conftest.py").write_text(
+        "import pytest\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.xdist_group(item.callspec.params['group']))\n")
+    where = project.path / "where"
+    where.mkdir()
+    monkeypatch.setenv("WHERE", str(where))
+    result, results = _run(project, "-n", "2", "--musiceval-allow-empty")
+    result.assert_outcomes(skipped=8)
+    workers = {g: {(where / f"{g}-{k}").read_text() for k in range(4)} for g in "ab"}
+    assert all(len(w) == 1 for w in workers.values()), workers
+    run = json.loads((results / "results.json").read_text())
+    assert sorted(g["nodeid"] for g in run["gates"]) == sorted(
+        f"evals/test_demo.py::test_grouped[{k}-{g}]" for g in "ab" for k in range(4))

@@ -73,6 +73,8 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
+        #: client (host, port) of each request: one entry per distinct connection the client kept open
+        self.connections: Counter[tuple[str, int]] = Counter()
         self.attempts: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
         self.httpd: ThreadingHTTPServer | None = None
@@ -94,6 +96,7 @@ class FakeOpenAIServer:
             self.attempts[(model, prompt)] += 1
             attempt = self.attempts[(model, prompt)]
             self.auth_headers.append(handler.headers.get("Authorization", ""))
+            self.connections[tuple(handler.client_address[:2])] += 1
             self.bodies.append({"model": model, "prompt": prompt, "audio_bytes": audio_bytes,
                                 "temperature": body.get("temperature"), "seed": body.get("seed"),
                                 "max_tokens": body.get("max_tokens")})

@@ -19,7 +19,10 @@ model. Example: ``--model openai-compatible:http://localhost:8000/v1#Qwen/Qwen2-
   connections rests ``max_backoff`` seconds, so retries go to the others. ``throughput`` (after each ``generate``) reports requests, seconds,
   requests/s and requests per replica; each answer's meta names its ``replica`` (an index).
 - Requests run concurrently on asyncio, at most ``concurrency`` in flight per replica
-  (``--concurrency N``).
+  (``--concurrency N``). The event loop runs on one thread the adapter owns, with one HTTP client
+  per replica for the adapter's life, so connections stay open from one ``generate`` call (one
+  block of requests) to the next; ``close()`` closes them. ``generate`` may be called from any
+  thread, a running event loop (a notebook) included.
 - Each request has a ``timeout`` (seconds). Timeouts, connection errors, 429 and 5xx answers are
   retried up to ``max_retries`` times with exponential backoff and jitter (``Retry-After`` is
   honoured, capped at ``max_backoff``); other 4xx answers fail at once. A request that still fails
@@ -115,6 +118,10 @@ class OpenAICompatibleModel:
         self.sample_rate = int(sample_rate)
         self.max_audio_seconds, self.chunk_seconds = max_audio_seconds, chunk_seconds
         self.unreachable: dict[str, str] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._clients: list[Any] | None = None
+        self._lock = threading.Lock()
         if check_models:
             for url in self.base_urls:
                 self._check_models(url)
@@ -245,41 +252,58 @@ class OpenAICompatibleModel:
                 self._tls_context = ssl.create_default_context()
         return self._tls_context
 
-    async def _agenerate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
+    def _http_clients(self, key: str) -> list[Any]:
+        """One client (and connection pool) per replica, made on the adapter's loop and kept."""
         import openai
 
+        if self._clients is None or self._clients[0].api_key != key:
+            self._clients = [openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=0, timeout=self.timeout,
+                                                http_client=openai.DefaultAsyncHttpxClient(verify=self._tls()))
+                             for url in self.base_urls]
+        return self._clients
+
+    async def _agenerate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         key = _api_key()
         slots: asyncio.Queue = asyncio.Queue()
         for _ in range(self.concurrency):  # interleaved, so a burst spreads over the replicas
             for replica in range(len(self.base_urls)):
                 slots.put_nowait(replica)
-        clients = [openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=0, timeout=self.timeout,
-                                      http_client=openai.DefaultAsyncHttpxClient(verify=self._tls()))
-                   for url in self.base_urls]
+        clients = self._http_clients(key)
         counts = [0] * len(self.base_urls)
         t0 = time.perf_counter()
-        try:
-            answers = list(await asyncio.gather(*(self._one(clients, slots, r, settings, key, counts) for r in requests)))
-        finally:
-            for client in clients:
-                await client.close()
+        answers = list(await asyncio.gather(*(self._one(clients, slots, r, settings, key, counts) for r in requests)))
         elapsed = time.perf_counter() - t0
         self.throughput = {"requests": len(requests), "answered": sum(counts), "seconds": round(elapsed, 4),
                            "requests_per_s": round(len(requests) / elapsed, 3) if elapsed > 0 else None,
                            "per_replica": counts}
         return answers
 
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        """The adapter's own event loop, on a daemon thread started at the first ``generate``."""
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, name="musiceval-openai-compatible",
+                                                daemon=True)
+                self._thread.start()
+            return self._loop
+
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._agenerate(requests, settings))
-        # Called from inside a running event loop (a notebook): run ours on a helper thread.
-        result: list[list[Answer]] = []
-        thread = threading.Thread(target=lambda: result.append(asyncio.run(self._agenerate(requests, settings))))
-        thread.start()
-        thread.join()
-        return result[0]
+        return asyncio.run_coroutine_threadsafe(self._agenerate(requests, settings), self._event_loop()).result()
 
     def close(self) -> None:
-        pass
+        """Close the HTTP clients and stop the adapter's event loop (a later ``generate`` starts them again)."""
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+
+        async def shut() -> None:
+            for client in self._clients or []:
+                await client.close()
+            self._clients = None
+
+        asyncio.run_coroutine_threadsafe(shut(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()

@@ -63,3 +63,28 @@ def test_audio_url_data_urls_as_vllm_accepts_and_do_sample_false_sends_greedy():
         assert part["type"] == "audio_url" and part["audio_url"]["url"].startswith("data:audio/wav;base64,")
         assert int(answer.text.rsplit("=", 1)[1]) > 3200  # the decoded WAV reached the server
         assert server.bodies[0]["temperature"] == 0.0
+
+
+def test_connections_stay_open_across_generate_calls_until_close():
+    """Each generate call (one block of `musiceval generate`) reuses the adapter's open connections;
+    close() ends them and stops the adapter's loop thread, and a later generate starts afresh."""
+    import asyncio
+    import threading
+
+    with FakeOpenAIServer(latency=0.01) as server:
+        model = load_model(f"openai-compatible:{server.base_url}#echo", concurrency=2, **FAST)
+        for _ in range(3):
+            assert all(x.ok for x in model.generate(requests(4), GenerationSettings()))
+        assert sum(server.connections.values()) == 12
+        assert len(server.connections) <= 2  # at most one connection per slot, kept for all three blocks
+        loop_thread = model._thread
+        assert loop_thread is not None and loop_thread.is_alive()
+        model.close()
+        assert not loop_thread.is_alive() and loop_thread not in threading.enumerate()
+
+        async def inside_a_running_loop():  # a notebook calls generate with its own loop running
+            return model.generate(requests(2), GenerationSettings())
+
+        assert all(x.ok for x in asyncio.run(inside_a_running_loop()))
+        assert len(server.connections) > 2  # new connections after close
+        model.close()
