@@ -198,8 +198,10 @@ def build_tiny_glmasr(directory: str | Path, *, seed: int = 0) -> Path:
     return _save(tf.GlmAsrForConditionalGeneration(config), processor, vocab, directory)
 
 
-# Tekken's special tokens in the order of Mistral's tokenizer files: Voxtral's processor reads the
-# audio token at id 24 and mistral_common looks [AUDIO], [BEGIN_AUDIO], [TRANSCRIBE] up by name.
+# Tekken's special tokens: the first 20 are mistral_common's own default list
+# (Tekkenizer.DEPRECATED_SPECIAL_TOKENS), instruct tokenizers from v11 on need [ARGS] and [CALL_ID],
+# VoxtralProcessor hard-codes the audio token id 24, and mistral_common looks [AUDIO],
+# [BEGIN_AUDIO] and [TRANSCRIBE] up by name.
 _TEKKEN_SPECIAL = ("<unk> <s> </s> [INST] [/INST] [AVAILABLE_TOOLS] [/AVAILABLE_TOOLS] [TOOL_RESULTS] "
                    "[/TOOL_RESULTS] [TOOL_CALLS] [IMG] <pad> [IMG_BREAK] [IMG_END] [PREFIX] [MIDDLE] [SUFFIX] "
                    "[SYSTEM_PROMPT] [/SYSTEM_PROMPT] [TOOL_CONTENT] [ARGS] [CALL_ID] <SPECIAL_22> <SPECIAL_23> "
@@ -211,10 +213,11 @@ _TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p
 
 
 def write_tekken(path: str | Path, *, frame_rate: float = 12.5, chunk_length_s: float = 30.0) -> Path:
-    """A Tekken tokenizer file (``tekken.json``, tokenizer version v11) as Mistral ships them: 40
-    special tokens (``[AUDIO]`` at 24) then the 256 byte tokens, no merges, and the ``audio``
-    section mistral_common lays audio tokens out by (16 kHz, ``frame_rate`` tokens per second,
-    audio padded to ``chunk_length_s``; Voxtral's values)."""
+    """A Tekken tokenizer file (``tekken.json``, tokenizer version v11) in the format
+    ``mistral_common``'s ``Tekkenizer.from_file`` reads: 40 special tokens (``[AUDIO]`` at 24), then
+    the 256 byte tokens, no merges, and the ``audio`` section mistral_common lays audio tokens out
+    by (16 kHz, ``frame_rate`` tokens per second, audio padded to ``chunk_length_s``: 12.5 and 30 s
+    give the 375 tokens per window that Voxtral's encoder and projector produce)."""
     import base64
 
     special = _TEKKEN_SPECIAL + [f"<SPECIAL_{i}>" for i in range(len(_TEKKEN_SPECIAL), 40)]
@@ -245,8 +248,8 @@ def build_tiny_voxtral(directory: str | Path, *, seed: int = 0) -> Path:
     directory = Path(directory)
     write_tekken(directory / "tekken.json")
     tokenizer = MistralCommonBackend.from_pretrained(str(directory))
-    processor = tf.VoxtralProcessor(feature_extractor=tf.WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000),
-                                    tokenizer=tokenizer)
+    processor = tf.VoxtralProcessor(
+        feature_extractor=tf.WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000), tokenizer=tokenizer)
     special = {"bos": tokenizer.bos_token_id, "eos": tokenizer.eos_token_id, "pad": tokenizer.pad_token_id}
     text = tf.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                           num_key_value_heads=1, head_dim=16, intermediate_size=64, max_position_embeddings=4096,

@@ -71,7 +71,8 @@ def test_each_family_answers_a_prompt_with_audio_through_hf(tiny_checkpoints, fa
 def test_every_built_family_has_a_tiny_builder_or_a_reason():
     assert {"qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker",
             "voxtral"} <= set(TINY_BUILDERS)
-    assert {"audioflamingo3", "musicflamingo", "voxtral", "qwen2_5_omni", "qwen2_5_omni_thinker"} <= set(registered_families())
+    assert {"audioflamingo3", "musicflamingo", "voxtral", "qwen2_5_omni",
+            "qwen2_5_omni_thinker"} <= set(registered_families())
     assert type(family_for("qwen2_audio")) is FamilyHooks  # no quirks: the defaults
 
 
@@ -174,12 +175,43 @@ def test_omni_thinker_loads_from_disk_without_torchvision_with_video_marked_unav
     model = load_model(f"hf:{directory}", device="cpu", num_threads=1)
     try:
         processor = model.processor
-        assert type(processor).__name__ == "Qwen2_5OmniProcessor" and isinstance(processor.video_processor, VideoUnavailable)
-        assert processor.feature_extractor.chunk_length == 5 and processor.chat_template  # the saved parts, not defaults
+        assert type(processor).__name__ == "Qwen2_5OmniProcessor"
+        assert isinstance(processor.video_processor, VideoUnavailable)
+        assert processor.feature_extractor.chunk_length == 5 and processor.chat_template  # the saved parts
         assert model.max_audio_seconds == 5.0
         with pytest.raises(ImportError, match="torchvision"):
             processor(text=["<|vision_bos|><|VIDEO|><|vision_eos|>"], videos=[np.zeros((2, 3, 28, 28), np.uint8)])
         assert "video_processor: VideoUnavailable(torchvision is not installed)" in repr(processor)
+    finally:
+        model.close()
+
+
+@pytest.mark.skipif(TORCHVISION, reason="torchvision installed: the Omni processor loads through AutoProcessor")
+def test_omni_thinker_without_torchvision_also_reads_the_transformers_5_processor_layout(tiny_checkpoints, tmp_path):
+    """What ``save_pretrained`` of transformers 5 writes (processor_config.json with one entry per
+    part, chat_template.jinja) loads the same way; the saved values are the ones used."""
+    import json
+    import shutil
+
+    source = tiny_checkpoints("qwen2_5_omni_thinker")
+    for name in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                 "tokenizer_config.json"):
+        shutil.copy(source / name, tmp_path / name)
+    flat = json.loads((source / "preprocessor_config.json").read_text())
+    image_keys = ("image", "do_", "merge", "patch", "temporal", "resample", "rescale", "size")
+    image = {k: v for k, v in flat.items() if k.startswith(image_keys)}
+    audio = {k: v for k, v in flat.items() if k not in image and k != "processor_class"}
+    (tmp_path / "processor_config.json").write_text(json.dumps({
+        "feature_extractor": {**audio, "chunk_length": 4}, "image_processor": image,
+        "video_processor": {"video_processor_type": "Qwen2VLVideoProcessor"},
+        "processor_class": "Qwen2_5OmniProcessor"}))
+    template = json.loads((source / "chat_template.json").read_text())["chat_template"]
+    (tmp_path / "chat_template.jinja").write_text(template)
+    model = load_model(f"hf:{tmp_path}", device="cpu", num_threads=1)
+    try:
+        assert model.processor.feature_extractor.chunk_length == 4 and model.max_audio_seconds == 4.0
+        (answer,) = model.generate([Request("a", "what is it ?", clip(1))], GREEDY)
+        assert answer.ok, answer.error
     finally:
         model.close()
 
