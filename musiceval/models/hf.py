@@ -1,13 +1,13 @@
 """``hf:<hub-id-or-dir>``: any transformers audio LM whose processor takes audio with a chat template.
 
-One path for every family: ``AutoConfig`` -> ``AutoProcessor`` -> the model class
-(``AutoModelForMultimodalLM`` when it maps ``config.model_type``, else the architecture's own class
-named in ``config.architectures``) -> chat template with an audio part -> left-padded batches ->
-``generate`` -> ``batch_decode``. Per-family differences live in
-:mod:`musiceval.models.families` (registered by ``model_type``), never in branches here. Checked
-offline on tiny random checkpoints of Qwen2-Audio, Audio Flamingo 3, Music Flamingo, GLM-ASR and
-the Qwen2.5-Omni thinker (:mod:`musiceval.models.tiny`; its processor needs torchvision to load
-from disk, see ``tests/models/test_hf_families.py``).
+One path for every family: ``AutoConfig`` -> ``AutoProcessor`` (through the family's
+``load_processor``) -> the model class (``AutoModelForMultimodalLM`` when it maps
+``config.model_type``, else the architecture's own class named in ``config.architectures``) -> chat
+template with an audio part -> left-padded batches -> ``generate`` -> ``batch_decode``. Per-family
+differences live in :mod:`musiceval.models.families` (registered by ``model_type``), never in
+branches here. Checked offline on tiny random checkpoints of Qwen2-Audio, Audio Flamingo 3, Music
+Flamingo, GLM-ASR, Voxtral and the Qwen2.5-Omni thinker (:mod:`musiceval.models.tiny`), each saved
+and loaded back from disk (``tests/models/test_hf_families.py``).
 
 Load arguments (``--musiceval-model-args`` / ``[model] args``, see :mod:`musiceval.models.args`):
 ``dtype`` (default bf16 on CUDA, fp32 on CPU; ``auto`` = the checkpoint's), ``device_map``
@@ -116,7 +116,7 @@ class HFModel:
         if not rest:
             raise ModelSpecError("hf needs a model: hf:<hub id or local directory>, e.g. hf:Qwen/Qwen2-Audio-7B-Instruct")
         import torch
-        from transformers import AutoConfig, AutoProcessor
+        from transformers import AutoConfig
 
         self.torch = torch
         self.spec = f"hf:{rest}"
@@ -131,7 +131,7 @@ class HFModel:
         try:
             config = AutoConfig.from_pretrained(rest, **hub)
             self.family = family_for(config.model_type)
-            self.processor = AutoProcessor.from_pretrained(rest, **hub)
+            self.processor = self.family.load_processor(rest, **hub)
             cls = model_class_for(config, self.family)
             self.load_kwargs = from_pretrained_kwargs(dtype=torch_dtype, device_map=device_map, revision=revision,
                                                       attn_implementation=attn_implementation,

@@ -9,21 +9,24 @@ tokens expanded, features of the right shape, batching, decoding), never a score
 Tokenizers are ``tokenizers`` word-level models with the family's special tokens, wrapped in
 ``PreTrainedTokenizerFast``; nothing is downloaded. ``python -m musiceval.models.tiny FAMILY DIR``.
 
-Qwen2.5-Omni's processor requires a video processor, and transformers' video processors need
-torchvision; without it the thinker checkpoint builds only with that class check bypassed and its
-processor cannot be reloaded from disk (the test then hands it over in memory).
+Qwen2.5-Omni's thinker is saved in the hub checkpoint's layout (one ``preprocessor_config.json``
+for feature extractor and image processor, ``chat_template.json``): its processor object insists
+on a video processor, which needs torchvision, so the files are written part by part and the
+processor is built when the checkpoint is loaded (with torchvision by ``AutoProcessor``, without
+it by :mod:`musiceval.models.families.qwen2_5_omni`, video unavailable).
 
-Voxtral is not here: its processor delegates the chat template and the audio token layout to
-the ``mistral_common`` tokenizer backend (``MistralCommonBackend``, a Tekken vocabulary file),
-which ``tokenizers`` cannot stand in for; a Voxtral checkpoint from the hub loads through the same
-``hf:`` path (``musiceval.models.families.voxtral``).
+Voxtral's processor delegates the chat template and the audio token layout to mistral_common (a
+Tekken vocabulary file, read through transformers' ``MistralCommonBackend``): its builder writes a
+``tekken.json`` of 256 byte tokens and Mistral's special tokens (:func:`write_tekken`), so its
+random answers are arbitrary bytes rather than words. Needs ``pip install 'musiceval[voxtral]'``.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["TINY_BUILDERS", "build_tiny", "chatml_template"]
+__all__ = ["TINY_BUILDERS", "build_tiny", "chatml_template", "write_tekken"]
 
 # no instrument, key, note or number words: random answers cannot hit a fixture's truth
 _WORDS = ("system user assistant You are a helpful Audio the music is in this piece sound of it "
@@ -63,12 +66,13 @@ def _text_config(cls: Any, vocab: dict[str, int], **extra: Any) -> dict:
                num_key_value_heads=1, intermediate_size=64, max_position_embeddings=4096, **extra).to_dict()
 
 
-def _save(model: Any, processor: Any, vocab: dict[str, int], directory: str | Path) -> Path:
+def _save(model: Any, processor: Any | None, vocab: dict[str, int], directory: str | Path) -> Path:
     model.generation_config.pad_token_id = vocab["<|endoftext|>"]
     model.generation_config.eos_token_id = vocab["<|im_end|>"]
     directory = Path(directory)
     model.save_pretrained(directory)
-    processor.save_pretrained(directory)
+    if processor is not None:
+        processor.save_pretrained(directory)
     return directory
 
 
@@ -97,25 +101,11 @@ def build_tiny_qwen2_audio(directory: str | Path, *, seed: int = 0) -> Path:
     return _save(Qwen2AudioForConditionalGeneration(config), processor, vocab, directory)
 
 
-def _video_processor() -> Any:
-    """Qwen2-VL's video processor where torchvision is installed, else the torch-only base class
-    (video is never used here; the processor only insists on having one)."""
-    try:
-        from transformers import Qwen2VLVideoProcessor
-
-        return Qwen2VLVideoProcessor()
-    except ImportError:
-        from transformers.video_processing_utils import BaseVideoProcessor
-
-        return BaseVideoProcessor()
-
-
 def build_tiny_qwen2_5_omni_thinker(directory: str | Path, *, seed: int = 0) -> Path:
     """Qwen2.5-Omni's thinker (``qwen2_5_omni_thinker``): audio, vision and text towers, M-RoPE."""
     import torch
-    from transformers import (Qwen2_5OmniProcessor, Qwen2_5OmniThinkerConfig,
-                              Qwen2_5OmniThinkerForConditionalGeneration, Qwen2VLImageProcessor,
-                              WhisperFeatureExtractor)
+    from transformers import (Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration,
+                              Qwen2VLImageProcessor, WhisperFeatureExtractor)
     from transformers.models.qwen2_5_omni.configuration_qwen2_5_omni import (
         Qwen2_5OmniAudioEncoderConfig, Qwen2_5OmniTextConfig, Qwen2_5OmniVisionEncoderConfig)
 
@@ -123,11 +113,6 @@ def build_tiny_qwen2_5_omni_thinker(directory: str | Path, *, seed: int = 0) -> 
              "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>",
              "vision_bos_token": "<|vision_bos|>", "vision_eos_token": "<|vision_eos|>"}
     tokenizer, vocab = _tokenizer(list(named.values()), **named)
-    processor = Qwen2_5OmniProcessor(
-        image_processor=Qwen2VLImageProcessor(), video_processor=_video_processor(),
-        feature_extractor=WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000, chunk_length=5),
-        tokenizer=tokenizer, chat_template=chatml_template("<|audio_bos|><|AUDIO|><|audio_eos|>"),
-    )
     text = _text_config(Qwen2_5OmniTextConfig, vocab,
                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]})
     config = Qwen2_5OmniThinkerConfig(
@@ -144,7 +129,18 @@ def build_tiny_qwen2_5_omni_thinker(directory: str | Path, *, seed: int = 0) -> 
         vision_start_token_id=vocab["<|vision_bos|>"],  # read by get_rope_index; real configs carry it too
     )
     torch.manual_seed(seed)
-    return _save(Qwen2_5OmniThinkerForConditionalGeneration(config), processor, vocab, directory)
+    directory = _save(Qwen2_5OmniThinkerForConditionalGeneration(config), None, vocab, directory)
+    # the processor files as Qwen/Qwen2.5-Omni-7B ships them: one preprocessor_config.json for the
+    # feature extractor and the image processor (the video processor reads it too), the tokenizer,
+    # chat_template.json. Written part by part: the processor object needs torchvision to exist.
+    feature_extractor = WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000, chunk_length=5)
+    preprocessor = {**Qwen2VLImageProcessor().to_dict(), **feature_extractor.to_dict(),
+                    "processor_class": "Qwen2_5OmniProcessor"}
+    (directory / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2), encoding="utf-8")
+    (directory / "chat_template.json").write_text(
+        json.dumps({"chat_template": chatml_template("<|audio_bos|><|AUDIO|><|audio_eos|>")}), encoding="utf-8")
+    tokenizer.save_pretrained(directory)
+    return directory
 
 
 def _build_flamingo(directory: str | Path, seed: int, music: bool) -> Path:
@@ -202,6 +198,78 @@ def build_tiny_glmasr(directory: str | Path, *, seed: int = 0) -> Path:
     return _save(tf.GlmAsrForConditionalGeneration(config), processor, vocab, directory)
 
 
+# Tekken's special tokens: the first 20 are mistral_common's own default list
+# (Tekkenizer.DEPRECATED_SPECIAL_TOKENS), instruct tokenizers from v11 on need [ARGS] and [CALL_ID],
+# VoxtralProcessor hard-codes the audio token id 24, and mistral_common looks [AUDIO],
+# [BEGIN_AUDIO] and [TRANSCRIBE] up by name.
+_TEKKEN_SPECIAL = ("<unk> <s> </s> [INST] [/INST] [AVAILABLE_TOOLS] [/AVAILABLE_TOOLS] [TOOL_RESULTS] "
+                   "[/TOOL_RESULTS] [TOOL_CALLS] [IMG] <pad> [IMG_BREAK] [IMG_END] [PREFIX] [MIDDLE] [SUFFIX] "
+                   "[SYSTEM_PROMPT] [/SYSTEM_PROMPT] [TOOL_CONTENT] [ARGS] [CALL_ID] <SPECIAL_22> <SPECIAL_23> "
+                   "[AUDIO] [BEGIN_AUDIO]").split() + [f"<SPECIAL_{i}>" for i in range(26, 34)] + ["[TRANSCRIBE]"]
+# tiktoken's pattern in Mistral's tekken files (pre-tokenisation only: the vocabulary is bytes here)
+_TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+                   r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
+                   r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def write_tekken(path: str | Path, *, frame_rate: float = 12.5, chunk_length_s: float = 30.0) -> Path:
+    """A Tekken tokenizer file (``tekken.json``, tokenizer version v11) in the format
+    ``mistral_common``'s ``Tekkenizer.from_file`` reads: 40 special tokens (``[AUDIO]`` at 24), then
+    the 256 byte tokens, no merges, and the ``audio`` section mistral_common lays audio tokens out
+    by (16 kHz, ``frame_rate`` tokens per second, audio padded to ``chunk_length_s``: 12.5 and 30 s
+    give the 375 tokens per window that Voxtral's encoder and projector produce)."""
+    import base64
+
+    special = _TEKKEN_SPECIAL + [f"<SPECIAL_{i}>" for i in range(len(_TEKKEN_SPECIAL), 40)]
+    data = {
+        "config": {"pattern": _TEKKEN_PATTERN, "num_vocab_tokens": 256, "default_vocab_size": 256 + len(special),
+                   "default_num_special_tokens": len(special), "version": "v11"},
+        "vocab": [{"rank": i, "token_bytes": base64.b64encode(bytes([i])).decode(),
+                   "token_str": chr(i) if 32 <= i < 127 else None} for i in range(256)],
+        "special_tokens": [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(special)],
+        "audio": {"sampling_rate": 16_000, "frame_rate": frame_rate, "chunk_length_s": chunk_length_s,
+                  "audio_encoding_config": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400}},
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def build_tiny_voxtral(directory: str | Path, *, seed: int = 0) -> Path:
+    """Voxtral (``voxtral``): a Whisper-style encoder whose frames are stacked 4 to 1 into a Llama
+    decoder; the Tekken tokenizer (:func:`write_tekken`) is read by mistral_common through
+    transformers' ``MistralCommonBackend``. Audio is padded to 30 s windows of 375 ``[AUDIO]``
+    tokens, as in the real model (the processor fixes the window). Needs ``mistral-common``."""
+    import torch
+    import transformers as tf
+    from transformers.tokenization_mistral_common import MistralCommonBackend
+
+    directory = Path(directory)
+    write_tekken(directory / "tekken.json")
+    tokenizer = MistralCommonBackend.from_pretrained(str(directory))
+    processor = tf.VoxtralProcessor(
+        feature_extractor=tf.WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000), tokenizer=tokenizer)
+    special = {"bos": tokenizer.bos_token_id, "eos": tokenizer.eos_token_id, "pad": tokenizer.pad_token_id}
+    text = tf.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                          num_key_value_heads=1, head_dim=16, intermediate_size=64, max_position_embeddings=4096,
+                          bos_token_id=special["bos"], eos_token_id=special["eos"], pad_token_id=special["pad"])
+    config = tf.VoxtralConfig(
+        # 3000 mel frames per 30 s -> 1500 encoder frames -> 375 audio embeddings (4 frames of 16 = 64)
+        audio_config=tf.VoxtralEncoderConfig(hidden_size=16, intermediate_size=64, num_hidden_layers=1,
+                                             num_attention_heads=2, num_mel_bins=128).to_dict(),
+        text_config=text.to_dict(), audio_token_id=processor.audio_token_id,
+    )
+    torch.manual_seed(seed)
+    model = tf.VoxtralForConditionalGeneration(config)
+    model.generation_config.bos_token_id = special["bos"]
+    model.generation_config.pad_token_id = special["pad"]
+    model.generation_config.eos_token_id = special["eos"]
+    model.save_pretrained(directory)
+    processor.save_pretrained(directory)
+    return directory
+
+
 #: family name (a ``config.model_type``) -> builder(directory, seed=) -> directory
 TINY_BUILDERS: dict[str, Callable[..., Path]] = {
     "qwen2_audio": build_tiny_qwen2_audio,
@@ -209,6 +277,7 @@ TINY_BUILDERS: dict[str, Callable[..., Path]] = {
     "audioflamingo3": build_tiny_audioflamingo3,
     "musicflamingo": build_tiny_musicflamingo,
     "glmasr": build_tiny_glmasr,
+    "voxtral": build_tiny_voxtral,
 }
 
 

@@ -20,12 +20,12 @@ from musiceval.models.families import FamilyHooks, family_for, registered_famili
 from musiceval.models.tiny import TINY_BUILDERS, build_tiny  # noqa: E402
 
 GREEDY = GenerationSettings(temperature=0.0, max_tokens=4, seed=0)
-# Qwen2.5-Omni's processor insists on a video processor, and transformers' video processors need
-# torchvision; the PyPI torchvision wheel does not load against a CPU-only torch of another build.
-OMNI = pytest.param("qwen2_5_omni_thinker", marks=pytest.mark.skipif(
-    importlib.util.find_spec("torchvision") is None,
-    reason="Qwen2_5OmniProcessor needs a video processor, which needs torchvision (not installed)"))
-FAMILIES = ["qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", OMNI]
+TORCHVISION = importlib.util.find_spec("torchvision") is not None
+# Voxtral tokenises through mistral-common (a Tekken file the builder writes)
+VOXTRAL = pytest.param("voxtral", marks=pytest.mark.skipif(
+    importlib.util.find_spec("mistral_common") is None,
+    reason="Voxtral's processor needs mistral-common: pip install 'musiceval[voxtral]'"))
+FAMILIES = ["qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker", VOXTRAL]
 
 
 @pytest.fixture(scope="session")
@@ -58,16 +58,21 @@ def test_each_family_answers_a_prompt_with_audio_through_hf(tiny_checkpoints, fa
         assert all(isinstance(a.text, str) and a.meta["model_type"] == family for a in answers)
         # the audio reached the model as audio tokens: the processor expanded the placeholder
         inputs = model.family.encode(model.processor, [model._conversation(batch[0])], [batch[0].audio], 16_000)
-        audio_id, _ = model.family.audio_token_ids(model.processor, model.model.config)
+        audio_id, expected = model.family.audio_token_ids(model.processor, model.model.config)
+        assert audio_id is not None and audio_id == expected
         assert int((inputs["input_ids"] == audio_id).sum()) > 1
         assert inputs["attention_mask"].shape[0] == 1
+        text_only = model.family.encode(model.processor, [model._conversation(batch[2])], [], 16_000)
+        assert int((text_only["input_ids"] == audio_id).sum()) == 0
     finally:
         model.close()
 
 
 def test_every_built_family_has_a_tiny_builder_or_a_reason():
-    assert {"qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker"} <= set(TINY_BUILDERS)
-    assert {"audioflamingo3", "musicflamingo", "voxtral", "qwen2_5_omni"} <= set(registered_families())
+    assert {"qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker",
+            "voxtral"} <= set(TINY_BUILDERS)
+    assert {"audioflamingo3", "musicflamingo", "voxtral", "qwen2_5_omni",
+            "qwen2_5_omni_thinker"} <= set(registered_families())
     assert type(family_for("qwen2_audio")) is FamilyHooks  # no quirks: the defaults
 
 
@@ -159,34 +164,61 @@ def test_full_omni_checkpoints_generate_text_only_with_settings_routed_to_the_th
     assert model.has_talker is False and not hasattr(model, "talker")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torchvision") is not None,
-                    reason="torchvision installed: the full hf: test of this family runs instead")
-def test_qwen2_5_omni_thinker_answers_through_hf_with_only_the_processor_kept_in_memory(tmp_path, monkeypatch):
-    """Without torchvision, transformers cannot instantiate (or reload) the video processor that
-    Qwen2_5OmniProcessor insists on, although audio never uses it. Here only that class check is
-    bypassed and the processor is handed over in memory; config, weights, model class, chat
-    template, audio expansion, M-RoPE positions and generate go through the hf: path as usual."""
-    import transformers
-    import transformers.processing_utils as pu
+@pytest.mark.skipif(TORCHVISION, reason="torchvision installed: the Omni processor loads through AutoProcessor")
+def test_omni_thinker_loads_from_disk_without_torchvision_with_video_marked_unavailable(tiny_checkpoints):
+    """The checkpoint holds the hub's processor files (preprocessor_config.json, chat_template.json,
+    tokenizer); without torchvision the family builds the processor from them, video unavailable."""
+    from musiceval.models.families.qwen2_5_omni import VideoUnavailable
 
-    import musiceval.models.tiny as tiny
-
-    check = pu.ProcessorMixin.check_argument_for_proper_class
-    monkeypatch.setattr(pu.ProcessorMixin, "check_argument_for_proper_class",
-                        lambda self, name, arg: None if name == "video_processor" else check(self, name, arg))
-    monkeypatch.setattr(tiny, "_video_processor", lambda: object())
-    kept = {}
-    monkeypatch.setattr(transformers.ProcessorMixin, "save_pretrained", lambda self, d, **kw: kept.setdefault("p", self))
-    directory = tiny.build_tiny_qwen2_5_omni_thinker(tmp_path / "omni")
-    monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", classmethod(lambda cls, *a, **kw: kept["p"]))
-    model = load_model(f"hf:{directory}", device="cpu", batch_size=2, num_threads=1)
+    directory = tiny_checkpoints("qwen2_5_omni_thinker")
+    assert (directory / "preprocessor_config.json").exists() and (directory / "chat_template.json").exists()
+    model = load_model(f"hf:{directory}", device="cpu", num_threads=1)
     try:
-        assert type(model.model).__name__ == "Qwen2_5OmniThinkerForConditionalGeneration"
-        batch = [Request("a", "what is the music ?", clip(2, 1)), Request("b", "describe it .", clip(1, 2))]
-        answers = model.generate(batch, GREEDY)
-        assert all(a.ok for a in answers), [a.error for a in answers]
-        inputs = model.family.encode(model.processor, [model._conversation(batch[0])], [batch[0].audio], 16_000)
-        audio_id, _ = model.family.audio_token_ids(model.processor, model.model.config)
-        assert int((inputs["input_ids"] == audio_id).sum()) > 1
+        processor = model.processor
+        assert type(processor).__name__ == "Qwen2_5OmniProcessor"
+        assert isinstance(processor.video_processor, VideoUnavailable)
+        assert processor.feature_extractor.chunk_length == 5 and processor.chat_template  # the saved parts
+        assert model.max_audio_seconds == 5.0
+        with pytest.raises(ImportError, match="torchvision"):
+            processor(text=["<|vision_bos|><|VIDEO|><|vision_eos|>"], videos=[np.zeros((2, 3, 28, 28), np.uint8)])
+        assert "video_processor: VideoUnavailable(torchvision is not installed)" in repr(processor)
     finally:
         model.close()
+
+
+@pytest.mark.skipif(TORCHVISION, reason="torchvision installed: the Omni processor loads through AutoProcessor")
+def test_omni_thinker_without_torchvision_also_reads_the_transformers_5_processor_layout(tiny_checkpoints, tmp_path):
+    """What ``save_pretrained`` of transformers 5 writes (processor_config.json with one entry per
+    part, chat_template.jinja) loads the same way; the saved values are the ones used."""
+    import json
+    import shutil
+
+    source = tiny_checkpoints("qwen2_5_omni_thinker")
+    for name in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                 "tokenizer_config.json"):
+        shutil.copy(source / name, tmp_path / name)
+    flat = json.loads((source / "preprocessor_config.json").read_text())
+    image_keys = ("image", "do_", "merge", "patch", "temporal", "resample", "rescale", "size")
+    image = {k: v for k, v in flat.items() if k.startswith(image_keys)}
+    audio = {k: v for k, v in flat.items() if k not in image and k != "processor_class"}
+    (tmp_path / "processor_config.json").write_text(json.dumps({
+        "feature_extractor": {**audio, "chunk_length": 4}, "image_processor": image,
+        "video_processor": {"video_processor_type": "Qwen2VLVideoProcessor"},
+        "processor_class": "Qwen2_5OmniProcessor"}))
+    template = json.loads((source / "chat_template.json").read_text())["chat_template"]
+    (tmp_path / "chat_template.jinja").write_text(template)
+    model = load_model(f"hf:{tmp_path}", device="cpu", num_threads=1)
+    try:
+        assert model.processor.feature_extractor.chunk_length == 4 and model.max_audio_seconds == 4.0
+        (answer,) = model.generate([Request("a", "what is it ?", clip(1))], GREEDY)
+        assert answer.ok, answer.error
+    finally:
+        model.close()
+
+
+def test_voxtral_without_mistral_common_names_the_extra(monkeypatch):
+    import musiceval.models.families.voxtral as voxtral
+
+    monkeypatch.setattr(voxtral, "mistral_common_available", lambda: False)
+    with pytest.raises(ModelSpecError, match=r"pip install 'musiceval\[voxtral\]'"):
+        family_for("voxtral").load_processor("some/voxtral")

@@ -1,7 +1,8 @@
 """Per-family quirks of the generic ``hf:`` adapter, registered by ``config.model_type``.
 
-The adapter (:mod:`musiceval.models.hf`) does the common work: ``AutoConfig``, ``AutoProcessor``,
-the model class, the chat template with an audio part, left-padded batches, decoding. A family
+The adapter (:mod:`musiceval.models.hf`) does the common work: ``AutoConfig``, ``AutoProcessor``
+(:meth:`FamilyHooks.load_processor`), the model class, the chat template with an audio part,
+left-padded batches, decoding. A family
 whose checkpoints need something else subclasses :class:`FamilyHooks`, overrides only that, and
 registers it in its own module here (one file per family)::
 
@@ -33,6 +34,13 @@ class FamilyHooks:
     #: transformers class name to load, when ``AutoModelForMultimodalLM`` does not map the type
     #: to the class that answers with text (None: the auto class, else ``config.architectures[0]``)
     model_class: str | None = None
+
+    def load_processor(self, name: str, **hub: Any) -> Any:
+        """The checkpoint's processor: ``AutoProcessor.from_pretrained(name, **hub)`` (``hub``:
+        ``revision``, ``trust_remote_code``)."""
+        from transformers import AutoProcessor
+
+        return AutoProcessor.from_pretrained(name, **hub)
 
     def audio_part(self) -> dict[str, Any]:
         """The chat-template content part that stands for one audio input."""

@@ -1,20 +1,36 @@
 """Voxtral (``voxtral``): the processor tokenises through ``mistral_common`` (a Tekken vocabulary),
 whose chat template takes the audio itself (base64 WAV) and lays out the audio tokens, so the
 batch is encoded by ``processor.apply_chat_template(tokenize=True)`` rather than ``processor(text=,
-audio=)``. Needs ``pip install mistral-common``. Not covered by an offline test: a Tekken
-tokenizer cannot be built from ``tokenizers`` (see :mod:`musiceval.models.tiny`).
+audio=)``. The processor pads audio to 30 s windows and cuts it into them itself (375
+``[AUDIO]`` tokens each). The audio token check of the adapter applies as for other families: the
+Tekken file must map ``[AUDIO]`` to the model's ``audio_token_id``. Needs
+``pip install 'musiceval[voxtral]'`` (mistral-common). Checked offline on a tiny random checkpoint
+with a Tekken file written by :func:`musiceval.models.tiny.build_tiny_voxtral`, saved and loaded
+back through ``hf:<dir>`` (``tests/models/test_hf_families.py``).
 """
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Sequence
 
 import numpy as np
 
+from musiceval.models.base import ModelSpecError
 from musiceval.models.families import FamilyHooks, register_family
+
+
+def mistral_common_available() -> bool:
+    return importlib.util.find_spec("mistral_common") is not None
 
 
 @register_family("voxtral")
 class Voxtral(FamilyHooks):
+    def load_processor(self, name: str, **hub: Any) -> Any:
+        if not mistral_common_available():  # encode() needs mistral-common's chat template and audio layout
+            raise ModelSpecError(f"{name!r} is a Voxtral checkpoint: its processor tokenises through mistral-common; "
+                                 "pip install 'musiceval[voxtral]'")
+        return super().load_processor(name, **hub)
+
     def encode(self, processor: Any, conversations: Sequence[list[dict[str, Any]]],
                audios: Sequence[np.ndarray], sample_rate: int) -> Any:
         from musiceval.models.openai_compatible import encode_wav_base64
@@ -32,6 +48,3 @@ class Voxtral(FamilyHooks):
             filled.append(turns)
         return processor.apply_chat_template(filled, tokenize=True, return_dict=True, return_tensors="pt",
                                              processor_kwargs={"padding": True, "padding_side": "left"})
-
-    def audio_token_ids(self, processor: Any, config: Any) -> tuple[int | None, int | None]:
-        return None, None  # mistral_common owns the audio token layout
