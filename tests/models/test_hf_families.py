@@ -222,3 +222,22 @@ def test_voxtral_without_mistral_common_names_the_extra(monkeypatch):
     monkeypatch.setattr(voxtral, "mistral_common_available", lambda: False)
     with pytest.raises(ModelSpecError, match=r"pip install 'musiceval\[voxtral\]'"):
         family_for("voxtral").load_processor("some/voxtral")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mistral_common") is None,
+                    reason="Voxtral's processor needs mistral-common: pip install 'musiceval[voxtral]'")
+def test_voxtral_takes_audio_longer_than_one_window_as_several_windows(tiny_checkpoints):
+    """Voxtral's processor windows audio itself (30 s, 375 [AUDIO] tokens each), so the request
+    limit is the model's (40 min), not the Whisper window: 40 s reaches the model as two windows."""
+    model = load_model(f"hf:{tiny_checkpoints('voxtral')}", device="cpu", batch_size=1, num_threads=1)
+    try:
+        assert model.max_audio_seconds == 2400.0 and model.chunk_seconds is None
+        audio_id, _ = model.family.audio_token_ids(model.processor, model.model.config)
+        counts = []
+        for seconds in (20, 40):
+            request = Request("a", "what is the music ?", clip(seconds, 3))
+            inputs = model.family.encode(model.processor, [model._conversation(request)], [request.audio], 16_000)
+            counts.append(int((inputs["input_ids"] == audio_id).sum()))
+        assert counts == [375, 750]
+    finally:
+        model.close()
