@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 rc=0
-.venv/bin/python -m pytest evals/ -n 4 --dist loadgroup "$@" || rc=$?
+.venv/bin/python -m pytest evals/ -n 4 "$@" || rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "musiceval: pytest collected no evals (exit 5): a release run must run its gates" >&2
   exit 1
