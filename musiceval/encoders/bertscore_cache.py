@@ -1,24 +1,22 @@
-"""BERTScore results cached per (scorer, candidate, references), so a rerun embeds nothing.
+"""BERTScore with the token embeddings of each distinct text cached, so a text goes through the model once.
 
-bert-score recomputes every token embedding on each call; scoring the 3,900 CMI-Bench captions
-of one model takes over a minute on 2 CPU cores. :class:`CachedBERTScorer` wraps a configured
-``bert_score.BERTScorer``: pairs already in the cache (an :class:`~musiceval.encoders.base.EmbeddingCache`,
-the same on-disk store as text embeddings) are read back, the others go to the real scorer in one
-call and are stored. The values are bert-score's own (P, R, F1 as float32, exactly what it
-returns), so a cached value equals a computed one.
-
-:class:`TokenCachedBERTScorer` caches one level lower: the token embeddings of each distinct
-text, so a new candidate scored against known references embeds only itself (values equal
-bert-score's to float32 tolerance).
+bert-score recomputes every token embedding on each ``score`` call: a reference scored under
+Correct, Random and the other conditions is embedded once per condition, and a rerun embeds
+everything again. :class:`TokenCachedBERTScorer` wraps a configured ``bert_score.BERTScorer``
+and keeps each distinct text's token embeddings (and idf weights) in a cache keyed by text (an
+:class:`~musiceval.encoders.base.EmbeddingCache`, the same on-disk store as sentence embeddings,
+or any object with its ``get``/``put`` interface): across conditions, metrics and runs every
+distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. The
+matching, the multi-reference maximum and the rescaling are bert-score's own functions, so
+values equal ``BERTScorer.score`` to float32 tolerance.
 
 The cache key names the model (``model_type``, a hub id or a directory path), the layer and the
 rescaling baseline (by the content hash of its file); a scorer with idf weighting is refused,
-because its idf weights come from the whole reference corpus and a pair's value is not its own.
+because its idf weights come from the whole reference corpus and a text's row is not its own.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,41 +31,6 @@ def scorer_id(scorer: Any) -> str:
         digest = hashlib.sha256(baseline.read_bytes()).hexdigest()[:16] if baseline.is_file() else str(baseline)
         rescale = f"baseline:{digest}"
     return f"bertscore:{scorer._model_type}:layer{scorer._num_layers}:{rescale}"
-
-
-class CachedBERTScorer:
-    """``score(cands, refs, batch_size=..)`` of a ``BERTScorer``, through a result cache."""
-
-    def __init__(self, scorer: Any, cache: Any):
-        if scorer._idf:
-            raise ValueError("a BERTScorer with idf=True cannot be cached per pair (its idf comes from the whole corpus)")
-        self.scorer, self.cache, self.id = scorer, cache, scorer_id(scorer)
-        #: candidate/references pairs sent to bert-score (cache misses), for tests and benchmarks
-        self.n_scored = 0
-
-    def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
-        import torch
-
-        keys = [json.dumps([c, [r] if isinstance(r, str) else list(r)], ensure_ascii=False) for c, r in zip(cands, refs)]
-        if hasattr(self.cache, "get_many"):  # one query for the whole batch, rows validated (shape 3, finite)
-            found = self.cache.get_many(self.id, keys, shape=(3,))
-            values = [found.get(k) for k in keys]
-        else:
-            values = [self.cache.get(self.id, k) for k in keys]
-        todo = [k for k, v in enumerate(values) if v is None]
-        if todo:
-            p, r, f = self.scorer.score([cands[k] for k in todo], [refs[k] for k in todo], batch_size=batch_size)
-            new = torch.stack([p, r, f], dim=1).detach().cpu().numpy().astype(np.float32)
-            for k, row in zip(todo, new):
-                values[k] = row
-            if hasattr(self.cache, "put_many"):
-                self.cache.put_many(self.id, [(keys[k], row) for k, row in zip(todo, new)])
-            else:
-                for k, row in zip(todo, new):
-                    self.cache.put(self.id, keys[k], row)
-            self.n_scored += len(todo)
-        table = torch.from_numpy(np.stack(values).astype(np.float32)) if values else torch.zeros((0, 3))
-        return table[:, 0], table[:, 1], table[:, 2]
 
 
 class TokenCachedBERTScorer:
@@ -96,36 +59,42 @@ class TokenCachedBERTScorer:
         self.n_embedded = 0
 
     def _stats(self, sentences: list[str], batch_size: int):
+        """``{text: (token embeddings [L, D], idf [L])}``: cached rows, the rest embedded once.
+
+        The tensors are views of the cached ``[L, D + 1]`` rows (no second copy in memory)."""
         import torch
         from collections import defaultdict
 
         from bert_score.utils import get_bert_embedding
 
+        def views(row: np.ndarray):
+            t = torch.from_numpy(row)
+            return t[:, :-1], t[:, -1]
+
         tok = self.scorer._tokenizer
         found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
             s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
-        stats = {s: (torch.from_numpy(v[:, :-1].copy()), torch.from_numpy(v[:, -1].copy()))
-                 for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2}
+        stats = {s: views(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
+        # bert-score's order: longest first (by words), batch_size at a time
         missing = sorted((s for s in sentences if s not in stats), key=lambda x: len(x.split(" ")), reverse=True)
         if missing:
             idf_dict = defaultdict(lambda: 1.0)
             idf_dict[tok.sep_token_id] = 0
             idf_dict[tok.cls_token_id] = 0
-            rows = []
             for start in range(0, len(missing), batch_size):
                 batch = missing[start:start + batch_size]
                 embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
-                embs, masks, idf = embs.cpu(), masks.cpu(), idf.cpu()
-                for i, sen in enumerate(batch):
-                    n = int(masks[i].sum().item())
-                    stats[sen] = (embs[i, :n], idf[i, :n])
-                    rows.append((sen, torch.cat([embs[i, :n], idf[i, :n, None].to(embs.dtype)], dim=1).numpy().astype(np.float32)))
-            self.n_embedded += len(missing)
-            if hasattr(self.cache, "put_many"):
-                self.cache.put_many(self.id, rows)
-            else:
+                table = torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
+                lengths = masks.sum(dim=1).cpu().tolist()
+                rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, lengths))]
                 for sen, row in rows:
-                    self.cache.put(self.id, sen, row)
+                    stats[sen] = views(row)
+                if hasattr(self.cache, "put_many"):
+                    self.cache.put_many(self.id, rows)
+                else:
+                    for sen, row in rows:
+                        self.cache.put(self.id, sen, row)
+                self.n_embedded += len(batch)
         return stats
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
