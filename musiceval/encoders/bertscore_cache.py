@@ -33,6 +33,10 @@ def scorer_id(scorer: Any) -> str:
     return f"bertscore:{scorer._model_type}:layer{scorer._num_layers}:{rescale}"
 
 
+#: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 128 tokens by default)
+TOKENS_PER_TEXT = 128
+
+
 class TokenCachedBERTScorer:
     """``score(cands, refs, batch_size=..)`` of a ``BERTScorer`` with its token embeddings cached
     per distinct text, so a text shared by many pairs (a reference scored against every
@@ -41,9 +45,9 @@ class TokenCachedBERTScorer:
     Each distinct sentence's token embeddings and idf weights (bert-score's ``stats_dict`` entry:
     ``[L, D]`` plus ``[L]``, stored as one ``[L, D + 1]`` float32 row under
     ``<scorer id>#tokens``) are read from ``cache`` or computed with bert-score's own
-    ``get_bert_embedding`` (missing texts in bert-score's order: longest first, ``batch_size`` at a
-    time); the greedy matching, the multi-reference maximum and the baseline rescaling are
-    bert-score's (``greedy_cos_idf``, ``max`` over a reference group, ``(x - b) / (1 - b)``).
+    ``get_bert_embedding`` (missing texts longest first, in batches of similar lengths); the greedy
+    matching is bert-score's ``greedy_cos_idf`` (pairs of similar lengths batched together), then
+    the multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
     Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
     may differ in the last bits). ``idf=True`` and ``all_layers=True`` are refused.
     """
@@ -58,78 +62,86 @@ class TokenCachedBERTScorer:
         #: distinct texts embedded by the model (cache misses), for tests and benchmarks
         self.n_embedded = 0
 
-    def _stats(self, sentences: list[str], batch_size: int):
-        """``{text: (token embeddings [L, D], idf [L])}``: cached rows, the rest embedded once.
+    def _stats(self, sentences: list[str], batch_size: int) -> dict[str, Any]:
+        """``{text: [L, D + 1] tensor}`` (token embeddings, then the idf weight as the last column):
+        cached rows as they are read, the others embedded once and stored.
 
-        The tensors are views of the cached ``[L, D + 1]`` rows (no second copy in memory)."""
+        Missing texts are embedded longest first by token count (bert-score sorts by word count;
+        by tokens, batches carry less padding), at most ``batch_size`` texts and
+        ``batch_size * TOKENS_PER_TEXT`` padded tokens per batch (a batch of 512-token texts is
+        smaller, which bounds the attention's memory)."""
         import torch
         from collections import defaultdict
 
-        from bert_score.utils import get_bert_embedding
-
-        def views(row: np.ndarray):
-            t = torch.from_numpy(row)
-            return t[:, :-1], t[:, -1]
+        from bert_score.utils import get_bert_embedding, sent_encode
 
         tok = self.scorer._tokenizer
         found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
             s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
-        stats = {s: views(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
-        # bert-score's order: longest first (by words), batch_size at a time
-        missing = sorted((s for s in sentences if s not in stats), key=lambda x: len(x.split(" ")), reverse=True)
-        if missing:
-            idf_dict = defaultdict(lambda: 1.0)
-            idf_dict[tok.sep_token_id] = 0
-            idf_dict[tok.cls_token_id] = 0
-            for start in range(0, len(missing), batch_size):
-                batch = missing[start:start + batch_size]
-                embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
-                table = torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
-                lengths = masks.sum(dim=1).cpu().tolist()
-                rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, lengths))]
+        stats = {s: torch.from_numpy(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
+        lengths = {s: len(sent_encode(tok, s)) for s in sentences if s not in stats}
+        missing = sorted(lengths, key=lambda x: lengths[x], reverse=True)
+        if not missing:
+            return stats
+        idf_dict = defaultdict(lambda: 1.0)
+        idf_dict[tok.sep_token_id] = 0
+        idf_dict[tok.cls_token_id] = 0
+        budget, start = batch_size * TOKENS_PER_TEXT, 0
+        while start < len(missing):
+            size = max(1, min(batch_size, budget // max(1, lengths[missing[start]])))
+            batch, start = missing[start:start + size], start + size
+            embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
+            table = torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
+            n_tokens = masks.sum(dim=1).cpu().tolist()
+            rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, n_tokens))]
+            for sen, row in rows:
+                stats[sen] = torch.from_numpy(row)
+            if hasattr(self.cache, "put_many"):
+                self.cache.put_many(self.id, rows)
+            else:
                 for sen, row in rows:
-                    stats[sen] = views(row)
-                if hasattr(self.cache, "put_many"):
-                    self.cache.put_many(self.id, rows)
-                else:
-                    for sen, row in rows:
-                        self.cache.put(self.id, sen, row)
-                self.n_embedded += len(batch)
+                    self.cache.put(self.id, sen, row)
+            self.n_embedded += len(batch)
         return stats
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
+        """``(P, R, F1)`` tensors as ``BERTScorer.score(cands, refs)`` returns them (one reference or
+        a list of references per candidate: the max over the list, bert-score's rule)."""
         import torch
         from torch.nn.utils.rnn import pad_sequence
 
         from bert_score.utils import greedy_cos_idf
 
-        cands, groups = list(cands), None
+        cands, owner = list(cands), None
         flat_c, flat_r = cands, list(refs)
         if refs and not isinstance(refs[0], str):
-            groups, flat_c, flat_r = [], [], []
-            for cand, group in zip(cands, refs):
+            owner, flat_c, flat_r = [], [], []
+            for k, (cand, group) in enumerate(zip(cands, refs)):
                 group = [group] if isinstance(group, str) else list(group)
-                groups.append((len(flat_r), len(flat_r) + len(group)))
+                owner += [k] * len(group)
                 flat_c += [cand] * len(group)
                 flat_r += group
         stats = self._stats(list(dict.fromkeys(flat_r + flat_c)), batch_size)
         device = next(self.scorer._model.parameters()).device
 
         def pad(batch):
-            emb = [stats[s][0].to(device) for s in batch]
-            idf = [stats[s][1].to(device) for s in batch]
-            lens = torch.tensor([e.size(0) for e in emb], dtype=torch.long)
-            mask = (torch.arange(int(lens.max())).expand(len(lens), int(lens.max())) < lens.unsqueeze(1)).to(device)
-            return pad_sequence(emb, batch_first=True, padding_value=2.0), mask, pad_sequence(idf, batch_first=True)
+            """bert-score's padded (embeddings, mask, idf): embeddings padded with 2.0, idf with 0."""
+            rows = pad_sequence([stats[s].to(device) for s in batch], batch_first=True, padding_value=2.0)
+            lens = torch.tensor([stats[s].size(0) for s in batch], dtype=torch.long)
+            mask = (torch.arange(rows.size(1)).expand(len(batch), rows.size(1)) < lens.unsqueeze(1)).to(device)
+            return rows[..., :-1], mask, rows[..., -1] * mask
 
-        preds = []
+        # pairs of similar lengths matched together (less padding); values go back to their places
+        order = sorted(range(len(flat_r)), key=lambda k: (stats[flat_r[k]].size(0), stats[flat_c[k]].size(0)))
+        table = torch.zeros((len(flat_r), 3))
         with torch.no_grad():
-            for start in range(0, len(flat_r), batch_size):
-                p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
-                preds.append(torch.stack((p, r, f), dim=-1).cpu())
-        table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
-        if groups is not None:
-            table = torch.stack([table[a:b].max(dim=0)[0] for a, b in groups], dim=0) if groups else torch.zeros((0, 3))
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                p, r, f = greedy_cos_idf(*pad([flat_r[k] for k in idx]), *pad([flat_c[k] for k in idx]), False)
+                table[idx] = torch.stack((p, r, f), dim=-1).cpu().float()
+        if owner is not None:  # P, R and F1 each maximised over a candidate's references
+            index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)
+            table = torch.zeros((len(cands), 3)).scatter_reduce_(0, index, table, reduce="amax", include_self=False)
         if self.scorer.rescale_with_baseline:
             table = (table - self.scorer.baseline_vals) / (1 - self.scorer.baseline_vals)
         return table[:, 0], table[:, 1], table[:, 2]
