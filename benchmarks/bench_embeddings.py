@@ -1,7 +1,7 @@
 """Embedding metrics (BERTScore F1 + sentence cosine) on 5,000 real distinct pairs x Correct and Random:
 musiceval's free-form protocol vs bert-score + sentence-transformers, in one run.
 
-    .venv/bin/python benchmarks/bench_embeddings.py [--n 5000] [--repeats 1]
+    .venv/bin/python benchmarks/bench_embeddings.py [--n 5000] [--repeats 1] [--threads N]
 
 Pairs (:mod:`benchmarks.lexical_data`, the lexical benchmarks' loader): the first ``--n``
 distinct (model caption, reference caption) pairs of the CMI-Bench MusicCaps and Song Describer
@@ -23,7 +23,7 @@ every repeat, the order alternating between repeats:
 - musiceval warm: the same, a new process reading the cache the cold side filled.
 
 Times are wall and CPU seconds from building the models to the last value (model loading
-included on both sides: end to end). Peak RSS is ``getrusage(RUSAGE_SELF).ru_maxrss`` of each
+included on both sides: end to end; ``--threads N`` sets torch's threads in every side). Peak RSS is ``getrusage(RUSAGE_SELF).ru_maxrss`` of each
 child. Values are compared per pair (BERTScore F1 and sentence cosine) on the candidates that
 are not empty (an empty answer scores 0 in musiceval without being embedded); the run fails when
 they differ by more than 1e-5. "texts through the models" counts what each side sends to its
@@ -108,8 +108,12 @@ def musiceval_side(cands: dict[str, list[str]], refs: list[str], cache_dir: str)
                             "bertscore_embedded": bert.n_embedded, "sentence_encoded": sentence.n_encoded}
 
 
-def child(side: str, n: int, values: str, cache_dir: str) -> None:
+def child(side: str, n: int, values: str, cache_dir: str, threads: int | None) -> None:
     cands, refs = conditions(n)
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     if side == "reference":
         out, wall, cpu, extra = reference_side(cands, refs)
     else:
@@ -119,9 +123,10 @@ def child(side: str, n: int, values: str, cache_dir: str) -> None:
     print(json.dumps({"side": side, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss, **extra}))
 
 
-def run_side(side: str, n: int, tmp: str, cache_dir: str) -> tuple[dict, dict]:
+def run_side(side: str, n: int, tmp: str, cache_dir: str, threads: int | None) -> tuple[dict, dict]:
     values = os.path.join(tmp, f"{side}.npz")
-    proc = subprocess.run([sys.executable, __file__, "--child", side, "--n", str(n), "--values", values, "--cache", cache_dir],
+    proc = subprocess.run([sys.executable, __file__, "--child", side, "--n", str(n), "--values", values, "--cache", cache_dir,
+                           *(["--threads", str(threads)] if threads else [])],
                           capture_output=True, text=True, check=False,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                                "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
@@ -136,18 +141,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000, help="pairs (the first N distinct real pairs; default 5000)")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads in every side (default: torch's own); 1 keeps a shared machine's noise out of CPU times")
     parser.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--values", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.n, args.values, args.cache)
+        child(args.child, args.n, args.values, args.cache, args.threads)
         return
     cands, refs = conditions(args.n)
     distinct = set(refs) | {c for cond in CONDITIONS for c in cands[cond]}
     empty = [k for k, c in enumerate(cands["correct"]) if not c.strip()]
     print(f"{args.n} real pairs x {len(CONDITIONS)} conditions, {len(distinct)} distinct texts "
-          f"({len(empty)} empty candidates); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+          f"({len(empty)} empty candidates); torch threads {args.threads or 'default'}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     runs: dict[str, list[dict]] = {side: [] for side in SIDES}
     values: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,7 +163,7 @@ def main() -> None:
             cache_dir = os.path.join(tmp, f"cache{rep}")  # empty: the cold side fills it, the warm side reads it
             order = SIDES if rep % 2 == 0 else ("musiceval-cold", "musiceval-warm", "reference")
             for side in order:
-                stats, values[side] = run_side(side, args.n, tmp, cache_dir)
+                stats, values[side] = run_side(side, args.n, tmp, cache_dir, args.threads)
                 runs[side].append(stats)
                 print(f"  repeat {rep + 1} {side:15s} {stats['wall_s']:7.1f} s wall {stats['cpu_s']:7.1f} s CPU "
                       f"peak RSS {stats['peak_rss_mb']:5.0f} MB, texts through the models {stats['texts_through_models']} "

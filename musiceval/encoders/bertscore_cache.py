@@ -6,9 +6,10 @@ everything again. :class:`TokenCachedBERTScorer` wraps a configured ``bert_score
 and keeps each distinct text's token embeddings (and idf weights) in a cache keyed by text (an
 :class:`~musiceval.encoders.base.EmbeddingCache`, the same on-disk store as sentence embeddings,
 or any object with its ``get``/``put`` interface): across conditions, metrics and runs every
-distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. The
-matching, the multi-reference maximum and the rescaling are bert-score's own functions, so
-values equal ``BERTScorer.score`` to float32 tolerance.
+distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Embedding
+and greedy matching are bert-score's own functions (``get_bert_embedding``, ``greedy_cos_idf``);
+the multi-reference maximum and the rescaling follow bert-score's code, so values equal
+``BERTScorer.score`` to float32 tolerance.
 
 The cache key names the model (``model_type``, a hub id or a directory path), the layer and the
 rescaling baseline (by the content hash of its file); a scorer with idf weighting is refused,
@@ -46,8 +47,8 @@ class TokenCachedBERTScorer:
     ``[L, D]`` plus ``[L]``, stored as one ``[L, D + 1]`` float32 row under
     ``<scorer id>#tokens``) are read from ``cache`` or computed with bert-score's own
     ``get_bert_embedding`` (missing texts longest first, in batches of similar lengths); the greedy
-    matching is bert-score's ``greedy_cos_idf`` (pairs of similar lengths batched together), then
-    the multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
+    matching is bert-score's ``greedy_cos_idf`` on bert-score's own batches of pairs, then the
+    multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
     Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
     may differ in the last bits). ``idf=True`` and ``all_layers=True`` are refused.
     """
@@ -131,14 +132,16 @@ class TokenCachedBERTScorer:
             mask = (torch.arange(rows.size(1)).expand(len(batch), rows.size(1)) < lens.unsqueeze(1)).to(device)
             return rows[..., :-1], mask, rows[..., -1] * mask
 
-        # pairs of similar lengths matched together (less padding); values go back to their places
-        order = sorted(range(len(flat_r)), key=lambda k: (stats[flat_r[k]].size(0), stats[flat_c[k]].size(0)))
-        table = torch.zeros((len(flat_r), 3))
+        # pairs in bert-score's batches (input order, batch_size at a time): its greedy matching
+        # lets a padded position (similarity 0) win a token's max when all the token's real
+        # similarities are negative, so a value depends on the longest text of its batch; the same
+        # batches give the same values (sorting pairs by length changed unrelated pairs by up to 1e-3)
+        preds = []
         with torch.no_grad():
-            for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                p, r, f = greedy_cos_idf(*pad([flat_r[k] for k in idx]), *pad([flat_c[k] for k in idx]), False)
-                table[idx] = torch.stack((p, r, f), dim=-1).cpu().float()
+            for start in range(0, len(flat_r), batch_size):
+                p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
+                preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
+        table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
         if owner is not None:  # P, R and F1 each maximised over a candidate's references
             index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)
             table = torch.zeros((len(cands), 3)).scatter_reduce_(0, index, table, reduce="amax", include_self=False)

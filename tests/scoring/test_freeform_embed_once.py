@@ -100,10 +100,58 @@ def test_bertscore_through_the_protocol_equals_bert_score_per_condition(data_and
     _, run, _, values = cold
     reference = BERTScorer(model_type=bundled_minilm_path(), num_layers=6)
     items = {it.id: it for it in data.items}
-    for condition in ("correct", "skyline"):
+    for condition in CONDITIONS:
         s = values[("bertscore", condition)]
-        draw = run.texts[condition][0]
-        said = [k for k, i in enumerate(s.ids) if draw[i].strip()]  # an empty answer scores 0 unembedded
-        assert len(said) > 10 and all(s.values[k] == 0.0 for k in range(len(s.ids)) if k not in said)
-        _, _, f = reference.score([draw[s.ids[k]] for k in said], [[items[s.ids[k]].reference] for k in said])
-        np.testing.assert_allclose(s.values[said], f.numpy(), atol=2e-6, rtol=0)
+        per_item: dict[str, list[float]] = {}
+        for draw in run.texts[condition]:
+            # the pairs in the order the protocol passes them (bert-score's values depend on its batches)
+            said = [i for i in draw if i in items and draw[i].strip()]  # an empty answer scores 0 unembedded
+            _, _, f = reference.score([draw[i] for i in said], [[items[i].reference] for i in said])
+            for i, v in zip(said, f.tolist()):
+                per_item.setdefault(i, []).append(v)
+            for i in draw:
+                if i in items and not draw[i].strip():
+                    per_item.setdefault(i, []).append(0.0)
+        assert sorted(per_item) == sorted(s.ids) and len(s.ids) > 10
+        np.testing.assert_allclose(s.values, [np.mean(per_item[i]) for i in s.ids], atol=2e-6, rtol=0, err_msg=condition)
+
+
+def test_fense_models_embed_each_distinct_text_once_and_nothing_on_a_warm_rerun(data_and_rewrites, tmp_path, monkeypatch):
+    """FENSE's Sentence-BERT and error detector (tiny random models in the released layouts, loaded
+    through the real loaders) go through the same cache: the encoder sees every distinct candidate
+    and reference once, the detector every distinct candidate once."""
+    pytest.importorskip("sentence_transformers")
+    from tests.metrics.tiny_bert import build_tiny_bert, build_tiny_echecker, build_tiny_sbert
+
+    bert = build_tiny_bert(tmp_path / "bert")
+    monkeypatch.setenv("MUSICEVAL_FENSE_SBERT", str(build_tiny_sbert(bert, tmp_path / "sbert")))
+    monkeypatch.setenv("MUSICEVAL_FENSE_ECHECKER", str(build_tiny_echecker(bert, tmp_path / "echecker.ckpt", ["a dog barks loudly", "rain falls on the door", "a man plays piano and and and", "bell rings"])))
+    data, rewrites = data_and_rewrites
+    items = {it.id: it for it in data.items}
+
+    def fense_run():
+        models = Models(cache_dir=str(tmp_path / "cache"))
+        run = FreeformEvaluation(data, seed=7, random_draws=2, rewrites=rewrites, models=models)
+        return run, models, {c: run.scores("fense", c) for c in CONDITIONS}
+
+    run, models, first = fense_run()
+    cands = {draw[i] for c in CONDITIONS for draw in run.texts[c] for i in draw if i in items}
+    refs = {r for c in CONDITIONS for draw in run.texts[c] for i in draw if i in items for r in item_references(items[i])}
+    assert models.fense("fense").n_encoded == len(cands | refs)
+    assert models.fense("fense-error").n_encoded == len(cands)
+    _, again, second = fense_run()
+    assert again.fense("fense").n_encoded == again.fense("fense-error").n_encoded == 0
+    for c in CONDITIONS:
+        assert first[c].n > 0
+        np.testing.assert_array_equal(second[c].values, first[c].values)
+    # the cached path gives FENSE's values: the metric on the loaders' own outputs, no cache
+    import os
+
+    from musiceval.metrics import fense_models
+    from musiceval.metrics.fense import fense
+
+    s, draw = first["correct"], run.texts["correct"][0]
+    direct = fense([draw[i] for i in s.ids], [list(item_references(items[i])) for i in s.ids],
+                   embed=fense_models.load_sbert(os.environ["MUSICEVAL_FENSE_SBERT"]),
+                   error_probs=fense_models.load_echecker(os.environ["MUSICEVAL_FENSE_ECHECKER"]))
+    np.testing.assert_allclose(s.values, direct, atol=1e-5, rtol=0)
