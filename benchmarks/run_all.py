@@ -25,6 +25,7 @@ ROOT = HERE.parent
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_bootstrap": ["--items", "5000", "--resamples", "1000", "--repeats", "1"],
     "bench_cache": ["--n", "200"],
+    "bench_embeddings": ["--n", "300"],
     "bench_evals": ["--dist", "loadgroup"],
     "bench_openai_adapter": ["--concurrency", "1", "8", "--requests", "32", "--latency", "0.05"],
     "bench_triplets": ["--n-triplets", "2000"],

@@ -1,24 +1,23 @@
-"""BERTScore results cached per (scorer, candidate, references), so a rerun embeds nothing.
+"""BERTScore with the token embeddings of each distinct text cached, so a text goes through the model once.
 
-bert-score recomputes every token embedding on each call; scoring the 3,900 CMI-Bench captions
-of one model takes over a minute on 2 CPU cores. :class:`CachedBERTScorer` wraps a configured
-``bert_score.BERTScorer``: pairs already in the cache (an :class:`~musiceval.encoders.base.EmbeddingCache`,
-the same on-disk store as text embeddings) are read back, the others go to the real scorer in one
-call and are stored. The values are bert-score's own (P, R, F1 as float32, exactly what it
-returns), so a cached value equals a computed one.
-
-:class:`TokenCachedBERTScorer` caches one level lower: the token embeddings of each distinct
-text, so a new candidate scored against known references embeds only itself (values equal
-bert-score's to float32 tolerance).
+bert-score recomputes every token embedding on each ``score`` call: a reference scored under
+Correct, Random and the other conditions is embedded once per condition, and a rerun embeds
+everything again. :class:`TokenCachedBERTScorer` wraps a configured ``bert_score.BERTScorer``
+and keeps each distinct text's token embeddings (and idf weights) in a cache keyed by text (an
+:class:`~musiceval.encoders.base.EmbeddingCache`, the same on-disk store as sentence embeddings,
+or any object with its ``get``/``put`` interface): across conditions, metrics and runs every
+distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Embedding
+and greedy matching are bert-score's own functions (``get_bert_embedding``, ``greedy_cos_idf``);
+the multi-reference maximum and the rescaling follow bert-score's code, so values equal
+``BERTScorer.score`` to float32 tolerance.
 
 The cache key names the model (``model_type``, a hub id or a directory path), the layer and the
 rescaling baseline (by the content hash of its file); a scorer with idf weighting is refused,
-because its idf weights come from the whole reference corpus and a pair's value is not its own.
+because its idf weights come from the whole reference corpus and a text's row is not its own.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,39 +34,8 @@ def scorer_id(scorer: Any) -> str:
     return f"bertscore:{scorer._model_type}:layer{scorer._num_layers}:{rescale}"
 
 
-class CachedBERTScorer:
-    """``score(cands, refs, batch_size=..)`` of a ``BERTScorer``, through a result cache."""
-
-    def __init__(self, scorer: Any, cache: Any):
-        if scorer._idf:
-            raise ValueError("a BERTScorer with idf=True cannot be cached per pair (its idf comes from the whole corpus)")
-        self.scorer, self.cache, self.id = scorer, cache, scorer_id(scorer)
-        #: candidate/references pairs sent to bert-score (cache misses), for tests and benchmarks
-        self.n_scored = 0
-
-    def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
-        import torch
-
-        keys = [json.dumps([c, [r] if isinstance(r, str) else list(r)], ensure_ascii=False) for c, r in zip(cands, refs)]
-        if hasattr(self.cache, "get_many"):  # one query for the whole batch, rows validated (shape 3, finite)
-            found = self.cache.get_many(self.id, keys, shape=(3,))
-            values = [found.get(k) for k in keys]
-        else:
-            values = [self.cache.get(self.id, k) for k in keys]
-        todo = [k for k, v in enumerate(values) if v is None]
-        if todo:
-            p, r, f = self.scorer.score([cands[k] for k in todo], [refs[k] for k in todo], batch_size=batch_size)
-            new = torch.stack([p, r, f], dim=1).detach().cpu().numpy().astype(np.float32)
-            for k, row in zip(todo, new):
-                values[k] = row
-            if hasattr(self.cache, "put_many"):
-                self.cache.put_many(self.id, [(keys[k], row) for k, row in zip(todo, new)])
-            else:
-                for k, row in zip(todo, new):
-                    self.cache.put(self.id, keys[k], row)
-            self.n_scored += len(todo)
-        table = torch.from_numpy(np.stack(values).astype(np.float32)) if values else torch.zeros((0, 3))
-        return table[:, 0], table[:, 1], table[:, 2]
+#: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 128 tokens by default)
+TOKENS_PER_TEXT = 128
 
 
 class TokenCachedBERTScorer:
@@ -78,9 +46,9 @@ class TokenCachedBERTScorer:
     Each distinct sentence's token embeddings and idf weights (bert-score's ``stats_dict`` entry:
     ``[L, D]`` plus ``[L]``, stored as one ``[L, D + 1]`` float32 row under
     ``<scorer id>#tokens``) are read from ``cache`` or computed with bert-score's own
-    ``get_bert_embedding`` (missing texts in bert-score's order: longest first, ``batch_size`` at a
-    time); the greedy matching, the multi-reference maximum and the baseline rescaling are
-    bert-score's (``greedy_cos_idf``, ``max`` over a reference group, ``(x - b) / (1 - b)``).
+    ``get_bert_embedding`` (missing texts longest first, in batches of similar lengths); the greedy
+    matching is bert-score's ``greedy_cos_idf`` on bert-score's own batches of pairs, then the
+    multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
     Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
     may differ in the last bits). ``idf=True`` and ``all_layers=True`` are refused.
     """
@@ -95,72 +63,88 @@ class TokenCachedBERTScorer:
         #: distinct texts embedded by the model (cache misses), for tests and benchmarks
         self.n_embedded = 0
 
-    def _stats(self, sentences: list[str], batch_size: int):
+    def _stats(self, sentences: list[str], batch_size: int) -> dict[str, Any]:
+        """``{text: [L, D + 1] tensor}`` (token embeddings, then the idf weight as the last column):
+        cached rows as they are read, the others embedded once and stored.
+
+        Missing texts are embedded longest first by token count (bert-score sorts by word count;
+        by tokens, batches carry less padding), at most ``batch_size`` texts and
+        ``batch_size * TOKENS_PER_TEXT`` padded tokens per batch (a batch of 512-token texts is
+        smaller, which bounds the attention's memory)."""
         import torch
         from collections import defaultdict
 
-        from bert_score.utils import get_bert_embedding
+        from bert_score.utils import get_bert_embedding, sent_encode
 
         tok = self.scorer._tokenizer
         found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
             s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
-        stats = {s: (torch.from_numpy(v[:, :-1].copy()), torch.from_numpy(v[:, -1].copy()))
-                 for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2}
-        missing = sorted((s for s in sentences if s not in stats), key=lambda x: len(x.split(" ")), reverse=True)
-        if missing:
-            idf_dict = defaultdict(lambda: 1.0)
-            idf_dict[tok.sep_token_id] = 0
-            idf_dict[tok.cls_token_id] = 0
-            rows = []
-            for start in range(0, len(missing), batch_size):
-                batch = missing[start:start + batch_size]
-                embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
-                embs, masks, idf = embs.cpu(), masks.cpu(), idf.cpu()
-                for i, sen in enumerate(batch):
-                    n = int(masks[i].sum().item())
-                    stats[sen] = (embs[i, :n], idf[i, :n])
-                    rows.append((sen, torch.cat([embs[i, :n], idf[i, :n, None].to(embs.dtype)], dim=1).numpy().astype(np.float32)))
-            self.n_embedded += len(missing)
+        stats = {s: torch.from_numpy(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
+        lengths = {s: len(sent_encode(tok, s)) for s in sentences if s not in stats}
+        missing = sorted(lengths, key=lambda x: lengths[x], reverse=True)
+        if not missing:
+            return stats
+        idf_dict = defaultdict(lambda: 1.0)
+        idf_dict[tok.sep_token_id] = 0
+        idf_dict[tok.cls_token_id] = 0
+        budget, start = batch_size * TOKENS_PER_TEXT, 0
+        while start < len(missing):
+            size = max(1, min(batch_size, budget // max(1, lengths[missing[start]])))
+            batch, start = missing[start:start + size], start + size
+            embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
+            table = torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
+            n_tokens = masks.sum(dim=1).cpu().tolist()
+            rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, n_tokens))]
+            for sen, row in rows:
+                stats[sen] = torch.from_numpy(row)
             if hasattr(self.cache, "put_many"):
                 self.cache.put_many(self.id, rows)
             else:
                 for sen, row in rows:
                     self.cache.put(self.id, sen, row)
+            self.n_embedded += len(batch)
         return stats
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
+        """``(P, R, F1)`` tensors as ``BERTScorer.score(cands, refs)`` returns them (one reference or
+        a list of references per candidate: the max over the list, bert-score's rule)."""
         import torch
         from torch.nn.utils.rnn import pad_sequence
 
         from bert_score.utils import greedy_cos_idf
 
-        cands, groups = list(cands), None
+        cands, owner = list(cands), None
         flat_c, flat_r = cands, list(refs)
         if refs and not isinstance(refs[0], str):
-            groups, flat_c, flat_r = [], [], []
-            for cand, group in zip(cands, refs):
+            owner, flat_c, flat_r = [], [], []
+            for k, (cand, group) in enumerate(zip(cands, refs)):
                 group = [group] if isinstance(group, str) else list(group)
-                groups.append((len(flat_r), len(flat_r) + len(group)))
+                owner += [k] * len(group)
                 flat_c += [cand] * len(group)
                 flat_r += group
         stats = self._stats(list(dict.fromkeys(flat_r + flat_c)), batch_size)
         device = next(self.scorer._model.parameters()).device
 
         def pad(batch):
-            emb = [stats[s][0].to(device) for s in batch]
-            idf = [stats[s][1].to(device) for s in batch]
-            lens = torch.tensor([e.size(0) for e in emb], dtype=torch.long)
-            mask = (torch.arange(int(lens.max())).expand(len(lens), int(lens.max())) < lens.unsqueeze(1)).to(device)
-            return pad_sequence(emb, batch_first=True, padding_value=2.0), mask, pad_sequence(idf, batch_first=True)
+            """bert-score's padded (embeddings, mask, idf): embeddings padded with 2.0, idf with 0."""
+            rows = pad_sequence([stats[s].to(device) for s in batch], batch_first=True, padding_value=2.0)
+            lens = torch.tensor([stats[s].size(0) for s in batch], dtype=torch.long)
+            mask = (torch.arange(rows.size(1)).expand(len(batch), rows.size(1)) < lens.unsqueeze(1)).to(device)
+            return rows[..., :-1], mask, rows[..., -1] * mask
 
+        # pairs in bert-score's batches (input order, batch_size at a time): its greedy matching
+        # lets a padded position (similarity 0) win a token's max when all the token's real
+        # similarities are negative, so a value depends on the longest text of its batch; the same
+        # batches give the same values (sorting pairs by length changed unrelated pairs by up to 1e-3)
         preds = []
         with torch.no_grad():
             for start in range(0, len(flat_r), batch_size):
                 p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
-                preds.append(torch.stack((p, r, f), dim=-1).cpu())
+                preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
         table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
-        if groups is not None:
-            table = torch.stack([table[a:b].max(dim=0)[0] for a, b in groups], dim=0) if groups else torch.zeros((0, 3))
+        if owner is not None:  # P, R and F1 each maximised over a candidate's references
+            index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)
+            table = torch.zeros((len(cands), 3)).scatter_reduce_(0, index, table, reduce="amax", include_self=False)
         if self.scorer.rescale_with_baseline:
             table = (table - self.scorer.baseline_vals) / (1 - self.scorer.baseline_vals)
         return table[:, 0], table[:, 1], table[:, 2]

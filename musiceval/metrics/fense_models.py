@@ -58,6 +58,8 @@ def load_sbert(name_or_path: str = SBERT_MODEL, *, device: str | None = None, ba
                                        convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 
     embed.model = model  # type: ignore[attr-defined]
+    #: the weights, for embedding caches keyed by (model, text)
+    embed.id = f"fense-sbert:{os.path.abspath(name_or_path) if os.path.isdir(name_or_path) else name_or_path}"  # type: ignore[attr-defined]
     return embed
 
 
@@ -156,4 +158,6 @@ def load_echecker(name_or_path: str = ECHECKER, *, model_type: str | None = None
         return out
 
     error_probs.model = model  # type: ignore[attr-defined]
+    #: the checkpoint, its encoder and input length, for caches keyed by (model, text)
+    error_probs.id = f"fense-echecker:{path.resolve()}:{kind}:{MAX_LEN}"  # type: ignore[attr-defined]
     return error_probs

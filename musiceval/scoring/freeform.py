@@ -26,8 +26,11 @@ the mean of each metric over the items scored under each condition.
   the answer given on noise against this clip, so Correct > Random means the answers describe
   their audio. An item without audio, or whose file is missing, empty, undecodable or outside
   the data directory, is a per-item failure naming the file.
-- Embedding metrics embed each distinct text (and clip) once per run and keep them on disk under
-  ``--cache-dir DIR``/embeddings (default :func:`musiceval.cache_dir.default_cache_dir`).
+- Embedding metrics embed each distinct text (and clip) once per run and model, across conditions
+  and metrics: sentence cosine, CLAPText and FENSE's two models cache one row per text, BERTScore
+  the token embeddings of each text (:class:`~musiceval.encoders.bertscore_cache.TokenCachedBERTScorer`).
+  They are kept on disk under ``--cache-dir DIR``/embeddings (default
+  :func:`musiceval.cache_dir.default_cache_dir`), so a rerun embeds nothing.
 
 :class:`FreeformEvaluation` is the library form, used by ``evals/test_freeform.py``.
 """
@@ -72,6 +75,21 @@ class _MemoryCache:
         self._store[(encoder_id, text)] = vector
 
 
+class RowsEncoder:
+    """A ``texts -> values`` model with an ``id`` (FENSE's loaders) as a text encoder: ``encode``
+    returns one float32 row per text (a column for a scalar per text), so the model's outputs go
+    through :func:`~musiceval.encoders.base.embed_distinct` and the embedding cache like any
+    encoder's. ``n_encoded`` counts the texts sent to the model."""
+
+    def __init__(self, fn: Any):
+        self.fn, self.id, self.n_encoded = fn, str(fn.id), 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        self.n_encoded += len(texts)
+        return np.asarray(self.fn(texts), dtype=np.float32).reshape(len(texts), -1)
+
+
 @dataclass
 class Models:
     """Lazily loaded models of the embedding metrics (loaded only when a metric asks)."""
@@ -105,14 +123,17 @@ class Models:
 
     def fense(self, kind: str):
         """FENSE's Sentence-BERT (``"fense"``) or error detector (``"fense-error"``), loaded once from
-        ``$MUSICEVAL_FENSE_SBERT`` / ``$MUSICEVAL_FENSE_ECHECKER`` or their published names."""
+        ``$MUSICEVAL_FENSE_SBERT`` / ``$MUSICEVAL_FENSE_ECHECKER`` or their published names, as an
+        encoder (``id``, ``encode``: one row per text; the detector's row is its p(error)) for
+        :func:`~musiceval.encoders.base.embed_distinct` and this run's cache."""
         if kind not in self._loaded:
             from musiceval.metrics import fense_models
 
             if kind == "fense":
-                self._loaded[kind] = fense_models.load_sbert(os.environ.get("MUSICEVAL_FENSE_SBERT", fense_models.SBERT_MODEL))
+                fn = fense_models.load_sbert(os.environ.get("MUSICEVAL_FENSE_SBERT", fense_models.SBERT_MODEL))
             else:
-                self._loaded[kind] = fense_models.load_echecker(os.environ.get("MUSICEVAL_FENSE_ECHECKER", fense_models.ECHECKER))
+                fn = fense_models.load_echecker(os.environ.get("MUSICEVAL_FENSE_ECHECKER", fense_models.ECHECKER))
+            self._loaded[kind] = RowsEncoder(fn)
         return self._loaded[kind]
 
     def audio_encoder(self):
@@ -142,9 +163,11 @@ class Models:
             except OSError as exc:
                 raise FileNotFoundError(f"BERTScore model {model!r} not found ({exc.__class__.__name__}); pass a local "
                                         f"directory, run `huggingface-cli download {model}`, or use --bertscore-model minilm") from exc
-            from musiceval.encoders.bertscore_cache import CachedBERTScorer
+            from musiceval.encoders.bertscore_cache import TokenCachedBERTScorer
 
-            self._loaded["bertscore"] = CachedBERTScorer(scorer, self.cache())  # a rerun embeds nothing
+            # token embeddings cached per distinct text: each text through the model once, across
+            # conditions, metrics and runs (a warm rerun embeds nothing)
+            self._loaded["bertscore"] = TokenCachedBERTScorer(scorer, self.cache())
         return self._loaded["bertscore"]
 
     def describe(self) -> dict[str, Any]:
@@ -270,8 +293,9 @@ class FreeformEvaluation:
         def embed(kind: str):
             from musiceval.encoders.base import embed_distinct
 
-            if kind in FENSE_KINDS:  # FENSE's own models: texts -> rows / error probabilities
-                return self.models.fense(kind)
+            if kind in FENSE_KINDS:  # FENSE's own models: texts -> rows / error probabilities (a column)
+                model = self.models.fense(kind)
+                return lambda texts: embed_distinct(model, list(texts), cache=self.models.cache())
             return lambda texts: embed_distinct(self.models.encoder(kind), list(texts), cache=self.models.cache())
 
         def similarity(kind: str):

@@ -31,7 +31,7 @@ def test_default_mode_equals_bert_score_on_real_captions(minilm_scorer, model, t
     recs = _records(model, task)
     res = score_task(task, recs, bertscorer=minilm_scorer)
     # bert-score's own call on the same pairs (the scorer is BERTScorer(model_type=<MiniLM dir>, num_layers=6))
-    raw = minilm_scorer.scorer  # load_bertscorer wraps it in the result cache (CachedBERTScorer)
+    raw = minilm_scorer.scorer  # load_bertscorer wraps it in the token cache (TokenCachedBERTScorer)
     assert raw.num_layers == 6 and not raw.rescale_with_baseline and not raw.idf
     p, r, f = raw.score([x.response for x in recs], [x.correct_answer for x in recs])
     for key, expected in (("bertscore_precision", p), ("bertscore_recall", r), ("bertscore_f1", f)):

