@@ -51,24 +51,102 @@ def default_cache_dir() -> Path:
     return cache_dir.default_cache_dir() / cache_dir.EMBEDDINGS
 
 
-def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None):
-    """A texts -> rows function over ``load_text_encoder(spec)`` with an on-disk cache.
+#: seconds spent loading each model in this process (``"encoder:<spec>"``, ``"bertscore:<model>@<layer>"``):
+#: the one-time loads a benchmark reports apart from the per-task times
+LOAD_SECONDS: dict[str, float] = {}
+_ENCODERS: dict[str, Any] = {}
+_BERTSCORERS: dict[tuple, tuple[Any, str | None]] = {}
 
-    The encoder is loaded on first use, so non-tagging tasks never load a model.
+
+def _timed_load(name: str, load):
+    import time
+
+    start = time.perf_counter()
+    try:
+        return load()
+    finally:
+        LOAD_SECONDS[name] = LOAD_SECONDS.get(name, 0.0) + time.perf_counter() - start
+
+
+def shared_encoder(spec: str):
+    """``load_text_encoder(spec)``, loaded once per process (every tagging task of a run shares it)."""
+    if spec not in _ENCODERS:
+        from musiceval.encoders import load_text_encoder
+
+        if spec.startswith("bge"):
+            import musiceval.encoders.bge  # noqa: F401  (registers the "bge:" prefix)
+        _ENCODERS[spec] = _timed_load(f"encoder:{spec}", lambda: load_text_encoder(spec))
+    return _ENCODERS[spec]
+
+
+def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader=None):
+    """A texts -> rows function over the encoder ``spec`` with an on-disk cache.
+
+    The cache is read before any model is loaded: when the encoder's cache id is known from the
+    spec (:func:`musiceval.encoders.lazy.known_encoder_id`: ``minilm``, ``st:``, ``bge:``, ``gte:``)
+    the encoder is a :class:`~musiceval.encoders.LazyEncoder` under that id, so a warm cache loads no
+    model at all; a model is loaded (once per process, :func:`shared_encoder`) only for texts the
+    cache lacks. ``loader`` (``spec -> encoder``) replaces that loading (tests).
     """
-    from musiceval.encoders import EmbeddingCache, embed_distinct, load_text_encoder
+    from musiceval.encoders import EmbeddingCache, LazyEncoder, embed_distinct
+    from musiceval.encoders.lazy import known_encoder_id
 
-    if spec.startswith("bge"):
-        import musiceval.encoders.bge  # noqa: F401  (registers the "bge:" prefix)
     cache = EmbeddingCache(cache_dir) if cache_dir else None
+    known = known_encoder_id(spec)
+
+    def load(s: str):
+        encoder = (loader or shared_encoder)(s)
+        if known is not None and encoder.id != known:  # never file rows under another model's id
+            raise RuntimeError(f"encoder {s!r} loaded with id {encoder.id!r}, expected {known!r}: update "
+                               "musiceval.encoders.lazy's id rule for this prefix")
+        return encoder
+
+    encoder = LazyEncoder(spec, id=known, loader=load) if known is not None else None
     state: dict[str, Any] = {}
 
     def embed(texts):
-        if "encoder" not in state:
-            state["encoder"] = load_text_encoder(spec)
+        if encoder is not None:
+            return embed_distinct(encoder, list(texts), cache=cache)
+        if "encoder" not in state:  # a spec whose id is only known once loaded
+            state["encoder"] = load(spec)
         return embed_distinct(state["encoder"], list(texts), cache=cache)
 
     return embed
+
+
+class BaselineStore:
+    """Trivial-baseline tables on disk, ``<cache_dir>/mir-baselines/<key>.json`` (``key``: a sha256 of
+    the references and the baseline's parameters, see :func:`musiceval.metrics.mir_beats.baseline_key`).
+
+    JSON keeps Python floats exactly (``repr`` round-trips), so a stored table equals a computed one.
+    An unreadable file is a miss; an unwritable folder only means the table is not kept.
+    """
+
+    DIRNAME = "mir-baselines"
+
+    def __init__(self, cache_dir: str | os.PathLike[str]):
+        self.root = Path(cache_dir) / self.DIRNAME
+
+    def get(self, key: str) -> Any:
+        import json
+
+        try:
+            return json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def __setitem__(self, key: str, table: Any) -> None:
+        import json
+        import tempfile
+
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(table, fh)
+            os.replace(tmp, self.root / f"{key}.json")  # atomic: a concurrent reader sees all or nothing
+        except OSError:
+            pass
 
 
 def query_prefix_for(spec: str, compat: str | None) -> str:
@@ -126,6 +204,15 @@ def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] |
                       "(a local copy of the model)")
 
 
+def shared_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None) -> tuple[Any, str | None]:
+    """:func:`load_bertscorer`, once per process and ``(model, layers, cache_dir)`` (MusicCaps and
+    SDD of one run share the model)."""
+    key = (model, layers, str(cache_dir) if cache_dir else None)
+    if key not in _BERTSCORERS:
+        _BERTSCORERS[key] = _timed_load(f"bertscore:{model}@{layers}", lambda: load_bertscorer(model, layers, cache_dir))
+    return _BERTSCORERS[key]
+
+
 def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat: str | None = None,
                encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
                bertscore_model: str | None = None, bertscore_layers: int | None = None,
@@ -148,13 +235,14 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
         bert_info = {"model": "none", "error": None}
     elif family == "captioning":
         model, layers = bertscore_choice(bertscore_model, bertscore_layers, compat)
-        scorer, reason = load_bertscorer(model, layers, cache_dir)
+        scorer, reason = shared_bertscorer(model, layers, cache_dir)
         if reason and strict:
             raise InputError(f"{path}: {reason}")
         bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
     try:
         result = score_task(loaded.task, loaded.records, compat=compat, embed=embed,
-                            query_prefix=query_prefix_for(encoder, compat), bertscorer=scorer)
+                            query_prefix=query_prefix_for(encoder, compat), bertscorer=scorer,
+                            baseline_memo=BaselineStore(cache_dir) if cache_dir else None)
     except (TaskError, ValueError) as exc:
         raise InputError(f"{path}: {exc}") from None
     if bert_info is not None:
