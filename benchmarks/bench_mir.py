@@ -70,27 +70,33 @@ def run_in_process(args) -> None:
 
     imports = time.perf_counter() - start
     present, missing = _tasks(args)
-    total = loads_total = 0.0
+    total = loads_total = cpu_total = 0.0
     n_items = 0
-    print(f"one-time imports {imports:.2f} s", flush=True)
+    import torch
+
+    print(f"one-time imports {imports:.2f} s; torch threads {torch.get_num_threads()}", flush=True)
     for task in present:
         path = args.outputs / args.model / f"{args.model}_{task}.jsonl"
         before = sum(scoring_mir.LOAD_SECONDS.values())
+        cpu = time.process_time()  # CPU of all threads: less sensitive than wall time to other jobs
         start = time.perf_counter()
         try:
             result, loaded = scoring_mir.score_file(path, compat=args.compat, encoder=args.encoder, cache_dir=args.cache,
-                                                    bertscore_model=args.bertscore_model)
+                                                    bertscore_model=args.bertscore_model, threads=args.threads)
             status = ", ".join(f"{k}={v:.4f}" for k, v in result.metrics.items())
             n_items += loaded.n
         except Exception as exc:  # noqa: BLE001 - report and continue timing the rest
             status = f"{type(exc).__name__}: {str(exc)[:80]}"
         elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu
         load = sum(scoring_mir.LOAD_SECONDS.values()) - before
         total += elapsed - load
         loads_total += load
+        cpu_total += cpu
         extra = f" (+ {load:.2f} s model load)" if load > 0.005 else ""
-        print(f"{task:18s} {elapsed - load:7.2f} s{extra}  {status}", flush=True)
-    print(f"total {total:.1f} s for {n_items} records ({len(present)} tasks; absent: {', '.join(missing) or 'none'}), "
+        print(f"{task:18s} {elapsed - load:7.2f} s{extra}  cpu {cpu:6.2f} s  {status}", flush=True)
+    print(f"total {total:.1f} s (cpu {cpu_total:.1f} s, loads included) for {n_items} records ({len(present)} tasks; "
+          f"absent: {', '.join(missing) or 'none'}), "
           f"one-time model loads {loads_total:.1f} s "
           f"({', '.join(f'{k} {v:.1f} s' for k, v in scoring_mir.LOAD_SECONDS.items()) or 'none'}), "
           f"imports {imports:.1f} s, peak RSS {_peak_mb():.0f} MB")
@@ -114,7 +120,7 @@ def worker_musiceval(args) -> None:
         start = time.perf_counter()
         try:
             result, _ = scoring_mir.score_file(path, compat=args.compat, encoder=args.encoder, cache_dir=args.cache,
-                                               bertscore_model=args.bertscore_model)
+                                               bertscore_model=args.bertscore_model, threads=args.threads)
             value, error = next(iter(result.metrics.items())), None
         except Exception as exc:  # noqa: BLE001
             value, error = None, f"{type(exc).__name__}: {str(exc)[:120]}"
@@ -204,7 +210,8 @@ def per_process(args, tasks: list[str], work: Path, cache: Path, label: str) -> 
     for task in tasks:
         path = args.outputs / args.model / f"{args.model}_{task}.jsonl"
         ours = _run_one([sys.executable, "-m", "musiceval.cli", "score", "mir", "--format", "cmi-bench", str(path),
-                         "--compat", "cmi-bench", "--cache-dir", str(cache), "--json"], ours_env)
+                         "--compat", "cmi-bench", "--cache-dir", str(cache), "--json"]
+                        + (["--threads", str(args.threads)] if args.threads else []), ours_env)
         theirs = _run_one([sys.executable, str(Path(args.toolkit) / "evaluate.py"), "--model", args.model, "--task", task],
                           theirs_env, cwd=work)
         if theirs["error"]:
@@ -220,6 +227,7 @@ def per_process(args, tasks: list[str], work: Path, cache: Path, label: str) -> 
 def one_process(args, tasks: list[str], work: Path, cache: Path, label: str) -> None:
     ours_env, theirs_env = _envs(args)
     me = [sys.executable, str(Path(__file__).resolve()), "--outputs", str(args.outputs), "--model", args.model]
+    me += ["--threads", str(args.threads)] if args.threads else []
     ours = subprocess.Popen(me + ["--worker", "musiceval", "--compat", "cmi-bench", "--cache", str(cache),
                                   "--encoder", args.encoder] + (["--bertscore-model", args.bertscore_model] if args.bertscore_model else []),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ours_env, text=True)
@@ -261,11 +269,12 @@ def side_by_side(args) -> None:
     work = _workdir(args, tasks)
     print(f"model {args.model}: {len(tasks)} tasks ({', '.join(tasks)}); absent: {', '.join(missing) or 'none'}; "
           f"toolkit {args.toolkit}")
-    for label in ("cold", "warm"):
-        if label == "cold":
-            caches = [Path(tempfile.mkdtemp(prefix="musiceval-cold-")) for _ in range(2)]
-        per_process(args, tasks, work, caches[0], f"{label} musiceval cache")
-        one_process(args, tasks, work, caches[1], f"{label} musiceval cache")
+    caches = [Path(tempfile.mkdtemp(prefix="musiceval-cold-")) for _ in range(2)]  # fresh: the first pass is cold
+    for label in args.passes.split(","):
+        if "process" in args.modes.split(","):
+            per_process(args, tasks, work, caches[0], f"{label} musiceval cache")
+        if "one" in args.modes.split(","):
+            one_process(args, tasks, work, caches[1], f"{label} musiceval cache")
 
 
 def main() -> None:
@@ -279,10 +288,20 @@ def main() -> None:
     ap.add_argument("--tasks", default=None, help="comma-separated subset of tasks (default: all present)")
     ap.add_argument("--toolkit", default=None, metavar="DIR", help="a checkout of nicolaus625/CMI-bench: time its evaluate.py too")
     ap.add_argument("--toolkit-path", default=None, metavar="DIR", help="extra PYTHONPATH for the toolkit (its own deps)")
+    ap.add_argument("--passes", default="cold,warm", help="with --toolkit: the passes over one cache, first cold (default cold,warm)")
+    ap.add_argument("--modes", default="process,one", help="with --toolkit: process (one per task), one (one per side)")
     ap.add_argument("--worker", choices=["musiceval", "toolkit"], help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch intra-op threads of the encoders (default: torch's, one per core; 1 on a shared machine)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch is imported (workers inherit it)
+        if args.worker != "toolkit":
+            import torch
+
+            torch.set_num_threads(args.threads)
     if args.worker == "musiceval":
         worker_musiceval(args)
     elif args.worker == "toolkit":

@@ -14,7 +14,8 @@ Chances: the trivial baseline per item (majority class, majority key, mean predi
 at the median tempo, empty transcript, majority technique); for classification and pitch also a
 uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5.
 
-Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``cache_dir``,
+Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``threads`` (torch
+threads of that encoder), ``cache_dir``,
 ``bertscore_model`` / ``bertscore_layers`` (captioning; ``"none"`` skips BERTScore),
 ``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
 ``embed`` (a texts -> rows callable used instead of ``encoder``), ``bertscorer`` (a BERTScorer
@@ -123,7 +124,8 @@ class MirProtocol(Protocol):
         if family == "tagging" and embed is None:
             from musiceval.scoring.mir import default_cache_dir, make_embedder
 
-            embed = make_embedder(str(opts.get("encoder", "minilm")), opts.get("cache_dir") or default_cache_dir())
+            embed = make_embedder(str(opts.get("encoder", "minilm")), opts.get("cache_dir") or default_cache_dir(),
+                                  threads=opts.get("threads"))
         bertscorer, bert_info = opts.get("bertscorer"), None
         if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
             from musiceval.scoring.mir import bertscore_choice, shared_bertscorer

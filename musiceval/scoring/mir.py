@@ -28,6 +28,7 @@ that is not in the local cache fails at once instead of after ~50 s of download 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -79,14 +80,38 @@ def shared_encoder(spec: str):
     return _ENCODERS[spec]
 
 
-def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader=None):
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """``torch.set_num_threads(n)`` for the block, restored after (``None``: leave torch's setting).
+
+    torch uses one intra-op thread per core; on a machine whose cores other jobs also use, its
+    threads wait on each other (MiniLM over the MTG_emotion responses: 13.2 s with 2 threads, 3.4 s
+    with 1, on 2 busy cores; identical rows). Embeddings are cached, so only a cold run is affected.
+    """
+    if not n:
+        yield
+        return
+    if n < 1:
+        raise InputError(f"--threads must be >= 1, got {n}")
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader=None, threads: int | None = None):
     """A texts -> rows function over the encoder ``spec`` with an on-disk cache.
 
     The cache is read before any model is loaded: when the encoder's cache id is known from the
     spec (:func:`musiceval.encoders.lazy.known_encoder_id`: ``minilm``, ``st:``, ``bge:``, ``gte:``)
     the encoder is a :class:`~musiceval.encoders.LazyEncoder` under that id, so a warm cache loads no
     model at all; a model is loaded (once per process, :func:`shared_encoder`) only for texts the
-    cache lacks. ``loader`` (``spec -> encoder``) replaces that loading (tests).
+    cache lacks. ``loader`` (``spec -> encoder``) replaces that loading (tests); ``threads``: torch
+    threads while encoding (:func:`torch_threads`).
     """
     from musiceval.encoders import EmbeddingCache, LazyEncoder, embed_distinct
     from musiceval.encoders.lazy import known_encoder_id
@@ -105,11 +130,12 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader
     state: dict[str, Any] = {}
 
     def embed(texts):
-        if encoder is not None:
-            return embed_distinct(encoder, list(texts), cache=cache)
-        if "encoder" not in state:  # a spec whose id is only known once loaded
-            state["encoder"] = load(spec)
-        return embed_distinct(state["encoder"], list(texts), cache=cache)
+        with torch_threads(threads):
+            if encoder is not None:
+                return embed_distinct(encoder, list(texts), cache=cache)
+            if "encoder" not in state:  # a spec whose id is only known once loaded
+                state["encoder"] = load(spec)
+            return embed_distinct(state["encoder"], list(texts), cache=cache)
 
     return embed
 
@@ -216,11 +242,12 @@ def shared_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str]
 def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat: str | None = None,
                encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
                bertscore_model: str | None = None, bertscore_layers: int | None = None,
-               strict: bool = False) -> tuple[TaskResult, Any]:
+               strict: bool = False, threads: int | None = None) -> tuple[TaskResult, Any]:
     """Load one output file and score it; returns the task result and the loaded file.
 
     ``strict``: a metric whose model cannot be loaded (captioning BERTScore) is an
-    :class:`InputError` instead of an absent key with a note.
+    :class:`InputError` instead of an absent key with a note. ``threads``: torch threads of the
+    tagging encoder (:func:`torch_threads`; default torch's).
     """
     try:
         loaded = load_outputs(path, task=task)
@@ -229,7 +256,7 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
     except ValueError as exc:
         raise InputError(str(exc)) from None
     family = FAMILIES[loaded.task]
-    embed = make_embedder(encoder, cache_dir) if family == "tagging" else None
+    embed = make_embedder(encoder, cache_dir, threads=threads) if family == "tagging" else None
     scorer, bert_info = None, None
     if family == "captioning" and bertscore_model == "none":
         bert_info = {"model": "none", "error": None}
@@ -273,13 +300,17 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bertscore-layers", type=int, default=None, metavar="N",
                    help="BERTScore layer (default: 6 for minilm, 17 for roberta-large and in compat mode, "
                         "else bert-score's table)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads of the tagging encoder (default: torch's, one per core); 1 on a machine "
+                        "other jobs share (a cold tagging run was 4x faster there); results are identical")
     p.add_argument("--strict", action="store_true",
                    help="a metric whose model cannot be loaded (captioning BERTScore) is an error, not an absent key")
 
 
 def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt: str | None = None,
                    compat: str | None = None, encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
-                   bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0):
+                   bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0,
+                   threads: int | None = None):
     """``(MirProtocol, AnswerSet)`` of one output file: load_answers -> MirProtocol.from_answers, with
     :func:`score_file`'s BERTScore reporting (``result.models["bertscore"]``, notes, ``strict``)."""
     from musiceval.data.formats import FormatError
@@ -296,7 +327,7 @@ def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt
     else:
         answers = load_protocol_answers(path, fmt, "mir")
     options = {"compat": compat, "encoder": encoder, "cache_dir": cache_dir, "bertscore_model": bertscore_model,
-               "bertscore_layers": bertscore_layers}
+               "bertscore_layers": bertscore_layers, "threads": threads}
     try:
         protocol = MirProtocol.from_answers(answers, ProtocolSettings(seed=seed, options=options))
     except InputError:
@@ -328,7 +359,8 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
                                        compat=getattr(args, "compat", None), encoder=getattr(args, "encoder", DEFAULT_ENCODER),
                                        cache_dir=cache_dir, bertscore_model=getattr(args, "bertscore_model", None),
                                        bertscore_layers=getattr(args, "bertscore_layers", None),
-                                       strict=bool(getattr(args, "strict", False)), seed=getattr(args, "seed", 0) or 0)
+                                       strict=bool(getattr(args, "strict", False)), seed=getattr(args, "seed", 0) or 0,
+                                       threads=getattr(args, "threads", None))
     result = protocol.result("correct")
     failures = [{"item_id": f.item_id, "error": f.reason} for f in (*answers.failures, *result.failures)]
     per_item: list[dict[str, Any]] = []

@@ -62,3 +62,16 @@ def test_an_encoder_whose_id_differs_from_the_known_one_is_refused(tmp_path):
     embed = scoring_mir.make_embedder("minilm", tmp_path, loader=lambda spec: Other())
     with pytest.raises(RuntimeError, match="expected 'sentence-transformers/all-MiniLM-L6-v2'"):
         embed(["a text the cache does not hold"])
+
+
+def test_threads_changes_no_value_and_restores_torchs_setting(tmp_path):
+    import torch
+
+    before = torch.get_num_threads()
+    target = _slice(tmp_path, "mullama", "MTG_emotion")
+    one, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "a", threads=1)
+    assert torch.get_num_threads() == before
+    default, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "b")  # its own cold cache
+    assert one.metrics == default.metrics
+    with pytest.raises(scoring_mir.InputError, match="--threads must be >= 1"):
+        scoring_mir.score_file(_slice(tmp_path, "ltu", "MTT"), cache_dir=tmp_path / "c", threads=-1)
