@@ -23,7 +23,7 @@ def _short(text: str, n: int = 60) -> str:
 
 def classify(task: str, records: Sequence[OutputRecord], compat: str | None, vocabulary: Sequence[str]) -> tuple[np.ndarray, list[ItemFailure]]:
     """0/1 per item for multi-class tasks (and Nsynth_pitch)."""
-    from musiceval.parsers.labels import find_labels, is_correct_cmi, normalise_cmi
+    from musiceval.parsers.labels import find_labels, is_correct_cmi_normalised, normalise_cmi
     from musiceval.parsers.numbers import parse_midi_pitch
 
     golds = [r.correct_answer for r in records]
@@ -33,7 +33,9 @@ def classify(task: str, records: Sequence[OutputRecord], compat: str | None, voc
         norm = [normalise_cmi(x) for x in labels]
         if len(set(norm)) != len(norm):  # the toolkit asserts this
             raise ValueError(f"{task}: two labels normalise to the same string; the toolkit would stop here")
-        return np.array([float(is_correct_cmi(r.response, r.correct_answer, labels)) for r in records]), failures
+        gold = dict(zip(labels, norm))  # normalised once per task, as the toolkit does
+        return np.array([float(is_correct_cmi_normalised(normalise_cmi(r.response), gold[r.correct_answer], norm))
+                         for r in records]), failures
     values = []
     labels = list(dict.fromkeys([*vocabulary, *golds]))
     for r in records:
