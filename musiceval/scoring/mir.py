@@ -91,8 +91,6 @@ def torch_threads(n: int | None):
     if not n:
         yield
         return
-    if n < 1:
-        raise InputError(f"--threads must be >= 1, got {n}")
     import torch
 
     before = torch.get_num_threads()
@@ -124,20 +122,33 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader
         if known is not None and encoder.id != known:  # never file rows under another model's id
             raise RuntimeError(f"encoder {s!r} loaded with id {encoder.id!r}, expected {known!r}: update "
                                "musiceval.encoders.lazy's id rule for this prefix")
-        return encoder
+        return _Threaded(encoder, threads) if threads else encoder
 
     encoder = LazyEncoder(spec, id=known, loader=load) if known is not None else None
     state: dict[str, Any] = {}
 
+    if threads is not None and threads < 1:
+        raise InputError(f"--threads must be >= 1, got {threads}")
+
     def embed(texts):
-        with torch_threads(threads):
-            if encoder is not None:
-                return embed_distinct(encoder, list(texts), cache=cache)
-            if "encoder" not in state:  # a spec whose id is only known once loaded
-                state["encoder"] = load(spec)
-            return embed_distinct(state["encoder"], list(texts), cache=cache)
+        if encoder is not None:
+            return embed_distinct(encoder, list(texts), cache=cache)
+        if "encoder" not in state:  # a spec whose id is only known once loaded
+            state["encoder"] = load(spec)
+        return embed_distinct(state["encoder"], list(texts), cache=cache)
 
     return embed
+
+
+class _Threaded:
+    """An encoder whose ``encode`` runs under :func:`torch_threads` (torch is only touched on a cache miss)."""
+
+    def __init__(self, encoder: Any, threads: int):
+        self.encoder, self.threads, self.id = encoder, threads, encoder.id
+
+    def encode(self, texts):
+        with torch_threads(self.threads):
+            return self.encoder.encode(texts)
 
 
 class BaselineStore:

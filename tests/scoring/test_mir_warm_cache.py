@@ -36,6 +36,7 @@ def test_warm_cache_scores_tagging_without_loading_the_encoder(tmp_path, monkeyp
     cold, _ = scoring_mir.score_file(target, compat=compat, cache_dir=cache)
     monkeypatch.setattr(scoring_mir, "shared_encoder", _no_load)
     warm, _ = scoring_mir.score_file(target, compat=compat, cache_dir=cache)
+    assert scoring_mir.score_file(target, compat=compat, cache_dir=cache, threads=1)[0].metrics == cold.metrics
     assert warm.metrics == cold.metrics
     assert warm.per_item["item_roc_auc"].values.tolist() == cold.per_item["item_roc_auc"].values.tolist()
 
