@@ -15,7 +15,7 @@ at the median tempo, empty transcript, majority technique); for classification a
 uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5.
 
 Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``threads`` (torch
-threads of that encoder), ``cache_dir``,
+threads of that encoder and of captioning BERTScore), ``cache_dir``,
 ``bertscore_model`` / ``bertscore_layers`` (captioning; ``"none"`` skips BERTScore),
 ``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
 ``embed`` (a texts -> rows callable used instead of ``encoder``), ``bertscorer`` (a BERTScorer
@@ -128,10 +128,11 @@ class MirProtocol(Protocol):
                                   threads=opts.get("threads"))
         bertscorer, bert_info = opts.get("bertscorer"), None
         if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
-            from musiceval.scoring.mir import bertscore_choice, shared_bertscorer
+            from musiceval.scoring.mir import bertscore_choice, shared_bertscorer, with_threads
 
             model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
             bertscorer, reason = shared_bertscorer(model, layers, opts.get("cache_dir"))
+            bertscorer = with_threads(bertscorer, opts.get("threads"))
             bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
         query_prefix = ""
         if family == "tagging":

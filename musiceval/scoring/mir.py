@@ -122,13 +122,12 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader
         if known is not None and encoder.id != known:  # never file rows under another model's id
             raise RuntimeError(f"encoder {s!r} loaded with id {encoder.id!r}, expected {known!r}: update "
                                "musiceval.encoders.lazy's id rule for this prefix")
-        return _Threaded(encoder, threads) if threads else encoder
+        return with_threads(encoder, threads)
 
     encoder = LazyEncoder(spec, id=known, loader=load) if known is not None else None
     state: dict[str, Any] = {}
 
-    if threads is not None and threads < 1:
-        raise InputError(f"--threads must be >= 1, got {threads}")
+    with_threads(None, threads)  # refuse a bad value now, not at the first cache miss
 
     def embed(texts):
         if encoder is not None:
@@ -141,14 +140,31 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader
 
 
 class _Threaded:
-    """An encoder whose ``encode`` runs under :func:`torch_threads` (torch is only touched on a cache miss)."""
+    """An encoder (``encode``) or BERTScorer (``score``) run under :func:`torch_threads`; other
+    attributes pass through. Torch is only touched when the wrapped model computes (a cache miss)."""
 
-    def __init__(self, encoder: Any, threads: int):
-        self.encoder, self.threads, self.id = encoder, threads, encoder.id
+    def __init__(self, inner: Any, threads: int):
+        self._inner, self._threads = inner, threads
 
-    def encode(self, texts):
-        with torch_threads(self.threads):
-            return self.encoder.encode(texts)
+    def encode(self, *args, **kwargs):
+        with torch_threads(self._threads):
+            return self._inner.encode(*args, **kwargs)
+
+    def score(self, *args, **kwargs):
+        with torch_threads(self._threads):
+            return self._inner.score(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def with_threads(model: Any, threads: int | None) -> Any:
+    """``model`` (an encoder or BERTScorer) whose computing runs under :func:`torch_threads`."""
+    if threads is not None and threads < 1:
+        raise InputError(f"--threads must be >= 1, got {threads}")
+    return _Threaded(model, threads) if threads and model is not None else model
 
 
 class BaselineStore:
@@ -258,7 +274,7 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
 
     ``strict``: a metric whose model cannot be loaded (captioning BERTScore) is an
     :class:`InputError` instead of an absent key with a note. ``threads``: torch threads of the
-    tagging encoder (:func:`torch_threads`; default torch's).
+    tagging encoder and the captioning BERTScore model (:func:`torch_threads`; default torch's).
     """
     try:
         loaded = load_outputs(path, task=task)
@@ -274,6 +290,7 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
     elif family == "captioning":
         model, layers = bertscore_choice(bertscore_model, bertscore_layers, compat)
         scorer, reason = shared_bertscorer(model, layers, cache_dir)
+        scorer = with_threads(scorer, threads)
         if reason and strict:
             raise InputError(f"{path}: {reason}")
         bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
@@ -312,8 +329,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="BERTScore layer (default: 6 for minilm, 17 for roberta-large and in compat mode, "
                         "else bert-score's table)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads of the tagging encoder (default: torch's, one per core); 1 on a machine "
-                        "other jobs share (a cold tagging run was 4x faster there); results are identical")
+                   help="torch threads of the tagging encoder and captioning BERTScore (default: torch's, one per "
+                        "core); 1 on a machine other jobs share (a cold tagging run was 4x faster there); same results")
     p.add_argument("--strict", action="store_true",
                    help="a metric whose model cannot be loaded (captioning BERTScore) is an error, not an absent key")
 

@@ -76,3 +76,12 @@ def test_threads_changes_no_value_and_restores_torchs_setting(tmp_path):
     assert one.metrics == default.metrics
     with pytest.raises(scoring_mir.InputError, match="--threads must be >= 1"):
         scoring_mir.score_file(_slice(tmp_path, "ltu", "MTT"), cache_dir=tmp_path / "c", threads=-1)
+
+
+def test_threads_applies_to_captioning_bertscore_with_the_same_values(tmp_path):
+    pytest.importorskip("bert_score")
+    target = tmp_path / "mullama_SDD.jsonl"
+    target.write_text(json.dumps(json.loads((FIX / "mullama" / "mullama_SDD.jsonl").read_text())[:6]))
+    one, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "a", threads=1)
+    default, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "b")
+    assert "bertscore_f1" in one.metrics and one.metrics == default.metrics
