@@ -192,6 +192,7 @@ class BaselineStore:
         import json
         import tempfile
 
+        tmp = None
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".tmp")
@@ -199,7 +200,9 @@ class BaselineStore:
                 json.dump(table, fh)
             os.replace(tmp, self.root / f"{key}.json")  # atomic: a concurrent reader sees all or nothing
         except OSError:
-            pass
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
 
 def query_prefix_for(spec: str, compat: str | None) -> str:

@@ -109,3 +109,13 @@ def test_score_file_with_a_cache_dir_reuses_the_baseline_across_processes_state(
     assert calls == []
     assert warm.metrics == cold.metrics and warm.baseline_metrics == cold.baseline_metrics
     assert warm.baseline["amlt"].values.tolist() == cold.baseline["amlt"].values.tolist()
+
+
+def test_an_unwritable_store_only_means_the_table_is_not_kept(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    store = BaselineStore(blocker)  # <file>/mir-baselines cannot be created
+    refs = [np.array([0.5, 1.0, 1.5])]
+    first = metronome_baseline(refs, 120.0, memo=store)
+    mir_beats._RECENT.clear()
+    assert metronome_baseline(refs, 120.0, memo=store) == first and store.get("anything") is None
