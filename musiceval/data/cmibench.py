@@ -98,10 +98,13 @@ def task_from_filename(path: str | os.PathLike[str]) -> tuple[str, str]:
     )
 
 
+_DATA_DIR = re.compile(r"(?:^|/)(?:test)?data/")
+
+
 def audio_key(audioid: str) -> str:
     """``audioid`` after its last ``data/`` or ``testdata/`` directory (model-independent)."""
     norm = audioid.replace("\\", "/")
-    m = list(re.finditer(r"(?:^|/)(?:test)?data/", norm))
+    m = list(_DATA_DIR.finditer(norm)) if "data/" in norm else None
     return norm[m[-1].end():] if m else norm.lstrip("./")
 
 
@@ -143,6 +146,8 @@ def _lines(text: str) -> list[str]:
 
 def _as_text(value: Any) -> str | None:
     """Text of a field: strings as is, numbers via ``str``, a list by its first element."""
+    if type(value) is str:
+        return value
     if isinstance(value, list):
         value = value[0] if value else None
     if isinstance(value, bool) or value is None:
@@ -150,6 +155,11 @@ def _as_text(value: Any) -> str | None:
     if isinstance(value, (str, int, float)):
         return str(value)
     return None
+
+
+#: a JSON escape of a UTF-16 surrogate (backslash-u D800 to DFFF); a strictly decoded text without one
+#: parses to valid Unicode only, so the per-record check is skipped
+_SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89abcdefABCDEF]")
 
 
 def _parse_items(text: str, path: Path) -> list[tuple[int, Any]]:
@@ -168,6 +178,8 @@ def _parse_items(text: str, path: Path) -> list[tuple[int, Any]]:
                                       "of {question, response, correct_answer, audioid, other} objects") from None
         if not isinstance(data, list):
             raise CmiBenchFormatError(f"{path}: expected one JSON array of model outputs, got {type(data).__name__}")
+        if not _SURROGATE_ESCAPE.search(text):  # no surrogate escape in the text: nothing to check
+            return list(enumerate(data))
         return [(k, ItemFailure(f"record{k}", f"{path.name}[{k}]: text holds a lone UTF-16 surrogate; not valid Unicode"))
                 if has_lone_surrogate(obj) is not None else (k, obj) for k, obj in enumerate(data)]
     items: list[tuple[int, Any]] = []
@@ -194,16 +206,18 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
         raise ValueError(f"unknown CMI-Bench task {file_task!r}; one of {', '.join(TASKS)}")
     records: list[OutputRecord] = []
     failures: list[ItemFailure] = []
+    name = p.name
     for index, obj in _parse_items(_read_text(p), p):
         if isinstance(obj, ItemFailure):
             failures.append(obj)
             continue
-        where = f"{p.name}[{index}]"
+        where = f"{name}[{index}]"
         if not isinstance(obj, dict):
             failures.append(ItemFailure(str(index), f"{where}: record is {type(obj).__name__}, not an object"))
             continue
         audioid = _as_text(obj.get("audioid")) or ""
-        item_id = f"{index}|{audio_key(audioid)}"
+        key = audio_key(audioid)
+        item_id = f"{index}|{key}"
         response = _as_text(obj.get("response"))
         answer = _as_text(obj.get("correct_answer"))
         if response is None:
@@ -218,7 +232,7 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
             continue
         records.append(OutputRecord(
             item_id=item_id, index=index, question=_as_text(obj.get("question")) or "", response=response,
-            correct_answer=answer, audioid=audioid, group=audio_key(audioid) or str(index), other=obj.get("other", ""),
+            correct_answer=answer, audioid=audioid, group=key or str(index), other=obj.get("other", ""),
         ))
     return OutputFile(task=file_task, model=model, path=str(p), records=tuple(records), failures=tuple(failures))
 

@@ -20,7 +20,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["LazyEncoder"]
+__all__ = ["LazyEncoder", "known_encoder_id", "register_encoder_id"]
+
+#: spec prefix -> (argument -> the ``id`` its loaded encoder will have), for ids known before loading
+_KNOWN_IDS: dict[str, Callable[[str], str]] = {}
 
 
 def _canonical(spec: str) -> str:
@@ -30,6 +33,65 @@ def _canonical(spec: str) -> str:
     if not sep and os.path.isdir(spec):
         return os.path.abspath(spec)
     return spec
+
+
+def register_encoder_id(prefix: str) -> Callable[[Callable[[str], str]], Callable[[str], str]]:
+    """Register the rule giving the ``id`` of a ``"<prefix>:<argument>"`` encoder without loading it.
+
+    The rule must return exactly the ``id`` the registered factory's encoder carries (the cache key);
+    ``tests/encoders/test_lazy_ids.py`` checks each built-in rule against a loaded encoder.
+    """
+
+    def deco(rule: Callable[[str], str]) -> Callable[[str], str]:
+        _KNOWN_IDS[prefix] = rule
+        return rule
+
+    return deco
+
+
+def _path_or_name(arg: str) -> str:
+    return os.path.abspath(arg) if os.path.isdir(arg) else arg
+
+
+@register_encoder_id("minilm")
+def _minilm_id(_: str) -> str:
+    return "sentence-transformers/all-MiniLM-L6-v2"  # musiceval.encoders.sentence._load_minilm
+
+
+@register_encoder_id("st")
+def _st_id(arg: str) -> str:
+    return f"meanpool:{_path_or_name(arg)}"  # MeanPoolingEncoder
+
+
+@register_encoder_id("bge")
+def _bge_id(arg: str) -> str:
+    from musiceval.encoders.bge import BGE_LARGE_EN
+
+    return f"clspool:{_path_or_name(arg or BGE_LARGE_EN)}"  # ClsPoolingEncoder
+
+
+@register_encoder_id("gte")
+def _gte_id(arg: str) -> str:
+    from musiceval.encoders.gte import GTE_QWEN2_7B
+
+    return f"lasttoken:{_path_or_name(arg or GTE_QWEN2_7B)}"  # GteEncoder
+
+
+def known_encoder_id(spec: str) -> str | None:
+    """The ``id`` that ``load_text_encoder(spec)`` will give, without loading anything; ``None`` when
+    no rule is registered for the spec's prefix (the caller then loads the encoder to learn it).
+
+    A bare directory is a sentence-transformers model (``st:``), as in ``load_text_encoder``.
+
+    >>> known_encoder_id("minilm")
+    'sentence-transformers/all-MiniLM-L6-v2'
+    """
+    prefix, sep, arg = spec.partition(":")
+    if prefix in _KNOWN_IDS:
+        return _KNOWN_IDS[prefix](arg)
+    if not sep and os.path.isdir(spec):
+        return _KNOWN_IDS["st"](spec)
+    return None
 
 
 class LazyEncoder:

@@ -183,8 +183,8 @@ def _regression(task: str, records: Sequence[OutputRecord], compat: str | None) 
     return res
 
 
-def _beats(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
-    table, keep, failures, base_table, tempo = fam.beat_table(records, compat)
+def _beats(task: str, records: Sequence[OutputRecord], compat: str | None, baseline_memo: Any = None) -> TaskResult:
+    table, keep, failures, base_table, tempo = fam.beat_table(records, compat, baseline_memo=baseline_memo)
     sel = [r for r, k in zip(records, keep) if k]
     res = TaskResult(task, compat, len(records), {m: float(np.mean(v)) if len(v) else float("nan") for m, v in table.items()})
     for m in table:
@@ -281,6 +281,7 @@ def score_task(
     embed: Embed | None = None,
     query_prefix: str = "",
     bertscorer: Any = None,
+    baseline_memo: Any = None,
 ) -> TaskResult:
     """Score one task's output records.
 
@@ -300,6 +301,10 @@ def score_task(
     bertscorer : bert_score.BERTScorer, optional
         The BERTScore model of the captioning tasks (the toolkit's is roberta-large, layer 17);
         without it captioning has no BERTScore keys and a note says so.
+    baseline_memo : optional
+        A store (``get(key)``, ``memo[key] = table``) for trivial-baseline tables that depend on the
+        references only (beats: the metronome), so they are computed once per reference set;
+        :class:`musiceval.scoring.mir.BaselineStore` keeps them on disk. Values are unchanged.
     """
     if compat not in COMPAT_MODES:
         raise ValueError(f"compat must be one of {COMPAT_MODES}, got {compat!r}")
@@ -314,6 +319,8 @@ def score_task(
         return _tagging(task, records, compat, embed, query_prefix, bertscorer)
     if family == "captioning":
         return _captioning(task, records, compat, bertscorer)
+    if family == "beats":
+        return _beats(task, records, compat, baseline_memo)
     return {
         "key": _key, "regression": _regression, "beats": _beats, "lyrics": _lyrics,
         "guzheng": _guzheng, "melody": _melody,

@@ -23,7 +23,7 @@ def _short(text: str, n: int = 60) -> str:
 
 def classify(task: str, records: Sequence[OutputRecord], compat: str | None, vocabulary: Sequence[str]) -> tuple[np.ndarray, list[ItemFailure]]:
     """0/1 per item for multi-class tasks (and Nsynth_pitch)."""
-    from musiceval.parsers.labels import find_labels, is_correct_cmi, normalise_cmi
+    from musiceval.parsers.labels import find_labels, is_correct_cmi_normalised, normalise_cmi
     from musiceval.parsers.numbers import parse_midi_pitch
 
     golds = [r.correct_answer for r in records]
@@ -33,7 +33,9 @@ def classify(task: str, records: Sequence[OutputRecord], compat: str | None, voc
         norm = [normalise_cmi(x) for x in labels]
         if len(set(norm)) != len(norm):  # the toolkit asserts this
             raise ValueError(f"{task}: two labels normalise to the same string; the toolkit would stop here")
-        return np.array([float(is_correct_cmi(r.response, r.correct_answer, labels)) for r in records]), failures
+        gold = dict(zip(labels, norm))  # normalised once per task, as the toolkit does
+        return np.array([float(is_correct_cmi_normalised(normalise_cmi(r.response), gold[r.correct_answer], norm))
+                         for r in records]), failures
     values = []
     labels = list(dict.fromkeys([*vocabulary, *golds]))
     for r in records:
@@ -135,9 +137,11 @@ def rating_cmi_head(response: str) -> float | None:
     return float(int(runs[-1]))
 
 
-def beat_table(records: Sequence[OutputRecord], compat: str | None) -> tuple[dict[str, list[float]], list[bool], list[ItemFailure], dict[str, list[float]], float]:
-    """F-measure, CMLt, AMLt per item for the model and the evenly-spaced baseline."""
-    from musiceval.metrics.mir_beats import beat_scores, evenly_spaced_beats, median_tempo
+def beat_table(records: Sequence[OutputRecord], compat: str | None, *,
+               baseline_memo: Any = None) -> tuple[dict[str, list[float]], list[bool], list[ItemFailure], dict[str, list[float]], float]:
+    """F-measure, CMLt, AMLt per item for the model and the evenly-spaced baseline (the latter
+    memoised per reference set, see :func:`musiceval.metrics.mir_beats.metronome_baseline`)."""
+    from musiceval.metrics.mir_beats import beat_scores, median_tempo, metronome_baseline
     from musiceval.parsers.times import parse_times, parse_times_cmi
 
     refs: list[np.ndarray | None] = []
@@ -174,15 +178,12 @@ def beat_table(records: Sequence[OutputRecord], compat: str | None) -> tuple[dic
     keep = [ref is not None for ref in refs]
     tempo = median_tempo([ref for ref in refs if ref is not None and ref.size >= 2])
     table: dict[str, list[float]] = {"f_measure": [], "cmlt": [], "amlt": []}
-    base: dict[str, list[float]] = {"f_measure": [], "cmlt": [], "amlt": []}
     for ref, est in zip(refs, ests):
         if ref is None:
             continue
         for m, v in beat_scores(ref, est).items():
             table[m].append(v)
-        metronome = evenly_spaced_beats(float(ref[-1]), tempo) if ref.size else np.zeros(0)
-        for m, v in beat_scores(ref, metronome).items():
-            base[m].append(v)
+    base = metronome_baseline([ref for ref in refs if ref is not None], tempo, memo=baseline_memo)
     return table, keep, failures, base, tempo
 
 

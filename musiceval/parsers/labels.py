@@ -18,21 +18,27 @@ import re
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-_CMI_REMOVE = str.maketrans({"_": "", "-": "", "'": "", " ": "", ".": ""})
-
 
 def normalise_cmi(text: str) -> str:
-    """The toolkit's ``normalise``: drop ``_ - ' .`` and spaces, ``#`` -> ``♯``, lowercase."""
-    return text.replace("#", "\u266f").translate(_CMI_REMOVE).lower()
+    """The toolkit's ``normalise``: drop ``_ - ' .`` and spaces, ``#`` -> ``♯``, lowercase.
+
+    The toolkit's own chain of ``str.replace`` (several times faster than ``str.translate`` with a
+    table on long responses; the same string, checked against the table in the tests).
+    """
+    return text.replace("_", "").replace("-", "").replace("#", "\u266f").replace("'", "").replace(" ", "").replace(".", "").lower()
 
 
 def is_correct_cmi(response: str, gold: str, labels: Iterable[str]) -> bool:
     """Toolkit multi-class rule: gold is a substring of the response and no other label is."""
-    resp = normalise_cmi(response)
-    g = normalise_cmi(gold)
-    if g not in resp:
+    return is_correct_cmi_normalised(normalise_cmi(response), normalise_cmi(gold), (normalise_cmi(x) for x in labels))
+
+
+def is_correct_cmi_normalised(resp: str, gold: str, labels: Iterable[str]) -> bool:
+    """:func:`is_correct_cmi` on strings already through :func:`normalise_cmi` (the toolkit normalises
+    its label list once per task)."""
+    if gold not in resp:
         return False
-    return all(lab not in resp for lab in (normalise_cmi(x) for x in labels) if lab != g)
+    return all(lab not in resp for lab in labels if lab != gold)
 
 
 MAX_FLEXIBLE_LABEL = 256

@@ -14,11 +14,14 @@ Chances: the trivial baseline per item (majority class, majority key, mean predi
 at the median tempo, empty transcript, majority technique); for classification and pitch also a
 uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5.
 
-Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``cache_dir``,
+Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``threads`` (torch
+threads of that encoder and of captioning BERTScore), ``cache_dir``,
 ``bertscore_model`` / ``bertscore_layers`` (captioning; ``"none"`` skips BERTScore),
 ``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
 ``embed`` (a texts -> rows callable used instead of ``encoder``), ``bertscorer`` (a BERTScorer
-used instead of loading one).
+used instead of loading one). Beat tasks keep their metronome baseline under ``cache_dir``
+(:class:`musiceval.scoring.mir.BaselineStore`), and every condition reuses it (it depends on the
+references only).
 """
 from __future__ import annotations
 
@@ -63,7 +66,7 @@ class MirProtocol(Protocol):
 
     def __init__(self, task: str, records: dict[str, list[OutputRecord]], *, compat: str | None = None, embed=None,
                  bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",
-                 query_prefix: str = ""):
+                 query_prefix: str = "", baseline_memo=None):
         from musiceval.metrics.mir import FAMILIES
 
         self.task = task
@@ -78,6 +81,7 @@ class MirProtocol(Protocol):
         self.model = model
         self.source = source
         self._query_prefix = query_prefix
+        self._baseline_memo = baseline_memo
         self._results: dict[str, Any] = {}
         correct = self.result("correct")
         if self.family == "captioning":
@@ -120,22 +124,29 @@ class MirProtocol(Protocol):
         if family == "tagging" and embed is None:
             from musiceval.scoring.mir import default_cache_dir, make_embedder
 
-            embed = make_embedder(str(opts.get("encoder", "minilm")), opts.get("cache_dir") or default_cache_dir())
+            embed = make_embedder(str(opts.get("encoder", "minilm")), opts.get("cache_dir") or default_cache_dir(),
+                                  threads=opts.get("threads"))
         bertscorer, bert_info = opts.get("bertscorer"), None
         if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
-            from musiceval.scoring.mir import bertscore_choice, load_bertscorer
+            from musiceval.scoring.mir import bertscore_choice, shared_bertscorer, with_threads
 
             model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
-            bertscorer, reason = load_bertscorer(model, layers, opts.get("cache_dir"))
+            bertscorer, reason = shared_bertscorer(model, layers, opts.get("cache_dir"))
+            bertscorer = with_threads(bertscorer, opts.get("threads"))
             bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
         query_prefix = ""
         if family == "tagging":
             from musiceval.scoring.mir import query_prefix_for
 
             query_prefix = query_prefix_for(str(opts.get("encoder", "minilm")), compat)
+        memo = None
+        if family == "beats" and opts.get("cache_dir"):
+            from musiceval.scoring.mir import BaselineStore
+
+            memo = BaselineStore(opts["cache_dir"])
         return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,
                    failures=list(answers.failures) + answers.orphans(), model=answers.model_name(), source=answers.source,
-                   query_prefix=query_prefix)
+                   query_prefix=query_prefix, baseline_memo=memo)
 
     def result(self, condition: str = "correct"):
         """The :class:`~musiceval.metrics.mir.TaskResult` of ``condition`` (scored once)."""
@@ -143,7 +154,8 @@ class MirProtocol(Protocol):
 
         if condition not in self._results:
             self._results[condition] = score_task(self.task, self.records[condition], compat=self.compat, embed=self._embed,
-                                                  query_prefix=self._query_prefix, bertscorer=self._bertscorer)
+                                                  query_prefix=self._query_prefix, bertscorer=self._bertscorer,
+                                                  baseline_memo=self._baseline_memo)
         return self._results[condition]
 
     # ------------------------------------------------------------------ interface

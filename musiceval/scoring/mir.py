@@ -39,6 +39,15 @@ from musiceval.metrics.mir_captioning import (
     CMI_BENCH_BERTSCORE_MODEL,
 )
 from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
+from musiceval.scoring.mir_models import (  # noqa: F401  (re-exported: the models and caches behind score mir)
+    LOAD_SECONDS,
+    BaselineStore,
+    make_embedder,
+    shared_bertscorer,
+    shared_encoder,
+    torch_threads,
+    with_threads,
+)
 
 DEFAULT_ENCODER = "minilm"
 DEFAULT_BERTSCORE_MODEL = "minilm"
@@ -49,26 +58,6 @@ def default_cache_dir() -> Path:
     from musiceval import cache_dir
 
     return cache_dir.default_cache_dir() / cache_dir.EMBEDDINGS
-
-
-def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None):
-    """A texts -> rows function over ``load_text_encoder(spec)`` with an on-disk cache.
-
-    The encoder is loaded on first use, so non-tagging tasks never load a model.
-    """
-    from musiceval.encoders import EmbeddingCache, embed_distinct, load_text_encoder
-
-    if spec.startswith("bge"):
-        import musiceval.encoders.bge  # noqa: F401  (registers the "bge:" prefix)
-    cache = EmbeddingCache(cache_dir) if cache_dir else None
-    state: dict[str, Any] = {}
-
-    def embed(texts):
-        if "encoder" not in state:
-            state["encoder"] = load_text_encoder(spec)
-        return embed_distinct(state["encoder"], list(texts), cache=cache)
-
-    return embed
 
 
 def query_prefix_for(spec: str, compat: str | None) -> str:
@@ -129,11 +118,12 @@ def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] |
 def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat: str | None = None,
                encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
                bertscore_model: str | None = None, bertscore_layers: int | None = None,
-               strict: bool = False) -> tuple[TaskResult, Any]:
+               strict: bool = False, threads: int | None = None) -> tuple[TaskResult, Any]:
     """Load one output file and score it; returns the task result and the loaded file.
 
     ``strict``: a metric whose model cannot be loaded (captioning BERTScore) is an
-    :class:`InputError` instead of an absent key with a note.
+    :class:`InputError` instead of an absent key with a note. ``threads``: torch threads of the
+    tagging encoder and the captioning BERTScore model (:func:`torch_threads`; default torch's).
     """
     try:
         loaded = load_outputs(path, task=task)
@@ -142,19 +132,21 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
     except ValueError as exc:
         raise InputError(str(exc)) from None
     family = FAMILIES[loaded.task]
-    embed = make_embedder(encoder, cache_dir) if family == "tagging" else None
+    embed = make_embedder(encoder, cache_dir, threads=threads) if family == "tagging" else None
     scorer, bert_info = None, None
     if family == "captioning" and bertscore_model == "none":
         bert_info = {"model": "none", "error": None}
     elif family == "captioning":
         model, layers = bertscore_choice(bertscore_model, bertscore_layers, compat)
-        scorer, reason = load_bertscorer(model, layers, cache_dir)
+        scorer, reason = shared_bertscorer(model, layers, cache_dir)
+        scorer = with_threads(scorer, threads)
         if reason and strict:
             raise InputError(f"{path}: {reason}")
         bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
     try:
         result = score_task(loaded.task, loaded.records, compat=compat, embed=embed,
-                            query_prefix=query_prefix_for(encoder, compat), bertscorer=scorer)
+                            query_prefix=query_prefix_for(encoder, compat), bertscorer=scorer,
+                            baseline_memo=BaselineStore(cache_dir) if cache_dir else None)
     except (TaskError, ValueError) as exc:
         raise InputError(f"{path}: {exc}") from None
     if bert_info is not None:
@@ -185,13 +177,17 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bertscore-layers", type=int, default=None, metavar="N",
                    help="BERTScore layer (default: 6 for minilm, 17 for roberta-large and in compat mode, "
                         "else bert-score's table)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads of the tagging encoder and captioning BERTScore (default: torch's, one per "
+                        "core); 1 on a machine other jobs share (a cold tagging run was 4x faster there); same results")
     p.add_argument("--strict", action="store_true",
                    help="a metric whose model cannot be loaded (captioning BERTScore) is an error, not an absent key")
 
 
 def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt: str | None = None,
                    compat: str | None = None, encoder: str = DEFAULT_ENCODER, cache_dir: str | os.PathLike[str] | None = None,
-                   bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0):
+                   bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0,
+                   threads: int | None = None):
     """``(MirProtocol, AnswerSet)`` of one output file: load_answers -> MirProtocol.from_answers, with
     :func:`score_file`'s BERTScore reporting (``result.models["bertscore"]``, notes, ``strict``)."""
     from musiceval.data.formats import FormatError
@@ -208,7 +204,7 @@ def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt
     else:
         answers = load_protocol_answers(path, fmt, "mir")
     options = {"compat": compat, "encoder": encoder, "cache_dir": cache_dir, "bertscore_model": bertscore_model,
-               "bertscore_layers": bertscore_layers}
+               "bertscore_layers": bertscore_layers, "threads": threads}
     try:
         protocol = MirProtocol.from_answers(answers, ProtocolSettings(seed=seed, options=options))
     except InputError:
@@ -240,7 +236,8 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
                                        compat=getattr(args, "compat", None), encoder=getattr(args, "encoder", DEFAULT_ENCODER),
                                        cache_dir=cache_dir, bertscore_model=getattr(args, "bertscore_model", None),
                                        bertscore_layers=getattr(args, "bertscore_layers", None),
-                                       strict=bool(getattr(args, "strict", False)), seed=getattr(args, "seed", 0) or 0)
+                                       strict=bool(getattr(args, "strict", False)), seed=getattr(args, "seed", 0) or 0,
+                                       threads=getattr(args, "threads", None))
     result = protocol.result("correct")
     failures = [{"item_id": f.item_id, "error": f.reason} for f in (*answers.failures, *result.failures)]
     per_item: list[dict[str, Any]] = []

