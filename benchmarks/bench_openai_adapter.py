@@ -8,7 +8,8 @@ time). Each request carries ``--audio-seconds`` of 16 kHz audio as base64 WAV, l
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --concurrency 1 4 16 32 64 --rounds 4
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --replicas 2 --concurrency 16 32
 
-Prints one Markdown table row per (latency, concurrency): requests/s, the speed-up over the
+Prints one Markdown table row per (latency, concurrency), then the peak resident memory of the
+client and of the largest server process: requests/s, the speed-up over the
 first level's per-slot rate, and the efficiency: requests/s over the latency bound
 (slots / latency, 1.0 = linear scaling) when the server has a latency. ``--rounds R`` sends
 ``R * concurrency`` requests per level (default: as before); ``--replicas K`` starts K servers and
@@ -18,6 +19,7 @@ instant Python server it saturates once the client and server share the CPU.
 from __future__ import annotations
 
 import argparse
+import resource
 import subprocess
 import sys
 import time
@@ -80,6 +82,8 @@ def main() -> None:
             for s in servers:
                 s.kill()
                 s.wait()
+    print(f"\npeak RSS: client (this process) {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB, "
+          f"largest server {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":
