@@ -18,6 +18,10 @@ if [ ! -f "$stamp" ]; then
   # renders the synthesised audio fixtures from MIDI; its pyaudio dependency does not build
   # and is not needed, hence --no-deps (it cannot be expressed in an extra)
   .venv/bin/python -m pip install -q --no-deps "tinysoundfont>=0.3.7"
+  # aac-metrics, the FENSE reference of tests/metrics/test_fense.py; FENSE needs none of its other
+  # declared dependencies (msclap pins numpy<2, and its pythonwrench pin is not on PyPI), hence --no-deps
+  .venv/bin/python -m pip install -q --no-deps "aac-metrics==0.6.0" "pythonwrench==0.6.8" \
+    "torchmetrics==1.9.0" "lightning-utilities==0.15.3"
   rm -f .venv/.musiceval-setup-*
   touch "$stamp"
 fi

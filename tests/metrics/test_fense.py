@@ -83,7 +83,8 @@ def _aac_metrics():
             stub = types.ModuleType("msclap")
             stub.CLAP = None
             sys.modules["msclap"] = stub
-    return pytest.importorskip("aac_metrics.functional.fense", reason="aac-metrics not installed (pip install --no-deps aac-metrics torchmetrics lightning-utilities)")
+    return pytest.importorskip("aac_metrics.functional.fense", reason="aac-metrics not installed (scripts/setup.sh installs it: pip install --no-deps aac-metrics==0.6.0 "
+                               "pythonwrench==0.6.8 torchmetrics==1.9.0 lightning-utilities==0.15.3)")
 
 
 @pytest.mark.parametrize("threshold", [0.9, 0.5])
