@@ -114,8 +114,10 @@ def _is_worker(config: pytest.Config) -> bool:
 def _group_sources_by_default(config: pytest.Config) -> None:
     """``pytest -n N`` without ``--dist`` distributes as ``loadgroup``, not ``load``: the tests of
     one answer source then run on one worker, which builds and scores it once (``load`` would
-    have every worker build every source). An explicit ``--dist`` is kept."""
-    explicit = any(a == "-d" or a.startswith("--dist") for a in config.invocation_params.args)
+    have every worker build every source). An explicit ``--dist`` (on the command line, in
+    ``addopts`` or ``PYTEST_ADDOPTS``) is kept."""
+    given = [*config.invocation_params.args, *config.getini("addopts"), *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    explicit = any(a == "-d" or a.startswith("--dist") for a in given)
     if not explicit and getattr(config.option, "dist", None) == "load" and getattr(config.option, "tx", None):
         config.option.dist = "loadgroup"
 

@@ -231,3 +231,22 @@ def test_each_xdist_group_runs_on_one_worker_with_plain_n(project, monkeypatch):
     run = json.loads((results / "results.json").read_text())
     assert sorted(g["nodeid"] for g in run["gates"]) == sorted(
         f"evals/test_demo.py::test_grouped[{k}-{g}]" for g in "ab" for k in range(4))
+
+
+def test_an_explicit_dist_is_kept(project, monkeypatch):
+    """`--dist load` given by the user (here through PYTEST_ADDOPTS) is not turned into loadgroup:
+    no test gets the group suffix."""
+    (project.path / "evals" / "test_demo.py").write_text(GROUPED)
+    (project.path / "evals" / "conftest.py").write_text(
+        "import pytest\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.xdist_group(item.callspec.params['group']))\n")
+    (project.path / "where").mkdir()
+    monkeypatch.setenv("WHERE", str(project.path / "where"))
+    for dist, suffixed in (("--dist load", False), ("", True)):
+        monkeypatch.setenv("PYTEST_ADDOPTS", dist)
+        result, _ = _run(project, "-n", "2", "-v", "--musiceval-allow-empty", results_name=f"res{bool(dist)}")
+        result.assert_outcomes(skipped=8)
+        ran = [line for line in result.outlines if "SKIPPED" in line and "test_grouped[" in line]
+        assert len(ran) == 8 and all(("]@" in line) == suffixed for line in ran), ran
