@@ -211,31 +211,10 @@ def test_grouped(gate, group, k):
 '''
 
 
-def test_each_xdist_group_runs_on_one_worker_with_plain_n(project, monkeypatch):
-    """`pytest -n N` (no --dist) distributes as loadgroup, and the group suffix xdist reads reaches
-    the scheduler on this pytest (xdist's own write of it is lost from pytest 9.2 on); results and
-    cassettes keep the plain node id."""
-    (project.path / "evals" / "test_demo.py").write_text(GROUPED)
-    (project.path / "evals" / "conftest.py").write_text(
-        "import pytest\n"
-        "def pytest_collection_modifyitems(items):\n"
-        "    for item in items:\n"
-        "        item.add_marker(pytest.mark.xdist_group(item.callspec.params['group']))\n")
-    where = project.path / "where"
-    where.mkdir()
-    monkeypatch.setenv("WHERE", str(where))
-    result, results = _run(project, "-n", "2", "--musiceval-allow-empty")
-    result.assert_outcomes(skipped=8)
-    workers = {g: {(where / f"{g}-{k}").read_text() for k in range(4)} for g in "ab"}
-    assert all(len(w) == 1 for w in workers.values()), workers
-    run = json.loads((results / "results.json").read_text())
-    assert sorted(g["nodeid"] for g in run["gates"]) == sorted(
-        f"evals/test_demo.py::test_grouped[{k}-{g}]" for g in "ab" for k in range(4))
-
-
-def test_an_explicit_dist_is_kept(project, monkeypatch):
-    """`--dist load` given by the user (here through PYTEST_ADDOPTS) is not turned into loadgroup:
-    no test gets the group suffix."""
+@pytest.fixture
+def grouped(project, monkeypatch):
+    """The scratch project with GROUPED tests in xdist groups "a" and "b"; each test writes the
+    worker that ran it into ``<project>/where/<group>-<k>``."""
     (project.path / "evals" / "test_demo.py").write_text(GROUPED)
     (project.path / "evals" / "conftest.py").write_text(
         "import pytest\n"
@@ -244,9 +223,29 @@ def test_an_explicit_dist_is_kept(project, monkeypatch):
         "        item.add_marker(pytest.mark.xdist_group(item.callspec.params['group']))\n")
     (project.path / "where").mkdir()
     monkeypatch.setenv("WHERE", str(project.path / "where"))
+    return project
+
+
+def test_each_xdist_group_runs_on_one_worker_with_plain_n(grouped):
+    """`pytest -n N` (no --dist) distributes as loadgroup, and the group suffix xdist reads reaches
+    the scheduler on this pytest (xdist's own write of it is lost from pytest 9.2 on); results and
+    cassettes keep the plain node id."""
+    result, results = _run(grouped, "-n", "2", "--musiceval-allow-empty")
+    result.assert_outcomes(skipped=8)
+    where = grouped.path / "where"
+    workers = {g: {(where / f"{g}-{k}").read_text() for k in range(4)} for g in "ab"}
+    assert all(len(w) == 1 for w in workers.values()), workers
+    run = json.loads((results / "results.json").read_text())
+    assert sorted(g["nodeid"] for g in run["gates"]) == sorted(
+        f"evals/test_demo.py::test_grouped[{k}-{g}]" for g in "ab" for k in range(4))
+
+
+def test_an_explicit_dist_is_kept(grouped, monkeypatch):
+    """`--dist load` given by the user (here through PYTEST_ADDOPTS) is not turned into loadgroup:
+    no test gets the group suffix."""
     for dist, suffixed in (("--dist load", False), ("", True)):
         monkeypatch.setenv("PYTEST_ADDOPTS", dist)
-        result, _ = _run(project, "-n", "2", "-v", "--musiceval-allow-empty", results_name=f"res{bool(dist)}")
+        result, _ = _run(grouped, "-n", "2", "-v", "--musiceval-allow-empty", results_name=f"res{bool(dist)}")
         result.assert_outcomes(skipped=8)
         ran = [line for line in result.outlines if "SKIPPED" in line and "test_grouped[" in line]
         assert len(ran) == 8 and all(("]@" in line) == suffixed for line in ran), ran
