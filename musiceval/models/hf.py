@@ -6,8 +6,8 @@ One path for every family: ``AutoConfig`` -> ``AutoProcessor`` (through the fami
 template with an audio part -> left-padded batches -> ``generate`` -> ``batch_decode``. Per-family
 differences live in :mod:`musiceval.models.families` (registered by ``model_type``), never in
 branches here. Checked offline on tiny random checkpoints of Qwen2-Audio, Audio Flamingo 3, Music
-Flamingo, GLM-ASR, Voxtral and the Qwen2.5-Omni thinker (:mod:`musiceval.models.tiny`), each saved
-and loaded back from disk (``tests/models/test_hf_families.py``).
+Flamingo, GLM-ASR, Voxtral and the Qwen2.5-Omni and Qwen3-Omni thinkers (:mod:`musiceval.models.tiny`),
+each saved and loaded back from disk (``tests/models/test_hf_families.py``).
 
 Load arguments (``--musiceval-model-args`` / ``[model] args``, see :mod:`musiceval.models.args`):
 ``dtype`` (default bf16 on CUDA, fp32 on CPU; ``auto`` = the checkpoint's), ``device_map``

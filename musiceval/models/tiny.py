@@ -9,7 +9,7 @@ tokens expanded, features of the right shape, batching, decoding), never a score
 Tokenizers are ``tokenizers`` word-level models with the family's special tokens, wrapped in
 ``PreTrainedTokenizerFast``; nothing is downloaded. ``python -m musiceval.models.tiny FAMILY DIR``.
 
-Qwen2.5-Omni's thinker is saved in the hub checkpoint's layout (one ``preprocessor_config.json``
+The Qwen2.5-Omni and Qwen3-Omni thinkers are saved in the hub checkpoints' layout (one ``preprocessor_config.json``
 for feature extractor and image processor, ``chat_template.json``): its processor object insists
 on a video processor, which needs torchvision, so the files are written part by part and the
 processor is built when the checkpoint is loaded (with torchvision by ``AutoProcessor``, without
@@ -104,8 +104,7 @@ def build_tiny_qwen2_audio(directory: str | Path, *, seed: int = 0) -> Path:
 def build_tiny_qwen2_5_omni_thinker(directory: str | Path, *, seed: int = 0) -> Path:
     """Qwen2.5-Omni's thinker (``qwen2_5_omni_thinker``): audio, vision and text towers, M-RoPE."""
     import torch
-    from transformers import (Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration,
-                              Qwen2VLImageProcessor, WhisperFeatureExtractor)
+    from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
     from transformers.models.qwen2_5_omni.configuration_qwen2_5_omni import (
         Qwen2_5OmniAudioEncoderConfig, Qwen2_5OmniTextConfig, Qwen2_5OmniVisionEncoderConfig)
 
@@ -130,17 +129,58 @@ def build_tiny_qwen2_5_omni_thinker(directory: str | Path, *, seed: int = 0) -> 
     )
     torch.manual_seed(seed)
     directory = _save(Qwen2_5OmniThinkerForConditionalGeneration(config), None, vocab, directory)
-    # the processor files as Qwen/Qwen2.5-Omni-7B ships them: one preprocessor_config.json for the
-    # feature extractor and the image processor (the video processor reads it too), the tokenizer,
-    # chat_template.json. Written part by part: the processor object needs torchvision to exist.
+    return _write_omni_processor_files(directory, tokenizer, "Qwen2_5OmniProcessor",
+                                       "<|audio_bos|><|AUDIO|><|audio_eos|>")
+
+
+def _write_omni_processor_files(directory: Path, tokenizer: Any, processor_class: str, audio_text: str) -> Path:
+    """The processor files as the Qwen Omni hub checkpoints ship them: one
+    ``preprocessor_config.json`` for the feature extractor and the image processor (the video
+    processor reads it too), the tokenizer, ``chat_template.json``. Written part by part: the
+    processor object needs torchvision to exist."""
+    from transformers import Qwen2VLImageProcessor, WhisperFeatureExtractor
+
     feature_extractor = WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000, chunk_length=5)
-    preprocessor = {**Qwen2VLImageProcessor().to_dict(), **feature_extractor.to_dict(),
-                    "processor_class": "Qwen2_5OmniProcessor"}
+    preprocessor = {**Qwen2VLImageProcessor().to_dict(), **feature_extractor.to_dict(), "processor_class": processor_class}
     (directory / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2), encoding="utf-8")
-    (directory / "chat_template.json").write_text(
-        json.dumps({"chat_template": chatml_template("<|audio_bos|><|AUDIO|><|audio_eos|>")}), encoding="utf-8")
+    (directory / "chat_template.json").write_text(json.dumps({"chat_template": chatml_template(audio_text)}),
+                                                  encoding="utf-8")
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def build_tiny_qwen3_omni_moe_thinker(directory: str | Path, *, seed: int = 0) -> Path:
+    """Qwen3-Omni's thinker (``qwen3_omni_moe_thinker``): a mixture-of-experts text model (4 experts,
+    2 per token), interleaved M-RoPE, deepstack vision, ``<|audio_start|><|audio_pad|><|audio_end|>``."""
+    import torch
+    from transformers.models.qwen3_omni_moe.configuration_qwen3_omni_moe import (
+        Qwen3OmniMoeAudioEncoderConfig, Qwen3OmniMoeTextConfig, Qwen3OmniMoeThinkerConfig,
+        Qwen3OmniMoeVisionEncoderConfig)
+    from transformers.models.qwen3_omni_moe.modeling_qwen3_omni_moe import Qwen3OmniMoeThinkerForConditionalGeneration
+
+    named = {"audio_token": "<|audio_pad|>", "image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+             "audio_bos_token": "<|audio_start|>", "audio_eos_token": "<|audio_end|>",
+             "vision_bos_token": "<|vision_start|>", "vision_eos_token": "<|vision_end|>"}
+    tokenizer, vocab = _tokenizer(list(named.values()), **named)
+    text = _text_config(Qwen3OmniMoeTextConfig, vocab, head_dim=16, moe_intermediate_size=16, num_experts=4,
+                        num_experts_per_tok=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                                "mrope_section": [2, 3, 3], "interleaved": True})
+    config = Qwen3OmniMoeThinkerConfig(
+        audio_config=Qwen3OmniMoeAudioEncoderConfig(
+            d_model=16, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=32, num_mel_bins=128,
+            max_source_positions=250, n_window=50, n_window_infer=100, output_dim=32,
+            downsample_hidden_size=8).to_dict(),
+        vision_config=Qwen3OmniMoeVisionEncoderConfig(
+            depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32,
+            deepstack_visual_indexes=[0], num_position_embeddings=64).to_dict(),
+        text_config=text, audio_token_id=vocab["<|audio_pad|>"], image_token_id=vocab["<|image_pad|>"],
+        video_token_id=vocab["<|video_pad|>"], audio_start_token_id=vocab["<|audio_start|>"], user_token_id=vocab["user"],
+    )
+    config.vision_start_token_id = vocab["<|vision_start|>"]  # read by get_rope_index; real configs carry it too
+    torch.manual_seed(seed)
+    directory = _save(Qwen3OmniMoeThinkerForConditionalGeneration(config), None, vocab, directory)
+    return _write_omni_processor_files(directory, tokenizer, "Qwen3OmniMoeProcessor",
+                                       "<|audio_start|><|audio_pad|><|audio_end|>")
 
 
 def _build_flamingo(directory: str | Path, seed: int, music: bool) -> Path:
@@ -274,6 +314,7 @@ def build_tiny_voxtral(directory: str | Path, *, seed: int = 0) -> Path:
 TINY_BUILDERS: dict[str, Callable[..., Path]] = {
     "qwen2_audio": build_tiny_qwen2_audio,
     "qwen2_5_omni_thinker": build_tiny_qwen2_5_omni_thinker,
+    "qwen3_omni_moe_thinker": build_tiny_qwen3_omni_moe_thinker,
     "audioflamingo3": build_tiny_audioflamingo3,
     "musicflamingo": build_tiny_musicflamingo,
     "glmasr": build_tiny_glmasr,

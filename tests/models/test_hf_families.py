@@ -25,7 +25,8 @@ TORCHVISION = importlib.util.find_spec("torchvision") is not None
 VOXTRAL = pytest.param("voxtral", marks=pytest.mark.skipif(
     importlib.util.find_spec("mistral_common") is None,
     reason="Voxtral's processor needs mistral-common: pip install 'musiceval[voxtral]'"))
-FAMILIES = ["qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker", VOXTRAL]
+FAMILIES = ["qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker",
+            VOXTRAL]
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +71,7 @@ def test_each_family_answers_a_prompt_with_audio_through_hf(tiny_checkpoints, fa
 
 def test_every_built_family_has_a_tiny_builder_or_a_reason():
     assert {"qwen2_audio", "audioflamingo3", "musicflamingo", "glmasr", "qwen2_5_omni_thinker",
-            "voxtral"} <= set(TINY_BUILDERS)
+            "qwen3_omni_moe_thinker", "voxtral"} <= set(TINY_BUILDERS)
     assert {"audioflamingo3", "musicflamingo", "voxtral", "qwen2_5_omni",
             "qwen2_5_omni_thinker"} <= set(registered_families())
     assert type(family_for("qwen2_audio")) is FamilyHooks  # no quirks: the defaults
@@ -165,22 +166,27 @@ def test_full_omni_checkpoints_generate_text_only_with_settings_routed_to_the_th
 
 
 @pytest.mark.skipif(TORCHVISION, reason="torchvision installed: the Omni processor loads through AutoProcessor")
-def test_omni_thinker_loads_from_disk_without_torchvision_with_video_marked_unavailable(tiny_checkpoints):
+@pytest.mark.parametrize("family, processor_class, video_text", [
+    ("qwen2_5_omni_thinker", "Qwen2_5OmniProcessor", "<|vision_bos|><|VIDEO|><|vision_eos|>"),
+    ("qwen3_omni_moe_thinker", "Qwen3OmniMoeProcessor", "<|vision_start|><|video_pad|><|vision_end|>"),
+])
+def test_omni_thinker_loads_from_disk_without_torchvision_with_video_marked_unavailable(
+        tiny_checkpoints, family, processor_class, video_text):
     """The checkpoint holds the hub's processor files (preprocessor_config.json, chat_template.json,
     tokenizer); without torchvision the family builds the processor from them, video unavailable."""
     from musiceval.models.families.qwen2_5_omni import VideoUnavailable
 
-    directory = tiny_checkpoints("qwen2_5_omni_thinker")
+    directory = tiny_checkpoints(family)
     assert (directory / "preprocessor_config.json").exists() and (directory / "chat_template.json").exists()
     model = load_model(f"hf:{directory}", device="cpu", num_threads=1)
     try:
         processor = model.processor
-        assert type(processor).__name__ == "Qwen2_5OmniProcessor"
+        assert type(processor).__name__ == processor_class
         assert isinstance(processor.video_processor, VideoUnavailable)
         assert processor.feature_extractor.chunk_length == 5 and processor.chat_template  # the saved parts
         assert model.max_audio_seconds == 5.0
         with pytest.raises(ImportError, match="torchvision"):
-            processor(text=["<|vision_bos|><|VIDEO|><|vision_eos|>"], videos=[np.zeros((2, 3, 28, 28), np.uint8)])
+            processor(text=[video_text], videos=[np.zeros((2, 3, 28, 28), np.uint8)])
         assert "video_processor: VideoUnavailable(torchvision is not installed)" in repr(processor)
     finally:
         model.close()
