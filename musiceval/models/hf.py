@@ -192,9 +192,6 @@ class HFModel:
             conversation.insert(0, {"role": "system", "content": self.system_prompt})
         return conversation
 
-    def _prompt_text(self, request: Request) -> str:
-        return self.processor.apply_chat_template(self._conversation(request), add_generation_prompt=True, tokenize=False)
-
     def generate_kwargs(self, settings: GenerationSettings) -> dict[str, Any]:
         """What ``model.generate`` gets besides the inputs."""
         gen: dict[str, Any] = {"max_new_tokens": int(settings.max_tokens), "do_sample": settings.sampling}

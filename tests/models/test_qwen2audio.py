@@ -36,11 +36,16 @@ def clip(seconds: float, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(int(seconds * 16_000)) * 0.1).astype(np.float32)
 
 
+def prompt_text(model, request: Request) -> str:
+    """The chat template's text for one request, as the adapter renders it before tokenising."""
+    return model.processor.apply_chat_template(model._conversation(request), add_generation_prompt=True, tokenize=False)
+
+
 def test_the_tiny_checkpoint_loads_through_the_real_processor_and_chat_template(model):
     assert model.sample_rate == 16_000 and model.max_audio_seconds == 5.0 and model.device == "cpu"
-    text = model._prompt_text(Request("i", "What key?", clip(1)))
+    text = prompt_text(model, Request("i", "What key?", clip(1)))
     assert "<|audio_bos|><|AUDIO|><|audio_eos|>" in text and text.endswith("<|im_start|>assistant\n")
-    assert "<|AUDIO|>" not in model._prompt_text(Request("i", "What key?", None))
+    assert "<|AUDIO|>" not in prompt_text(model, Request("i", "What key?", None))
     inputs = model.processor(text=[text], audio=[clip(2)], sampling_rate=16_000, return_tensors="pt")
     n_audio = int((inputs["input_ids"] == model.model.config.audio_token_id).sum())
     assert n_audio == 50  # one audio token per 40 ms of the 2 s clip
