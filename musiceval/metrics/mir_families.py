@@ -124,17 +124,9 @@ def rating_cmi_head(response: str) -> float | None:
     """``extract_int`` at the toolkit's head (35235cb): as at 2cafca5
     (:func:`musiceval.parsers.numbers.parse_rating_cmi`) except that, of several digit runs, the
     *last* is read ("2, 8, and 5" -> 5; 2cafca5 read the first)."""
-    import re
+    from musiceval.parsers.numbers import parse_rating_cmi
 
-    from musiceval.parsers.numbers import _strip_scale_phrases
-
-    text = _strip_scale_phrases(response)
-    runs = [x for x in re.findall(r"\d+", text) if 0 < int(x) < 10]
-    if not runs:
-        return None
-    if len(runs) == 2 and f"{runs[0]}.{runs[1]}" in text:
-        return float(f"{runs[0]}.{runs[1]}")
-    return float(int(runs[-1]))
+    return parse_rating_cmi(response, last=True)
 
 
 def beat_table(records: Sequence[OutputRecord], compat: str | None, *,

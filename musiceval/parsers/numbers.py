@@ -35,15 +35,17 @@ def _strip_scale_phrases(text: str) -> str:
     return text
 
 
-def parse_rating_cmi(response: str) -> float | None:
-    """The toolkit's ``extract_int`` (after its "out of 9" removal); ``None`` for missing."""
+def parse_rating_cmi(response: str, *, last: bool = False) -> float | None:
+    """The toolkit's ``extract_int`` (after its "out of 9" removal); ``None`` for missing. Of several
+    digit runs the first is read (the toolkit at 2cafca5), or the last with ``last=True`` (at its
+    head, 35235cb: "2, 8, and 5" -> 5)."""
     text = _strip_scale_phrases(response)
     runs = [r for r in re.findall(r"\d+", text) if 0 < int(r) < 10]
     if not runs:
         return None
     if len(runs) == 2 and f"{runs[0]}.{runs[1]}" in text:
         return float(f"{runs[0]}.{runs[1]}")
-    return float(int(runs[0]))
+    return float(int(runs[-1 if last else 0]))
 
 
 _DEFAULT_EXTRA = (

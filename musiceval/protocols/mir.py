@@ -128,11 +128,10 @@ class MirProtocol(Protocol):
                                   threads=opts.get("threads"))
         bertscorer, bert_info = opts.get("bertscorer"), None
         if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
-            from musiceval.scoring.mir import bertscore_choice, shared_bertscorer, with_threads
+            from musiceval.scoring.mir import bertscore_choice, shared_bertscorer
 
             model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
-            bertscorer, reason = shared_bertscorer(model, layers, opts.get("cache_dir"))
-            bertscorer = with_threads(bertscorer, opts.get("threads"))
+            bertscorer, reason = shared_bertscorer(model, layers, opts.get("cache_dir"), threads=opts.get("threads"))
             bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
         query_prefix = ""
         if family == "tagging":

@@ -45,8 +45,6 @@ from musiceval.scoring.mir_models import (  # noqa: F401  (re-exported: the mode
     make_embedder,
     shared_bertscorer,
     shared_encoder,
-    torch_threads,
-    with_threads,
 )
 
 DEFAULT_ENCODER = "minilm"
@@ -123,7 +121,8 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
 
     ``strict``: a metric whose model cannot be loaded (captioning BERTScore) is an
     :class:`InputError` instead of an absent key with a note. ``threads``: torch threads of the
-    tagging encoder and the captioning BERTScore model (:func:`torch_threads`; default torch's).
+    tagging encoder and the captioning BERTScore model
+    (:func:`~musiceval.scoring.mir_models.torch_threads`; default torch's).
     """
     try:
         loaded = load_outputs(path, task=task)
@@ -138,8 +137,7 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
         bert_info = {"model": "none", "error": None}
     elif family == "captioning":
         model, layers = bertscore_choice(bertscore_model, bertscore_layers, compat)
-        scorer, reason = shared_bertscorer(model, layers, cache_dir)
-        scorer = with_threads(scorer, threads)
+        scorer, reason = shared_bertscorer(model, layers, cache_dir, threads=threads)
         if reason and strict:
             raise InputError(f"{path}: {reason}")
         bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}

@@ -171,12 +171,14 @@ class BaselineStore:
                     os.unlink(tmp)
 
 
-def shared_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None) -> tuple[Any, str | None]:
+def shared_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None, *,
+                      threads: int | None = None) -> tuple[Any, str | None]:
     """:func:`load_bertscorer`, once per process and ``(model, layers, cache_dir)`` (MusicCaps and
-    SDD of one run share the model)."""
+    SDD of one run share the model), run under ``threads`` torch threads (:func:`with_threads`)."""
     from musiceval.scoring.mir import load_bertscorer
 
     key = (model, layers, str(cache_dir) if cache_dir else None)
     if key not in _BERTSCORERS:
         _BERTSCORERS[key] = _timed_load(f"bertscore:{model}@{layers}", lambda: load_bertscorer(model, layers, cache_dir))
-    return _BERTSCORERS[key]
+    scorer, reason = _BERTSCORERS[key]
+    return with_threads(scorer, threads), reason
