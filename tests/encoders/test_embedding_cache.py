@@ -80,11 +80,11 @@ def test_a_corrupt_row_is_recomputed_and_replaced_not_used(tmp_path, corrupt):
     texts = ["alpha", "beta", "gamma"]
     good = embed_distinct(enc, texts, cache=cache)
     conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
-    (key,) = [k for (k,) in conn.execute("SELECT key FROM embeddings")][:1]
+    (key,) = [k for (k,) in conn.execute("SELECT key FROM vectors")][:1]
     bad = {"nan": ("8", np.full(8, np.nan, "<f4").tobytes()), "inf": ("8", np.full(8, np.inf, "<f4").tobytes()),
            "short_blob": ("8", b"\0" * 12), "wrong_shape": ("4", np.ones(4, "<f4").tobytes()),
            "bad_shape_text": ("x,y", b"")}[corrupt]
-    conn.execute("UPDATE embeddings SET shape = ?, data = ? WHERE key = ?", (*bad, key))
+    conn.execute("UPDATE vectors SET shape = ?, data = ? WHERE key = ?", (*bad, key))
     conn.commit()
     conn.close()
     enc2 = CountingEncoder()
@@ -134,3 +134,26 @@ def test_lazy_encoder_loads_its_model_only_on_a_cache_miss(tmp_path):
     assert loads == ["counting"] and not warm.loaded
     embed_distinct(warm, ["three"], cache=EmbeddingCache(tmp_path))
     assert loads == ["counting", "counting"] and warm.loaded
+
+
+def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_stays_warm(tmp_path):
+    texts = ["alpha", "beta", "gamma"]
+    want = CountingEncoder().encode(texts)
+    conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
+    conn.execute("CREATE TABLE embeddings (encoder TEXT NOT NULL, key TEXT NOT NULL, shape TEXT NOT NULL, "
+                 "data BLOB NOT NULL, PRIMARY KEY (encoder, key)) WITHOUT ROWID")
+    enc_id = EmbeddingCache._enc(CountingEncoder.id)
+    from musiceval.encoders.base import text_key
+
+    conn.executemany("INSERT INTO embeddings VALUES (?, ?, ?, ?)",
+                     [(enc_id, text_key(t), "8", row.astype("<f4").tobytes()) for t, row in zip(texts, want)])
+    conn.commit()
+    conn.close()
+    enc = CountingEncoder()
+    np.testing.assert_array_equal(embed_distinct(enc, texts, cache=EmbeddingCache(tmp_path)), want)
+    assert enc.n_encoded == 0
+    conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert tables == {"vectors"}  # the old table is dropped once its rows moved
+    assert len(EmbeddingCache(tmp_path)) == 3
