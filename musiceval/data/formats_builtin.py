@@ -69,7 +69,7 @@ def factual_answer_set(data, path: Path | str = "", fmt: str = "") -> AnswerSet:
 
 def cmi_bench_answer_set(out) -> AnswerSet:
     """A CMI-Bench ``OutputFile`` -> AnswerSet (``extra["task"]``; labels split on commas)."""
-    from musiceval.scoring.factual_files import split_labels
+    from musiceval.data.factual_files import split_labels
 
     items = [Item(id=r.item_id, question=r.question, reference=r.correct_answer, labels=split_labels(r.correct_answer),
                   group=r.group, meta={"index": r.index, "audioid": r.audioid, "other": r.other}) for r in out.records]
@@ -87,8 +87,8 @@ def load_cmi_bench(path: Path | str, task: str | None = None) -> AnswerSet:
 
 
 def load_factual_file(path: Path | str, fmt: str, labels_field: str | None = None, manifest=None) -> AnswerSet:
-    """Today's factual reader (``musiceval.scoring.factual_files.load_factual``) as an AnswerSet."""
-    from musiceval.scoring.factual_files import load_factual
+    """Today's factual reader (``musiceval.data.factual_files.load_factual``) as an AnswerSet."""
+    from musiceval.data.factual_files import load_factual
 
     name = {"musiceval": "musiceval-factual", "dasheng": "dasheng-factual"}.get(fmt, fmt)
     answers = factual_answer_set(load_factual(path, fmt, labels_field, manifest=manifest), path, name)

@@ -35,7 +35,7 @@ METRIC_UNITS = {"precision": "macro precision (0-1)", "recall": "macro recall (0
 
 def _factual_set(answers: AnswerSet, condition: str = "correct"):
     """The AnswerSet's items and their ``condition`` answers as a ``FactualSet`` (chunks joined)."""
-    from musiceval.scoring.factual_files import FactualSet
+    from musiceval.data.factual_files import FactualSet
 
     by_item: dict[str, dict[int, str]] = {}
     prompts: dict[str, str] = {}

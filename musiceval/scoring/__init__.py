@@ -24,6 +24,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from musiceval.data.errors import InputError  # noqa: F401  (raised by every scorer; defined with the loaders)
+
 PROTOCOL_MODULES = {
     "freeform": "musiceval.scoring.freeform",
     "factual": "musiceval.scoring.factual",
@@ -33,8 +35,6 @@ PROTOCOL_MODULES = {
 }
 
 
-class InputError(Exception):
-    """A file-level input error: the message names the file, line and field and the fix."""
 
 
 @dataclass

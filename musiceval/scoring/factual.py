@@ -11,7 +11,7 @@ prints ``{"protocol": "factual", "n": .., "n_failed": .., "metrics": {"correct":
 f1, accuracy, micro_precision, micro_recall, micro_f1, n}, "random": {.., n_unpaired}, "chance":
 {f1, f1_sd, method}}, "vocab": .., "extractor": .., "per_label": {..}}``.
 
-File formats and the chunk / manifest layout: :mod:`musiceval.scoring.factual_files`.
+File formats and the chunk / manifest layout: :mod:`musiceval.data.factual_files`.
 
 - **correct**: each answer's extracted labels against its item's true labels;
 - **random**: for recorded answers to one shared prompt, the answer the model gave for *another*
@@ -59,7 +59,7 @@ from musiceval.extraction import Vocabulary, extract_labels, load_vocabulary
 from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.scoring import InputError, ScoreOutput, Scorer, register_scorer
-from musiceval.scoring.factual_files import FORMATS, FactualSet, load_factual, read_records
+from musiceval.data.factual_files import FORMATS, FactualSet, load_factual, read_records
 
 __all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "llm_extractor", "load_factual",
            "rule_extractor", "score_factual"]

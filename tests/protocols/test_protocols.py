@@ -105,7 +105,7 @@ def test_choice_uses_recorded_controls_and_derives_no_random(tmp_path):
 def test_factual_equals_todays_scoring_with_derived_random_and_permutation_chance():
     from musiceval.extraction import load_vocabulary
     from musiceval.scoring.factual import score_factual
-    from musiceval.scoring.factual_files import load_factual
+    from musiceval.data.factual_files import load_factual
 
     p = build("factual", NSYNTH, vocab="nsynth")
     today = score_factual(load_factual(NSYNTH, "dasheng"), load_vocabulary("nsynth"), seed=0, n_permutations=2000)

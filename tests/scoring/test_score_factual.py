@@ -92,7 +92,7 @@ def test_llm_extractor_through_the_cli_caches_reruns(tmp_path, monkeypatch):
 
 
 def test_hostile_chunk_rows_are_counted_failures(tmp_path):
-    from musiceval.scoring.factual_files import MAX_LINE_BYTES
+    from musiceval.data.factual_files import MAX_LINE_BYTES
 
     rows = [
         {"item_id": "neg", "text": "x", "labels": ["pop"], "chunk": -1},

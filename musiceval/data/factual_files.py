@@ -25,7 +25,7 @@ from pathlib import Path
 
 from musiceval.data.jsonl import read_json_objects
 from musiceval.records import ItemFailure
-from musiceval.scoring import InputError
+from musiceval.data.errors import InputError
 
 FORMATS = ("musiceval", "dasheng", "cmi-bench")
 DEFAULT_LABELS_FIELD = {"musiceval": "labels", "dasheng": "label", "cmi-bench": "correct_answer"}
@@ -86,7 +86,7 @@ def read_records(path: Path, manifest: str | Path | None = None) -> tuple[list[t
 def join_manifest(records: list[tuple[str, dict]], manifest: str | Path) -> list[tuple[str, dict]]:
     """Fill each record's missing ``labels``/``prompt``/``group`` and manifest meta keys from the
     manifest item with the same id (see the module docstring)."""
-    from musiceval.generate import ManifestError, load_manifest
+    from musiceval.data.manifest import ManifestError, load_manifest
 
     try:
         items, _ = load_manifest(manifest)
