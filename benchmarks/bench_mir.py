@@ -95,7 +95,7 @@ def run_in_process(args) -> None:
         cpu_total += cpu
         extra = f" (+ {load:.2f} s model load)" if load > 0.005 else ""
         print(f"{task:18s} {elapsed - load:7.2f} s{extra}  cpu {cpu:6.2f} s  {status}", flush=True)
-    print(f"total {total:.1f} s (cpu {cpu_total:.1f} s, loads included) for {n_items} records ({len(present)} tasks; "
+    print(f"total {total:.1f} s without the one-time loads (cpu {cpu_total:.1f} s with them) for {n_items} records ({len(present)} tasks; "
           f"absent: {', '.join(missing) or 'none'}), "
           f"one-time model loads {loads_total:.1f} s "
           f"({', '.join(f'{k} {v:.1f} s' for k, v in scoring_mir.LOAD_SECONDS.items()) or 'none'}), "

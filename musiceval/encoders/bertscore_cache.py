@@ -14,6 +14,8 @@ the multi-reference maximum and the rescaling follow bert-score's code, so value
 The cache key names the model (``model_type``, a hub id or a directory path), the layer and the
 rescaling baseline (by the content hash of its file); a scorer with idf weighting is refused,
 because its idf weights come from the whole reference corpus and a text's row is not its own.
+:func:`lazy_bertscorer` builds a ``BERTScorer`` whose model loads only when a text is missing from
+the cache, so a warm run loads no model.
 """
 from __future__ import annotations
 
@@ -34,6 +36,67 @@ def scorer_id(scorer: Any) -> str:
         digest = hashlib.sha256(baseline.read_bytes()).hexdigest()[:16] if baseline.is_file() else str(baseline)
         rescale = f"baseline:{digest}"
     return f"bertscore:{scorer._model_type}:layer{scorer._num_layers}:{rescale}"
+
+
+class _LazyBERTScorer:
+    """A ``bert_score.BERTScorer`` that loads its model and tokenizer at the first access that needs
+    them: what :class:`TokenCachedBERTScorer` reads for a fully cached call (the cache key,
+    ``device``, the rescaling baseline) is known from the arguments."""
+
+    def __init__(self, kwargs: dict[str, Any], device: str):
+        self._kwargs, self._scorer = kwargs, None
+        self._model_type = self.model_type = kwargs["model_type"]
+        self._num_layers = self.num_layers = kwargs["num_layers"]
+        self._idf, self.all_layers, self.lang = False, False, kwargs.get("lang")
+        self._rescale_with_baseline = bool(kwargs.get("rescale_with_baseline"))
+        self.baseline_path, self._baseline_vals, self.device = kwargs.get("baseline_path"), None, device
+
+    #: bert-score's own reading of the baseline file (row ``num_layers``)
+    baseline_vals = property(lambda self: _bertscorer_class().baseline_vals.fget(self))
+
+    @property
+    def loaded(self) -> bool:
+        return self._scorer is not None
+
+    def __getattr__(self, name: str) -> Any:  # only for what __init__ did not set: _model, _tokenizer, ...
+        if name.startswith("__") or name in ("_kwargs", "_scorer"):
+            raise AttributeError(name)
+        if self._scorer is None:
+            self._scorer = _bertscorer_class()(**self._kwargs)
+        return getattr(self._scorer, name)
+
+
+def _bertscorer_class():
+    from bert_score import BERTScorer
+
+    return BERTScorer
+
+
+def lazy_bertscorer(**kwargs: Any) -> Any:
+    """``bert_score.BERTScorer(**kwargs)`` (``model_type`` and ``num_layers`` given), loaded when
+    first needed when the model's ``config.json`` is on this machine (a directory, or a hub id in
+    the local Hugging Face cache) and any rescaling names its ``baseline_path``; otherwise loaded
+    now, so a missing model raises here, as ``BERTScorer`` does."""
+    import os
+
+    import torch
+
+    scorer_class = _bertscorer_class()  # a missing bert-score raises ImportError now, not at the first miss
+    model = kwargs["model_type"]
+    local = os.path.isfile(os.path.join(model, "config.json")) if os.path.isdir(model) else _in_hub_cache(model)
+    if not local or kwargs.get("idf") or kwargs.get("all_layers") or (kwargs.get("rescale_with_baseline") and not kwargs.get("baseline_path")):
+        return scorer_class(**kwargs)
+    device = kwargs.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")  # BERTScorer's rule
+    return _LazyBERTScorer(kwargs, device)
+
+
+def _in_hub_cache(model_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
+    except Exception:  # not a valid repo id, no huggingface_hub: load now and let BERTScorer say why
+        return False
 
 
 #: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 64 tokens by default)
@@ -78,13 +141,13 @@ class TokenCachedBERTScorer:
 
         from bert_score.utils import get_bert_embedding
 
-        tok = self.scorer._tokenizer
         found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
             s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
         stats = {s: torch.from_numpy(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
         missing = [s for s in sentences if s not in stats]
         if not missing:
             return stats
+        tok = self.scorer._tokenizer  # (a lazily built scorer loads here, at the first missing text)
         idf_dict = defaultdict(lambda: 1.0)
         idf_dict[tok.sep_token_id] = 0
         idf_dict[tok.cls_token_id] = 0
@@ -125,7 +188,7 @@ class TokenCachedBERTScorer:
                 flat_c += [cand] * len(group)
                 flat_r += group
         stats = self._stats(list(dict.fromkeys(flat_r + flat_c)), batch_size)
-        device = next(self.scorer._model.parameters()).device
+        device = self.scorer.device
 
         def pad(batch):
             """bert-score's padded (embeddings, mask, idf): embeddings padded with 2.0, idf with 0."""
@@ -147,6 +210,6 @@ class TokenCachedBERTScorer:
         if owner is not None:  # P, R and F1 each maximised over a candidate's references
             index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)
             table = torch.zeros((len(cands), 3)).scatter_reduce_(0, index, table, reduce="amax", include_self=False)
-        if self.scorer.rescale_with_baseline:
+        if self.scorer._rescale_with_baseline:
             table = (table - self.scorer.baseline_vals) / (1 - self.scorer.baseline_vals)
         return table[:, 0], table[:, 1], table[:, 2]

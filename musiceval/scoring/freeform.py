@@ -148,7 +148,7 @@ class Models:
 
     def bertscorer(self):
         if "bertscore" not in self._loaded:
-            from bert_score import BERTScorer
+            from musiceval.encoders.bertscore_cache import lazy_bertscorer
 
             model = self.bertscore_model
             if model == "minilm":
@@ -158,8 +158,8 @@ class Models:
             kwargs: dict[str, Any] = {"model_type": model, "num_layers": self.bertscore_layers}
             if self.bertscore_baseline:
                 kwargs.update(lang="en", rescale_with_baseline=True, baseline_path=self.bertscore_baseline)
-            try:
-                scorer = BERTScorer(**kwargs)
+            try:  # the model loads when a text is missing from the cache: a warm run loads none
+                scorer = lazy_bertscorer(**kwargs)
             except OSError as exc:
                 raise FileNotFoundError(f"BERTScore model {model!r} not found ({exc.__class__.__name__}); pass a local "
                                         f"directory, run `huggingface-cli download {model}`, or use --bertscore-model minilm") from exc

@@ -96,3 +96,36 @@ def test_unrelated_real_pairs_in_many_batches_equal_bert_score(scorer, tmp_path)
     got = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path)).score(answers, others, batch_size=8)
     for g, w in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), w.numpy(), atol=2e-6, rtol=0)
+
+
+def test_a_warm_cache_loads_no_model_and_values_equal_the_loaded_scorer(scorer, tmp_path):
+    from musiceval.encoders.bertscore_cache import lazy_bertscorer
+
+    baseline = tmp_path / "baseline.tsv"
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{k},0.{k}1,0.{k}2,0.{k}3\n" for k in range(7)))
+    kwargs = dict(model_type=bundled_minilm_path(), num_layers=6, lang="en", rescale_with_baseline=True,
+                  baseline_path=str(baseline))
+    eager = BERTScorer(**kwargs)
+    expected = bertscore(eager, CANDS, REFS)
+    cold = lazy_bertscorer(**kwargs)
+    assert not cold.loaded and scorer_id(cold) == scorer_id(eager)
+    first = bertscore(TokenCachedBERTScorer(cold, EmbeddingCache(tmp_path / "cache")), CANDS, REFS)
+    assert cold.loaded  # texts were missing: the model loaded
+    warm = lazy_bertscorer(**kwargs)
+    again = TokenCachedBERTScorer(warm, EmbeddingCache(tmp_path / "cache"))
+    second = bertscore(again, CANDS, REFS)
+    assert not warm.loaded and again.n_embedded == 0  # every row cached: no model, no tokenizer
+    np.testing.assert_array_equal(warm.baseline_vals.numpy(), eager.baseline_vals.numpy())  # bert-score's reading, row 6
+    for name in ("precision", "recall", "f1"):
+        np.testing.assert_allclose(first[name], expected[name], atol=2e-6, rtol=0)
+        np.testing.assert_array_equal(second[name], first[name])
+
+
+def test_a_model_that_is_not_on_this_machine_fails_when_built_not_at_the_first_miss(tmp_path):
+    from musiceval.encoders.bertscore_cache import lazy_bertscorer
+
+    with pytest.raises((OSError, ValueError)):  # transformers' own error, raised by BERTScorer now
+        lazy_bertscorer(model_type=str(tmp_path / "no-such-model"), num_layers=6)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises((OSError, ValueError)):  # a directory without config.json is loaded now, and fails now
+        lazy_bertscorer(model_type=str(tmp_path / "empty"), num_layers=6)
