@@ -62,7 +62,14 @@ class _LazyBERTScorer:
         if name.startswith("__") or name in ("_kwargs", "_scorer"):
             raise AttributeError(name)
         if self._scorer is None:
-            self._scorer = _bertscorer_class()(**self._kwargs)
+            model = self.model_type
+            try:
+                self._scorer = _bertscorer_class()(**self._kwargs)
+            except (OSError, ValueError) as exc:  # config.json was there; the weights or tokenizer are not
+                raise FileNotFoundError(
+                    f"BERTScore model {model!r} could not be loaded at the first text missing from the cache "
+                    f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}); "
+                    f"run `huggingface-cli download {model}` on a connected machine, or pass a complete local copy") from exc
         return getattr(self._scorer, name)
 
 

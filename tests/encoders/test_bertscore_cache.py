@@ -129,3 +129,16 @@ def test_a_model_that_is_not_on_this_machine_fails_when_built_not_at_the_first_m
     (tmp_path / "empty").mkdir()
     with pytest.raises((OSError, ValueError)):  # a directory without config.json is loaded now, and fails now
         lazy_bertscorer(model_type=str(tmp_path / "empty"), num_layers=6)
+
+
+def test_a_model_with_config_but_no_weights_names_the_fix_at_the_first_miss(tmp_path):
+    import shutil
+
+    from musiceval.encoders.bertscore_cache import lazy_bertscorer
+
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    shutil.copy(f"{bundled_minilm_path()}/config.json", partial / "config.json")
+    lazy = lazy_bertscorer(model_type=str(partial), num_layers=6)
+    with pytest.raises(FileNotFoundError, match="could not be loaded at the first text missing.*huggingface-cli download"):
+        bertscore(TokenCachedBERTScorer(lazy, EmbeddingCache(tmp_path / "cache")), ["a piano"], ["a guitar"])
