@@ -66,10 +66,13 @@ class _LazyBERTScorer:
             try:
                 self._scorer = _bertscorer_class()(**self._kwargs)
             except (OSError, ValueError) as exc:  # config.json was there; the weights or tokenizer are not
-                raise FileNotFoundError(
-                    f"BERTScore model {model!r} could not be loaded at the first text missing from the cache "
-                    f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}); "
-                    f"run `huggingface-cli download {model}` on a connected machine, or pass a complete local copy") from exc
+                import os
+
+                fix = ("copy the complete model (weights and tokenizer files) into that directory" if os.path.isdir(model)
+                       else f"run `huggingface-cli download {model}` on a connected machine")
+                cause = (str(exc).strip().splitlines() or [""])[0][:200]
+                raise FileNotFoundError(f"BERTScore model {model!r} could not be loaded at the first text missing from "
+                                        f"the cache ({type(exc).__name__}: {cause}); {fix}") from exc
         return getattr(self._scorer, name)
 
 

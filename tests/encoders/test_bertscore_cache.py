@@ -140,5 +140,5 @@ def test_a_model_with_config_but_no_weights_names_the_fix_at_the_first_miss(tmp_
     partial.mkdir()
     shutil.copy(f"{bundled_minilm_path()}/config.json", partial / "config.json")
     lazy = lazy_bertscorer(model_type=str(partial), num_layers=6)
-    with pytest.raises(FileNotFoundError, match="could not be loaded at the first text missing.*huggingface-cli download"):
+    with pytest.raises(FileNotFoundError, match="could not be loaded at the first text missing.*copy the complete model"):
         bertscore(TokenCachedBERTScorer(lazy, EmbeddingCache(tmp_path / "cache")), ["a piano"], ["a guitar"])
