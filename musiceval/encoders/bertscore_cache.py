@@ -65,15 +65,22 @@ class _LazyBERTScorer:
             model = self.model_type
             try:
                 self._scorer = _bertscorer_class()(**self._kwargs)
-            except (OSError, ValueError) as exc:  # config.json was there; the weights or tokenizer are not
-                import os
-
-                fix = ("copy the complete model (weights and tokenizer files) into that directory" if os.path.isdir(model)
-                       else f"run `huggingface-cli download {model}` on a connected machine")
+            except Exception as exc:  # the files were there, but do not load (OSError, SafetensorError, ...)
                 cause = (str(exc).strip().splitlines() or [""])[0][:200]
                 raise FileNotFoundError(f"BERTScore model {model!r} could not be loaded at the first text missing from "
-                                        f"the cache ({type(exc).__name__}: {cause}); {fix}") from exc
+                                        f"the cache ({type(exc).__name__}: {cause}); {model_fix(model)}") from exc
         return getattr(self._scorer, name)
+
+
+def model_fix(model: str) -> str:
+    """What makes the model ``model`` (a directory or a hub id ``org/name``) loadable on this machine."""
+    import os
+
+    if os.path.isdir(model):
+        return "copy the complete model (config, weights and tokenizer files) into that directory"
+    if os.path.isabs(model) or model.startswith((".", "~")) or model.count("/") > 1 or os.sep != "/" and os.sep in model:
+        return f"there is no directory {model!r}: pass the directory of a complete local copy of the model"
+    return f"run `huggingface-cli download {model}` on a connected machine"
 
 
 def _bertscorer_class():
@@ -84,27 +91,40 @@ def _bertscorer_class():
 
 def lazy_bertscorer(**kwargs: Any) -> Any:
     """``bert_score.BERTScorer(**kwargs)`` (``model_type`` and ``num_layers`` given), loaded when
-    first needed when the model's ``config.json`` is on this machine (a directory, or a hub id in
-    the local Hugging Face cache) and any rescaling names its ``baseline_path``; otherwise loaded
-    now, so a missing model raises here, as ``BERTScorer`` does."""
-    import os
-
+    first needed when the model's config, weights and tokenizer files are on this machine (a
+    directory, or a hub id in the local Hugging Face cache) and any rescaling names its
+    ``baseline_path``; otherwise loaded now, so a missing or incomplete model raises here, as
+    ``BERTScorer`` does. Files that are there but do not load raise ``FileNotFoundError`` naming the
+    model and the fix at the first text missing from the cache."""
     import torch
 
     scorer_class = _bertscorer_class()  # a missing bert-score raises ImportError now, not at the first miss
     model = kwargs["model_type"]
-    local = os.path.isfile(os.path.join(model, "config.json")) if os.path.isdir(model) else _in_hub_cache(model)
+    local = all(_has_any(model, names) for names in _MODEL_FILES)
     if not local or kwargs.get("idf") or kwargs.get("all_layers") or (kwargs.get("rescale_with_baseline") and not kwargs.get("baseline_path")):
         return scorer_class(**kwargs)
     device = kwargs.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")  # BERTScorer's rule
     return _LazyBERTScorer(kwargs, device)
 
 
-def _in_hub_cache(model_id: str) -> bool:
+#: a model loads lazily only when one file of each group is on this machine: its config, its weights
+#: and its tokenizer; with one missing it loads now, so the error comes when the scorer is built
+_MODEL_FILES = (("config.json",),
+                ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"),
+                ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model"))
+
+
+def _has_any(model: str, names: Sequence[str]) -> bool:
+    """Whether one of ``names`` is in the model directory ``model``, or in the local Hugging Face
+    cache of the hub id ``model``."""
+    import os
+
+    if os.path.isdir(model):
+        return any(os.path.isfile(os.path.join(model, name)) for name in names)
     try:
         from huggingface_hub import try_to_load_from_cache
 
-        return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
+        return any(isinstance(try_to_load_from_cache(model, name), str) for name in names)
     except Exception:  # not a valid repo id, no huggingface_hub: load now and let BERTScorer say why
         return False
 

@@ -148,7 +148,7 @@ class Models:
 
     def bertscorer(self):
         if "bertscore" not in self._loaded:
-            from musiceval.encoders.bertscore_cache import lazy_bertscorer
+            from musiceval.encoders.bertscore_cache import lazy_bertscorer, model_fix
 
             model = self.bertscore_model
             if model == "minilm":
@@ -161,8 +161,8 @@ class Models:
             try:  # the model loads when a text is missing from the cache: a warm run loads none
                 scorer = lazy_bertscorer(**kwargs)
             except OSError as exc:
-                raise FileNotFoundError(f"BERTScore model {model!r} not found ({exc.__class__.__name__}); pass a local "
-                                        f"directory, run `huggingface-cli download {model}`, or use --bertscore-model minilm") from exc
+                raise FileNotFoundError(f"BERTScore model {model!r} not found ({exc.__class__.__name__}); {model_fix(model)}, "
+                                        "or use --bertscore-model minilm") from exc
             from musiceval.encoders.bertscore_cache import TokenCachedBERTScorer
 
             # token embeddings cached per distinct text: each text through the model once, across

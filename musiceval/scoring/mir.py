@@ -107,10 +107,11 @@ def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] |
         return None, (f"BERTScore not computed: {exc.name or exc} is not installed; pip install 'musiceval[bertscore,sentence]' "
                       "or pass --bertscore-model none")
     except (FileNotFoundError, ValueError, KeyError) as exc:
+        from musiceval.encoders.bertscore_cache import model_fix
+
         cause = (str(exc.__cause__ or exc).strip() or type(exc).__name__).splitlines()[0][:200]
         return None, (f"BERTScore not computed: model {model!r} (layer {layers}) could not be loaded ({cause}); "
-                      f"run `huggingface-cli download {model}` on a connected machine, or pass --bertscore-model DIR "
-                      "(a local copy of the model)")
+                      f"{model_fix(model)}; or pass --bertscore-model none to skip BERTScore")
 
 
 def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat: str | None = None,

@@ -131,14 +131,19 @@ def test_a_model_that_is_not_on_this_machine_fails_when_built_not_at_the_first_m
         lazy_bertscorer(model_type=str(tmp_path / "empty"), num_layers=6)
 
 
-def test_a_model_with_config_but_no_weights_names_the_fix_at_the_first_miss(tmp_path):
+def test_a_model_without_weights_fails_when_built_and_unloadable_files_name_the_fix_at_the_first_miss(tmp_path):
     import shutil
 
     from musiceval.encoders.bertscore_cache import lazy_bertscorer
 
     partial = tmp_path / "partial"
     partial.mkdir()
-    shutil.copy(f"{bundled_minilm_path()}/config.json", partial / "config.json")
-    lazy = lazy_bertscorer(model_type=str(partial), num_layers=6)
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(f"{bundled_minilm_path()}/{name}", partial / name)
+    with pytest.raises(OSError, match="model.safetensors"):  # no weights file: loaded now, and fails now
+        lazy_bertscorer(model_type=str(partial), num_layers=6)
+    (partial / "model.safetensors").write_bytes(b"not a safetensors file")
+    lazy = lazy_bertscorer(model_type=str(partial), num_layers=6)  # every file is there: nothing loads yet
+    assert not lazy.loaded
     with pytest.raises(FileNotFoundError, match="could not be loaded at the first text missing.*copy the complete model"):
         bertscore(TokenCachedBERTScorer(lazy, EmbeddingCache(tmp_path / "cache")), ["a piano"], ["a guitar"])

@@ -78,16 +78,38 @@ def test_model_choice_per_mode_never_swaps_silently():
 
 def test_an_unavailable_model_is_a_note_naming_the_fix_or_an_error_under_strict(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    scorer, reason = load_bertscorer(str(tmp_path / "no-such-model"), 17)
-    assert scorer is None and "huggingface-cli download" in reason and "--bertscore-model DIR" in reason
+    scorer, reason = load_bertscorer("no-such-org/no-such-model", 17)  # a hub id not in the local cache
+    assert scorer is None and "huggingface-cli download no-such-org/no-such-model" in reason
+    assert "--bertscore-model none" in reason
+    scorer, reason = load_bertscorer(str(tmp_path / "no-such-model"), 17)  # a path: no hub download helps
+    assert scorer is None and "there is no directory" in reason and "huggingface-cli" not in reason
     target = tmp_path / "ltu_SDD.jsonl"
     target.write_text(json.dumps(json.loads((FIX / "ltu" / "ltu_SDD.jsonl").read_text())[:3]))
     result, _ = score_file(target, compat="cmi-bench", bertscore_model=str(tmp_path / "missing"))
     assert "bertscore_recall" not in result.metrics and "bleu" in result.metrics
     assert result.models["bertscore"]["error"] and result.models["bertscore"]["model"].endswith("missing")
     assert sum("BERTScore not computed" in n for n in result.notes) == 1
-    with pytest.raises(InputError, match="huggingface-cli download"):
+    with pytest.raises(InputError, match="there is no directory"):
         score_file(target, compat="cmi-bench", bertscore_model=str(tmp_path / "missing"), strict=True)
+
+
+def test_a_model_directory_without_weights_is_a_reason_and_the_other_metrics_are_reported(tmp_path):
+    """config.json alone: the scorer is not built lazily, so the error comes before scoring, as a
+    reason naming the fix, and not at the first cache miss in the middle of the task."""
+    import shutil
+
+    from musiceval.encoders.sentence import bundled_minilm_path
+
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    shutil.copy(f"{bundled_minilm_path()}/config.json", partial / "config.json")
+    target = tmp_path / "ltu_SDD.jsonl"
+    target.write_text(json.dumps(json.loads((FIX / "ltu" / "ltu_SDD.jsonl").read_text())[:3]))
+    result, _ = score_file(target, bertscore_model=str(partial), bertscore_layers=6, cache_dir=tmp_path / "cache")
+    assert "bertscore_f1" not in result.metrics and "meteor" in result.metrics
+    assert "copy the complete model" in result.models["bertscore"]["error"]
+    with pytest.raises(InputError, match="copy the complete model"):
+        score_file(target, bertscore_model=str(partial), bertscore_layers=6, cache_dir=tmp_path / "cache", strict=True)
 
 
 def test_score_file_names_the_model_it_used(tmp_path, minilm_scorer):
