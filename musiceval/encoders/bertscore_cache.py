@@ -50,6 +50,8 @@ class _LazyBERTScorer:
         self._idf, self.all_layers, self.lang = False, False, kwargs.get("lang")
         self._rescale_with_baseline = bool(kwargs.get("rescale_with_baseline"))
         self.baseline_path, self._baseline_vals, self.device = kwargs.get("baseline_path"), None, device
+        #: called with the seconds the load took, when it happens (a benchmark counts it as a one-time load)
+        self.on_load = None
 
     #: bert-score's own reading of the baseline file (row ``num_layers``)
     baseline_vals = property(lambda self: _bertscorer_class().baseline_vals.fget(self))
@@ -62,14 +64,26 @@ class _LazyBERTScorer:
         if name.startswith("__") or name in ("_kwargs", "_scorer"):
             raise AttributeError(name)
         if self._scorer is None:
-            model = self.model_type
+            import time
+
+            model, start = self.model_type, time.perf_counter()
             try:
                 self._scorer = _bertscorer_class()(**self._kwargs)
             except Exception as exc:  # the files were there, but do not load (OSError, SafetensorError, ...)
                 cause = (str(exc).strip().splitlines() or [""])[0][:200]
                 raise FileNotFoundError(f"BERTScore model {model!r} could not be loaded at the first text missing from "
                                         f"the cache ({type(exc).__name__}: {cause}); {model_fix(model)}") from exc
+            if self.on_load is not None:
+                self.on_load(time.perf_counter() - start)
         return getattr(self._scorer, name)
+
+
+def when_loaded(scorer: Any, callback: Any) -> None:
+    """Have ``callback(seconds)`` called when ``scorer`` (a :func:`lazy_bertscorer`, or a
+    :class:`TokenCachedBERTScorer` of one) loads its model; nothing for a scorer already loaded."""
+    inner = scorer.scorer if isinstance(scorer, TokenCachedBERTScorer) else scorer
+    if isinstance(inner, _LazyBERTScorer) and not inner.loaded:
+        inner.on_load = callback
 
 
 def model_fix(model: str) -> str:

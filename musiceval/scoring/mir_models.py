@@ -32,7 +32,11 @@ def _timed_load(name: str, load):
     try:
         return load()
     finally:
-        LOAD_SECONDS[name] = LOAD_SECONDS.get(name, 0.0) + time.perf_counter() - start
+        _count_load(name, time.perf_counter() - start)
+
+
+def _count_load(name: str, seconds: float) -> None:
+    LOAD_SECONDS[name] = LOAD_SECONDS.get(name, 0.0) + seconds
 
 
 def shared_encoder(spec: str):
@@ -177,8 +181,12 @@ def shared_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str]
     SDD of one run share the model), run under ``threads`` torch threads (:func:`with_threads`)."""
     from musiceval.scoring.mir import load_bertscorer
 
-    key = (model, layers, str(cache_dir) if cache_dir else None)
+    key, name = (model, layers, str(cache_dir) if cache_dir else None), f"bertscore:{model}@{layers}"
     if key not in _BERTSCORERS:
-        _BERTSCORERS[key] = _timed_load(f"bertscore:{model}@{layers}", lambda: load_bertscorer(model, layers, cache_dir))
+        from musiceval.encoders.bertscore_cache import when_loaded
+
+        _BERTSCORERS[key] = _timed_load(name, lambda: load_bertscorer(model, layers, cache_dir))
+        # the model itself loads at the first text missing from the cache: a one-time load too
+        when_loaded(_BERTSCORERS[key][0], lambda seconds: _count_load(name, seconds))
     scorer, reason = _BERTSCORERS[key]
     return with_threads(scorer, threads), reason

@@ -86,3 +86,21 @@ def test_threads_applies_to_captioning_bertscore_with_the_same_values(tmp_path):
     one, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "a", threads=1)
     default, _ = scoring_mir.score_file(target, cache_dir=tmp_path / "b")
     assert "bertscore_f1" in one.metrics and one.metrics == default.metrics
+
+
+
+def test_the_lazy_bertscore_load_counts_as_a_one_time_load_not_as_task_time(tmp_path, monkeypatch):
+    """bench_mir takes LOAD_SECONDS out of the task times: the BERTScore model, which loads at the
+    first text missing from the cache, is counted there when it loads (cold), and not at all warm."""
+    cache, counted = tmp_path / "cache", []
+    real_count = mir_models._count_load
+    monkeypatch.setattr(mir_models, "_count_load", lambda name, seconds: counted.append(name) or real_count(name, seconds))
+    monkeypatch.setattr(mir_models, "_BERTSCORERS", {})
+    scoring_mir.score_file(_slice(tmp_path, "ltu", "SDD"), cache_dir=cache)
+    assert mir_models._BERTSCORERS[("minilm", 6, str(cache))][0].scorer.loaded  # texts were missing
+    assert counted == ["bertscore:minilm@6", "bertscore:minilm@6"]  # building the scorer, then its model
+    counted.clear()
+    monkeypatch.setattr(mir_models, "_BERTSCORERS", {})
+    scoring_mir.score_file(_slice(tmp_path, "ltu", "SDD"), cache_dir=cache)
+    assert not mir_models._BERTSCORERS[("minilm", 6, str(cache))][0].scorer.loaded  # warm: no model
+    assert counted == ["bertscore:minilm@6"]  # building the scorer only
