@@ -22,7 +22,7 @@ from musiceval import __version__, progress
 from musiceval.llm.client import MissingAPIKey
 from musiceval.records import to_jsonable
 from musiceval.redact import redact
-from musiceval.scoring import InputError, ScoreOutput, format_choices, load_scorers
+from musiceval.commands import InputError, ScoreOutput, format_choices, load_scorers
 
 EXIT_INPUT_ERROR = 2
 
@@ -135,7 +135,7 @@ def _print_human(out: ScoreOutput) -> None:
             print(f"  {prefix:<40} {value}")
 
     walk("", out.metrics)
-    from musiceval.scoring.summary import headline_lines, paired_lines
+    from musiceval.commands.summary import headline_lines, paired_lines
 
     if out.intervals:
         print("headline on Correct: mean  [95% interval]  n")

@@ -29,7 +29,7 @@ import pandas as pd
 from musiceval import stats
 from musiceval.gates import Gate, GateConfig
 from musiceval.provenance import check_comparable
-from musiceval.records import ItemScores, Outcome
+from musiceval.records import ItemScores, Outcome, align_paired
 
 #: metric names (whole words of the name) for which lower values are better
 LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|ece)($|[_\-./ ])", re.I)
@@ -318,7 +318,6 @@ def paired_differences(run: Any, against: Any | None, *, metric: str, protocol: 
     if len(picked) == 1:
         s = picked[0]
         return s.values, list(s.groups) if s.groups else None, f"{s.n} items of {loaded[0].label}"
-    from musiceval.gates import align_paired
 
     va, vb, groups, unpaired = align_paired(picked[0], picked[1])
     return va - vb, list(groups) if groups else None, (

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from musiceval import intervals, stats
-from musiceval.records import GateResult, ItemScores, Outcome, to_jsonable
+from musiceval.records import GateResult, ItemScores, Outcome, align_paired, to_jsonable
 
 
 @dataclass(frozen=True)
@@ -67,21 +67,6 @@ def gate_seed(run_seed: int, name: str) -> int:
     """A per-gate seed derived from the run seed and the gate name, so a gate's resamples do
     not depend on which xdist worker ran it or in what order."""
     return (run_seed * 1_000_003 + zlib.crc32(name.encode("utf-8"))) % 2**32
-
-
-def align_paired(a: ItemScores, b: ItemScores) -> tuple[np.ndarray, np.ndarray, tuple[str, ...] | None, list[str]]:
-    """Values of ``a`` and ``b`` on their common item ids, the groups, and the unpaired ids."""
-    b_index = {i: k for k, i in enumerate(b.ids)}
-    keep_a = [k for k, i in enumerate(a.ids) if i in b_index]
-    keep_b = [b_index[a.ids[k]] for k in keep_a]
-    common = {a.ids[k] for k in keep_a}
-    unpaired = sorted((set(a.ids) | set(b.ids)) - common)
-    groups = a.groups if a.groups is not None else b.groups
-    if groups is not None:
-        src = a if a.groups is not None else b
-        pos = {i: k for k, i in enumerate(src.ids)}
-        groups = tuple(src.groups[pos[a.ids[k]]] for k in keep_a)  # type: ignore[index]
-    return a.values[keep_a], b.values[keep_b], groups, unpaired
 
 
 def _has_clusters(groups: Sequence[str] | None) -> bool:

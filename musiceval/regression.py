@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from musiceval import intervals, stats
-from musiceval.records import GateResult, ItemScores, Outcome
+from musiceval.records import GateResult, ItemScores, Outcome, align_paired
 
 #: how many unmatched ids a detail line names before it says "+N more"
 NAMED_IDS = 5
@@ -83,7 +83,6 @@ def regression_result(
         raise ValueError(f"kind must be 'non_inferior' or 'superior', got {kind!r}")
     if not math.isfinite(margin) or margin < 0:
         raise ValueError(f"{name}: margin must be a finite number >= 0 in the metric's units, got {margin}")
-    from musiceval.gates import align_paired
 
     metric = metric or new.metric
     va, vb, groups, _ = align_paired(new, old)

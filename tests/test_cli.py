@@ -6,7 +6,7 @@ import json
 import pytest
 
 from musiceval import cli
-from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
 
 
 def _configure(p):
@@ -77,7 +77,7 @@ def test_unknown_format_and_protocol_exit_2(capsys):
 
 
 def test_every_protocol_is_registered():
-    from musiceval.scoring import load_scorers
+    from musiceval.commands import load_scorers
 
     assert {"freeform", "factual", "choice", "mir", "triplets"} <= set(load_scorers())
 

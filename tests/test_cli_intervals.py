@@ -14,8 +14,8 @@ from musiceval.gates import Gate, GateConfig
 from musiceval.protocols import ProtocolSettings
 from musiceval.protocols.choice import ChoiceProtocol
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.scoring import load_protocol_answers
-from musiceval.scoring.summary import interval_of, paired_difference
+from musiceval.commands import load_protocol_answers
+from musiceval.commands.summary import interval_of, paired_difference
 
 ROOT = Path(__file__).resolve().parents[1]
 CHOICE = ROOT / "fixtures" / "choice" / "dev_midashenglm.jsonl"

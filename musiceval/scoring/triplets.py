@@ -1,4 +1,6 @@
-"""``musiceval score triplets``: musical knowledge of a text encoder on AudioSet triplets (SPEC 5).
+"""Musical knowledge of a text encoder on AudioSet triplets (SPEC 5): the engine of
+:class:`musiceval.protocols.triplets.TripletProtocol` and ``musiceval score triplets``
+(:mod:`musiceval.commands.triplets`).
 
 :func:`evaluate_triplets` is the library entry point (the evals use it): it renders every triplet
 under every prompt (or text variant), embeds each distinct string once through
@@ -12,15 +14,13 @@ scored. A triplet whose label has no ontology description fails in the definitio
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from musiceval.data.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
+from musiceval.data.audioset import SUBTREE_ROOTS, load_ontology
 from musiceval.data.triplets import (
-    TripletFileError,
     TripletSet,
     generate_triplets,
     load_triplet_csv,
@@ -28,7 +28,7 @@ from musiceval.data.triplets import (
     sample_triplets,
 )
 import musiceval.encoders.layer  # noqa: F401  (registers the layer: and bertscore: encoders)
-from musiceval.encoders import EmbeddingCache, TextEncoder, embed_by_length, load_text_encoder
+from musiceval.encoders import EmbeddingCache, TextEncoder, embed_by_length
 from musiceval.metrics.triplets import (
     NEGATION_PROMPTS,
     PAPER_PROMPTS,
@@ -39,7 +39,6 @@ from musiceval.metrics.triplets import (
     triplet_correct_indexed,
 )
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.scoring import InputError, Scorer, ScoreOutput, register_scorer
 
 MODES = ("paper", "negation", *VARIANTS)
 
@@ -186,47 +185,3 @@ def load_triplets(source: str, *, mode: str = "paper", ontology=None, seed: int 
         make = negation_triplets if mode == "negation" else generate_triplets
         return make(subtree, seed=seed, max_triplets=max_triplets, name=source)
     return sample_triplets(load_triplet_csv(source), max_triplets, seed=seed)
-
-
-def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--encoder", default="minilm", help="minilm (bundled all-MiniLM-L6-v2), st:<dir>, clap:<...>, layer:<dir>@<n>, bertscore:<model>[@<n>]")
-    parser.add_argument("--triplets", default=None, help="genre, instrument, or a CSV with header anchor,positive,negative (default: FILE)")
-    parser.add_argument("--prompts", default="paper", choices=MODES, help="prompt set or text variant")
-    parser.add_argument("--ontology", default=None, help="AudioSet ontology.json (default: the bundled copy)")
-    parser.add_argument("--max-triplets", type=int, default=None, help="score a seeded sample of at most N triplets (--seed)")
-    from musiceval.cache_dir import add_cache_dir_argument
-
-    add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")
-    parser.add_argument("--embedding-cache", default=None, metavar="DIR",
-                        help="deprecated: the embedding cache folder itself; use --cache-dir DIR (= DIR/embeddings)")
-
-
-def _score(args: argparse.Namespace) -> ScoreOutput:
-    source = args.triplets or getattr(args, "file", None)
-    if not source:
-        raise InputError("score triplets: no triplets given; pass --triplets genre|instrument|FILE.csv")
-    needs_ontology = source in SUBTREE_ROOTS or args.prompts in ("definition", "label+definition")
-    try:
-        ontology = load_ontology(args.ontology) if needs_ontology else None
-        triplets = load_triplets(str(source), mode=args.prompts, ontology=ontology,
-                                 seed=args.seed or 0, max_triplets=args.max_triplets)
-    except (TripletFileError, FileNotFoundError, ValueError) as exc:
-        raise InputError(str(exc)) from exc
-    encoder = load_text_encoder(args.encoder)
-    from musiceval import progress
-    from musiceval.cache_dir import EMBEDDINGS, cache_path
-
-    cache = EmbeddingCache(cache_path(args, EMBEDDINGS, legacy="embedding_cache", flag="--embedding-cache"))
-    defs = ontology_definitions(ontology) if ontology is not None else None
-    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=defs, cache=cache, progress=progress.enabled())
-    per_item = [
-        {"item_id": i, "anchor": a, **{c: bool(v[k]) for c, v in result.correct.items()}}
-        for k, (i, a) in enumerate(zip(result.ids, result.anchors))
-    ]
-    failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
-    extra = {"encoder": args.encoder, "triplets": str(source), "prompts": args.prompts, "n_other_kind": result.n_other_kind}
-    return ScoreOutput("triplets", result.n, result.summary(), per_item, failures, extra,
-                       headline={"triplet_accuracy": result.item_scores()} if result.n else {})
-
-
-register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets"))

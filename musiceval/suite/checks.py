@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from musiceval.gates import Gate, align_paired
+from musiceval.gates import Gate
 from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
-from musiceval.records import GateResult, Outcome
+from musiceval.records import GateResult, Outcome, align_paired
 from musiceval.suite.config import CheckRule
 
 _DECIDED = (Outcome.PASS, Outcome.FAIL, Outcome.INCONCLUSIVE)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from musiceval.cli import build_parser
-from musiceval.scoring import ScoreOutput
+from musiceval.commands import ScoreOutput
 
 
 def score(protocol: str, *argv: object) -> ScoreOutput:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping
 
-from musiceval.records import ItemScores
+from musiceval.records import ItemScores, align_paired
 
 #: failure reasons of items that are scored (by the protocol's rule for an unreadable answer)
 IMPUTED = ("unparsed", "imputed")
@@ -69,8 +69,6 @@ def interval_of(scores: ItemScores, *, seed: int = 0, name: str) -> dict[str, An
 def paired_difference(a: ItemScores, b: ItemScores, *, seed: int = 0, name: str) -> dict[str, Any]:
     """``mean(a - b)`` on the items both scored, with the gates' interval (clustered by ``a``'s
     groups): ``{estimate, low, high, n, method}`` (:meth:`Gate.paired_finding`'s numbers)."""
-    from musiceval.gates import align_paired
-
     va, vb, groups, _ = align_paired(a, b)
     diff = va - vb
     if not diff.size:

@@ -1,0 +1,146 @@
+"""The commands ``musiceval score <protocol>``: thin adapters from flags to a
+:class:`~musiceval.protocols.base.Protocol` (``load_answers`` -> ``from_answers`` -> results), so
+the CLI prints the numbers the gates test. ``--format`` is optional: without it the answer
+format is detected from the file's content (:func:`musiceval.data.formats.detect_format`);
+today's short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
+to the registered formats, whose names are accepted too.
+
+Each module of this package registers its protocol's command with :func:`register_scorer`:
+
+- ``configure(parser)`` adds the protocol's own flags to its argparse sub-parser (the common
+  flags ``FILE``, ``--format``, ``--json``, ``--seed``, ``--per-item``, ``--debug`` are already
+  there and arrive in ``args``: ``args.file``, ``args.format``, ``args.seed``);
+- ``score(args) -> ScoreOutput`` does the work and returns plain data.
+
+The CLI prints ``{"protocol": .., "n": .., "n_failed": .., "metrics": {..}, **extra}`` and writes
+``per_item`` rows as JSON lines to ``--per-item``. Input problems that make the whole file unusable
+raise :class:`InputError` (exit code 2, one line naming file, line and field); one bad item is a
+row in ``failures`` instead.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from musiceval.data.errors import InputError  # noqa: F401  (raised by every scorer; defined with the loaders)
+
+PROTOCOL_MODULES = {
+    "freeform": "musiceval.commands.freeform",
+    "factual": "musiceval.commands.factual",
+    "choice": "musiceval.commands.choice",
+    "mir": "musiceval.commands.mir",
+    "triplets": "musiceval.commands.triplets",
+}
+
+
+@dataclass
+class ScoreOutput:
+    protocol: str
+    n: int
+    metrics: dict[str, Any]
+    #: one dict per item: at least ``item_id``; failed items carry ``error`` (the reason)
+    per_item: list[dict[str, Any]] = field(default_factory=list)
+    #: items that could not be scored: ``{"item_id": .., "error": ..}``
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    #: extra top-level keys for the JSON object (e.g. ``task`` for mir)
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: per-item scores of each headline metric on Correct (the CLI prints them with their interval)
+    headline: dict[str, Any] = field(default_factory=dict)
+    #: paired contrasts ``{metric: (ItemScores a, ItemScores b)}``, e.g. Correct vs Random
+    paired: dict[str, Any] = field(default_factory=dict)
+    #: ``{metric: [{"name", "kind", "value"}]}``: chance levels and trivial baselines
+    chances: dict[str, Any] = field(default_factory=dict)
+    #: filled by :meth:`summarize`: ``{metric: {estimate, low, high, n, n_failed, method}}``
+    intervals: dict[str, Any] = field(default_factory=dict)
+    #: filled by :meth:`summarize`: ``{metric: {estimate, low, high, n, method}}``
+    paired_difference: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_failed(self) -> int:
+        return len(self.failures)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"protocol": self.protocol, **self.extra, "n": self.n, "n_failed": self.n_failed}
+        out["metrics"] = self.metrics
+        if self.intervals:  # added keys; the keys above keep their meaning
+            out["intervals"] = {m: [iv["low"], iv["high"]] for m, iv in self.intervals.items()}
+            per_metric = {m: iv["n"] for m, iv in self.intervals.items()}
+            out["n_scored" if "n_scored" not in out else "n_scored_per_metric"] = per_metric
+        if self.chances:
+            out["chances"] = self.chances
+        if self.paired_difference:
+            out["paired_difference"] = {m: {k: d[k] for k in ("estimate", "low", "high", "n")}
+                                        for m, d in self.paired_difference.items()}
+        return out
+
+    def summarize(self, seed: int = 0, on_metric=None) -> None:
+        """Fill :attr:`intervals` and :attr:`paired_difference` (see :mod:`musiceval.commands.summary`)."""
+        from musiceval.commands.summary import summarize
+
+        self.intervals, self.paired_difference = summarize(self.protocol, self.headline, self.paired, seed=seed,
+                                                           on_metric=on_metric)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    name: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    score: Callable[[argparse.Namespace], ScoreOutput]
+    help: str = ""
+    formats: tuple[str, ...] = ("musiceval",)
+
+
+_SCORERS: dict[str, Scorer] = {}
+
+
+def register_scorer(scorer: Scorer) -> Scorer:
+    _SCORERS[scorer.name] = scorer
+    return scorer
+
+
+def format_choices(protocol: str) -> tuple[str, ...]:
+    """``--format`` names of a protocol: today's short names and the registered answer formats."""
+    from musiceval.data.formats import format_names
+    from musiceval.data.formats_builtin import OLD_NAMES
+
+    return tuple(dict.fromkeys([*OLD_NAMES.get(protocol, {}), *format_names(protocol)]))
+
+
+def resolve_format(path, fmt: str | None, protocol: str) -> str:
+    """The registered answer format of ``path`` for ``protocol``: ``--format`` (a short name such
+    as ``dasheng`` mapped per protocol) or detected from the content; InputError otherwise."""
+    from musiceval.data.formats import FormatError, detect_format
+    from musiceval.data.formats_builtin import OLD_NAMES
+
+    if fmt:
+        return OLD_NAMES.get(protocol, {}).get(fmt, fmt)
+    try:
+        return detect_format(path, protocol).name
+    except FormatError as exc:
+        raise InputError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+
+
+def load_protocol_answers(path, fmt: str | None, protocol: str):
+    """:func:`musiceval.data.formats.load_answers` for the CLI: format errors become InputError."""
+    from musiceval.data.formats import FormatError, load_answers
+
+    name = resolve_format(path, fmt, protocol)
+    try:
+        return load_answers(path, name, protocol)
+    except (FormatError, FileNotFoundError) as exc:
+        raise InputError(str(exc)) from None
+
+
+def load_scorers() -> dict[str, Scorer]:
+    """Import every protocol module that exists and return the registered scorers."""
+    for module in PROTOCOL_MODULES.values():
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return dict(_SCORERS)

@@ -1,0 +1,57 @@
+"""``musiceval score triplets``: triplet accuracy of a text encoder on AudioSet music triplets.
+
+The modes (``--prompts``) and the rules are those of :mod:`musiceval.scoring.triplets`.
+"""
+from __future__ import annotations
+
+import argparse
+
+from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.data.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
+from musiceval.data.triplets import TripletFileError
+from musiceval.encoders import EmbeddingCache, load_text_encoder
+from musiceval.scoring.triplets import MODES, evaluate_triplets, load_triplets
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoder", default="minilm", help="minilm (bundled all-MiniLM-L6-v2), st:<dir>, clap:<...>, layer:<dir>@<n>, bertscore:<model>[@<n>]")
+    parser.add_argument("--triplets", default=None, help="genre, instrument, or a CSV with header anchor,positive,negative (default: FILE)")
+    parser.add_argument("--prompts", default="paper", choices=MODES, help="prompt set or text variant")
+    parser.add_argument("--ontology", default=None, help="AudioSet ontology.json (default: the bundled copy)")
+    parser.add_argument("--max-triplets", type=int, default=None, help="score a seeded sample of at most N triplets (--seed)")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")
+    parser.add_argument("--embedding-cache", default=None, metavar="DIR",
+                        help="deprecated: the embedding cache folder itself; use --cache-dir DIR (= DIR/embeddings)")
+
+
+def _score(args: argparse.Namespace) -> ScoreOutput:
+    source = args.triplets or getattr(args, "file", None)
+    if not source:
+        raise InputError("score triplets: no triplets given; pass --triplets genre|instrument|FILE.csv")
+    needs_ontology = source in SUBTREE_ROOTS or args.prompts in ("definition", "label+definition")
+    try:
+        ontology = load_ontology(args.ontology) if needs_ontology else None
+        triplets = load_triplets(str(source), mode=args.prompts, ontology=ontology,
+                                 seed=args.seed or 0, max_triplets=args.max_triplets)
+    except (TripletFileError, FileNotFoundError, ValueError) as exc:
+        raise InputError(str(exc)) from exc
+    encoder = load_text_encoder(args.encoder)
+    from musiceval import progress
+    from musiceval.cache_dir import EMBEDDINGS, cache_path
+
+    cache = EmbeddingCache(cache_path(args, EMBEDDINGS, legacy="embedding_cache", flag="--embedding-cache"))
+    defs = ontology_definitions(ontology) if ontology is not None else None
+    result = evaluate_triplets(encoder, triplets, args.prompts, definitions=defs, cache=cache, progress=progress.enabled())
+    per_item = [
+        {"item_id": i, "anchor": a, **{c: bool(v[k]) for c, v in result.correct.items()}}
+        for k, (i, a) in enumerate(zip(result.ids, result.anchors))
+    ]
+    failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
+    extra = {"encoder": args.encoder, "triplets": str(source), "prompts": args.prompts, "n_other_kind": result.n_other_kind}
+    return ScoreOutput("triplets", result.n, result.summary(), per_item, failures, extra,
+                       headline={"triplet_accuracy": result.item_scores()} if result.n else {})
+
+
+register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets"))
