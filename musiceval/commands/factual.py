@@ -44,7 +44,8 @@ Options:
   ``failures`` and left out). With ``--extractor llm`` or ``--agreement`` the output also has
   ``llm_calls`` (HTTP calls made; 0 on a cached rerun).
 
-:func:`load_factual` and :func:`score_factual` are the library entry points the evals use.
+:func:`musiceval.scoring.factual.load_factual` and :func:`musiceval.scoring.factual.score_factual` are the library
+entry points the evals use.
 """
 from __future__ import annotations
 

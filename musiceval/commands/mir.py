@@ -67,7 +67,7 @@ def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt
                    bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0,
                    threads: int | None = None):
     """``(MirProtocol, AnswerSet)`` of one output file: load_answers -> MirProtocol.from_answers, with
-    :func:`score_file`'s BERTScore reporting (``result.models["bertscore"]``, notes, ``strict``)."""
+    :func:`musiceval.scoring.mir.score_file`'s BERTScore reporting (``result.models["bertscore"]``, notes, ``strict``)."""
     from musiceval.data.formats import FormatError
     from musiceval.data.formats_builtin import load_cmi_bench
     from musiceval.protocols import ProtocolSettings
