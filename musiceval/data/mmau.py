@@ -15,33 +15,23 @@ Items are :class:`~musiceval.records.Item` with ``answer`` the letter of the ans
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from musiceval.data.answers import AnswerSet
 from musiceval.records import Item, ItemFailure, Response
 
 FORMAT = "mmau"
 _LETTERS = "ABCDEFGH"
 
 
-@dataclass
-class MmauAnswers:
-    items: list[Item] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
-    failures: list[ItemFailure] = field(default_factory=list)
-    model: str = ""
-    source: str = ""
-    #: questions left out because they belong to another task (sound, speech)
-    other_tasks: int = 0
-
-
 def _text(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def load_mmau(path: str | Path, *, task: str | None = "music", model: str = "") -> MmauAnswers:
-    """Read an MMAU answer file (``task=None`` keeps every task).
+def load_mmau(path: str | Path, *, task: str | None = "music", model: str = "") -> AnswerSet:
+    """Read an MMAU answer file (``task=None`` keeps every task); ``extra["other_tasks"]`` counts the
+    questions of the other tasks (sound, speech) left out.
 
     Raises
     ------
@@ -56,7 +46,7 @@ def load_mmau(path: str | Path, *, task: str | None = "music", model: str = "") 
                          "with 'choices', 'answer' and 'model_prediction'") from exc
     if not isinstance(data, list):
         raise ValueError(f"{p}: expected a JSON array of MMAU questions, got {type(data).__name__}")
-    out = MmauAnswers(model=model or p.stem, source=str(p))
+    out = AnswerSet([], [], [], model=model or p.stem, source=str(p), format=FORMAT, extra={"other_tasks": 0})
     seen: set[str] = set()
     for index, obj in enumerate(data):
         where = f"{p.name}[{index}]"
@@ -65,7 +55,7 @@ def load_mmau(path: str | Path, *, task: str | None = "music", model: str = "") 
             continue
         qid = _text(obj.get("id")) or str(index)
         if task is not None and obj.get("task") != task:
-            out.other_tasks += 1
+            out.extra["other_tasks"] += 1
             continue
         choices, answer, question = obj.get("choices"), _text(obj.get("answer")), _text(obj.get("question"))
         if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices) or len(set(choices)) < 2:
@@ -96,14 +86,10 @@ def detect(path: str | Path, first_records: list) -> bool:
 
 def register() -> None:
     """Register the ``mmau`` answer format (``musiceval.data.formats``) (its matcher registers itself in :mod:`musiceval.metrics.mmau`)."""
-    from musiceval.data.formats import AnswerSet, register_format
+    from musiceval.data.formats import register_format
 
-    @register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
-                     description="MMAU question file with model_prediction (music subset; official string_match)")
-    def _load(path):
-        got = load_mmau(path)
-        return AnswerSet(items=got.items, responses=got.responses, failures=got.failures, model=got.model,
-                         source=got.source, format=FORMAT)
+    register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
+                    description="MMAU question file with model_prediction (music subset; official string_match)")(load_mmau)
 
 
 register()

@@ -24,10 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from musiceval.data.answers import AnswerSet
 from musiceval.records import Item, ItemFailure, Response
 
 FORMAT = "rul-muchomusic"
@@ -36,17 +36,8 @@ PROMPT = ("Provide your best guess of this question. Think step by step.\n\nQues
 _LETTERS = ("A", "B", "C", "D", "E")
 
 
-@dataclass
-class RulAnswers:
-    items: list[Item] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
-    failures: list[ItemFailure] = field(default_factory=list)
-    model: str = ""
-    source: str = ""
-
-
 def load_rul(path: str | Path, *, questions: dict[str, Any] | None = None, model: str = "",
-             condition: str | None = None) -> RulAnswers:
+             condition: str | None = None) -> AnswerSet:
     """Read a leave-one-out results file; ``questions`` (RUL-MuchoMusic.json, parsed) adds the
     question texts.
 
@@ -64,7 +55,8 @@ def load_rul(path: str | Path, *, questions: dict[str, Any] | None = None, model
     if not isinstance(data, list):
         raise ValueError(f"{p}: expected a JSON array of leave-one-out results, got {type(data).__name__}")
     cond = condition or ("noise" if "noise" in p.name.lower() else "correct")
-    out = RulAnswers(model=model or p.stem.replace("_leave_one_out", "").replace("_gaussian_noise", ""), source=str(p))
+    out = AnswerSet([], [], [], model=model or p.stem.replace("_leave_one_out", "").replace("_gaussian_noise", ""),
+                    source=str(p), format=FORMAT)
     for index, obj in enumerate(data):
         if not isinstance(obj, dict) or not isinstance(obj.get("passes"), list) or not obj["passes"]:
             out.failures.append(ItemFailure(str(index), f"{p.name}[{index}]: no 'passes' list"))
@@ -118,14 +110,10 @@ def detect(path: str | Path, first_records: list) -> bool:
 
 def register() -> None:
     """Register the ``rul-muchomusic`` answer format (its matcher registers itself in :mod:`musiceval.metrics.rul`)."""
-    from musiceval.data.formats import AnswerSet, register_format
+    from musiceval.data.formats import register_format
 
-    @register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
-                     description="RUListening leave-one-out results ([[Letter]] answers, four passes per question)")
-    def _load(path):
-        got = load_rul(path)
-        return AnswerSet(items=got.items, responses=got.responses, failures=got.failures, model=got.model,
-                         source=got.source, format=FORMAT)
+    register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,
+                    description="RUListening leave-one-out results ([[Letter]] answers, four passes per question)")(load_rul)
 
 
 register()

@@ -23,7 +23,7 @@ MMAU_MUSIC_CORRECT = [True] * 12 + [False, False, False, True]
 
 def test_mmau_music_subset_official_matching():
     got = load_mmau(FIX / "mmau_sample.json")
-    assert len(got.items) == 16 and got.other_tasks == 3 and not got.failures
+    assert len(got.items) == 16 and got.extra["other_tasks"] == 3 and not got.failures
     correct = [string_match(it.reference, r.text, it.choices) for it, r in zip(got.items, got.responses)]
     assert correct == MMAU_MUSIC_CORRECT
     # the registry matcher agrees with the official rule on every item
