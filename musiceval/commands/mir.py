@@ -34,7 +34,7 @@ from typing import Any
 from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
 from musiceval.data.cmibench import TASKS, CmiBenchFormatError
 from musiceval.metrics.mir import TaskError
-from musiceval.scoring.mir import DEFAULT_ENCODER
+from musiceval.scoring.mir import DEFAULT_ENCODER, name_models
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
@@ -67,12 +67,12 @@ def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt
                    bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0,
                    threads: int | None = None):
     """``(MirProtocol, AnswerSet)`` of one output file: load_answers -> MirProtocol.from_answers, with
-    :func:`musiceval.scoring.mir.score_file`'s BERTScore reporting (``result.models["bertscore"]``, notes, ``strict``)."""
+    the models named and the BERTScore reason in the notes (:func:`musiceval.scoring.mir.name_models`, as ``score_file`` does), ``strict`` applied."""
     from musiceval.data.formats import FormatError
     from musiceval.data.formats_builtin import load_cmi_bench
     from musiceval.protocols import ProtocolSettings
-    from musiceval.protocols.mir import MirProtocol
     from musiceval.commands import load_protocol_answers
+    from musiceval.protocols.mir import MirProtocol
 
     if task:
         try:
@@ -89,17 +89,10 @@ def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt
         raise
     except (TaskError, ValueError) as exc:
         raise InputError(f"{path}: {exc}") from None
-    result = protocol.result("correct")
-    if protocol.family == "captioning":
-        bert_info = protocol.bert_info or {"model": "none", "error": None}
-        if bert_info.get("error") and strict:
-            raise InputError(f"{path}: {bert_info['error']}")
-        result.models["bertscore"] = bert_info
-        why = bert_info["error"] or ("BERTScore not computed: --bertscore-model none" if protocol.bert_info is None else None)
-        if why and not any(n == why for n in result.notes):
-            result.notes[:] = [n for n in result.notes if not n.startswith("BERTScore not computed")] + [why]
-    if protocol.family == "tagging":
-        result.models["encoder"] = encoder
+    if protocol.bert_info and protocol.bert_info["error"] and strict:
+        raise InputError(f"{path}: {protocol.bert_info['error']}")
+    name_models(protocol.result("correct"), protocol.family, encoder=encoder, bert_info=protocol.bert_info,
+                bertscore_computed=protocol.bert_info is not None)
     return protocol, answers
 
 

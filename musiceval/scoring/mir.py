@@ -110,11 +110,20 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
                             baseline_memo=BaselineStore(cache_dir) if cache_dir else None)
     except (TaskError, ValueError) as exc:
         raise InputError(f"{path}: {exc}") from None
-    if bert_info is not None:
-        result.models["bertscore"] = bert_info
-        why = bert_info["error"] or ("BERTScore not computed: --bertscore-model none" if scorer is None else None)
-        if why:  # the precise reason replaces score_task's generic "no model was given"
-            result.notes[:] = [n for n in result.notes if not n.startswith("BERTScore not computed")] + [why]
+    name_models(result, family, encoder=encoder, bert_info=bert_info, bertscore_computed=scorer is not None)
+    return result, loaded
+
+
+def name_models(result: TaskResult, family: str, *, encoder: str, bert_info: dict | None, bertscore_computed: bool) -> None:
+    """Name the models ``result`` used (``models["encoder"]`` for tagging, ``models["bertscore"]`` for
+    captioning) and, when BERTScore was not computed, put the precise reason (the model's error, or
+    ``--bertscore-model none``) in ``notes`` in place of :func:`score_task`'s generic one."""
     if family == "tagging":
         result.models["encoder"] = encoder
-    return result, loaded
+    if family != "captioning":
+        return
+    bert_info = bert_info or {"model": "none", "error": None}
+    result.models["bertscore"] = bert_info
+    why = bert_info["error"] or (None if bertscore_computed else "BERTScore not computed: --bertscore-model none")
+    if why:
+        result.notes[:] = [n for n in result.notes if not n.startswith("BERTScore not computed")] + [why]
