@@ -1,4 +1,5 @@
-"""The ``musiceval`` command: ``score``, ``generate``, ``rewrite``, ``mir-live`` and ``report``.
+"""The ``musiceval`` command: ``score``, ``generate``, ``merge``, ``rewrite``, ``mir-live``, ``compare``, ``power``,
+``cache`` and ``report``.
 
 ``musiceval score <protocol> FILE --json`` prints exactly one JSON object on stdout::
 
@@ -78,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     mir_live.configure(ml)
     ml.set_defaults(_run=mir_live.run)
 
-    from musiceval import compare_command, power_command
+    from musiceval.commands import cache as cache_command, compare as compare_command, power as power_command
 
     cmp_ = sub.add_parser("compare", help="paired regression verdicts between results dirs (baseline first)")
     compare_command.configure(cmp_)
@@ -86,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     pw = sub.add_parser("power", help="items needed to detect a drop of d, from a pilot run")
     power_command.configure(pw)
     pw.set_defaults(_run=power_command.run)
+    cache = sub.add_parser("cache", help="what the on-disk caches hold; drop an encoder's embeddings")
+    cache_command.configure(cache)
+    cache.set_defaults(_run=cache_command.run)
 
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)

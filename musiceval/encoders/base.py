@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import warnings
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -102,6 +102,8 @@ class EmbeddingCache:
     # write and 0.8 s to read back, against 1.4 s and 0.3 s here. Its rows move over on first open.
     _SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (encoder TEXT NOT NULL, key TEXT NOT NULL, "
                "shape TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (encoder, key))")
+    # the encoder ids behind the hashes of ``vectors.encoder``, for :meth:`contents` and :meth:`drop`
+    _NAMES = "CREATE TABLE IF NOT EXISTS encoder_names (encoder TEXT PRIMARY KEY, name TEXT NOT NULL)"
 
     def __init__(self, root: str | os.PathLike[str], *, timeout: float = 60.0):
         self.root = Path(root)
@@ -111,6 +113,7 @@ class EmbeddingCache:
         self._broken: str | None = None
         #: rows read back but rejected (bad shape, torn blob, non-finite values), then recomputed
         self.n_rejected = 0
+        self._named: set[str] = set()  # encoder ids whose name row this process has written
 
     # -- connection (one per process and thread) ---------------------------------------------
     def _conn(self) -> sqlite3.Connection | None:
@@ -127,6 +130,7 @@ class EmbeddingCache:
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(self._SCHEMA)
+            conn.execute(self._NAMES)
             self._migrate(conn)
         except (sqlite3.Error, OSError) as exc:
             self._disable(exc)
@@ -218,8 +222,54 @@ class EmbeddingCache:
             with conn:  # one transaction; BEGIN IMMEDIATE waits (busy_timeout) for another writer
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT OR REPLACE INTO vectors (encoder, key, shape, data) VALUES (?, ?, ?, ?)", values)
+                if encoder_id not in self._named:
+                    conn.execute("INSERT OR IGNORE INTO encoder_names (encoder, name) VALUES (?, ?)", (enc, encoder_id))
+            self._named.add(encoder_id)
         except sqlite3.Error as exc:
             self._disable(exc)
+
+    def contents(self) -> list[dict[str, Any]]:
+        """What the cache holds, largest first: one ``{"encoder", "key", "rows", "bytes"}`` per encoder
+        (``encoder``: its id, None for rows written before the ids were recorded; ``key``: the id's
+        hash as stored; ``bytes``: the vectors' size). Raises OSError when the file is unusable."""
+        try:
+            rows = self._admin_conn().execute(
+                "SELECT v.encoder, n.name, COUNT(*), SUM(LENGTH(v.data)) FROM vectors v "
+                "LEFT JOIN encoder_names n ON n.encoder = v.encoder GROUP BY v.encoder").fetchall()
+        except sqlite3.Error as exc:
+            raise OSError(f"embedding cache {self.path} could not be read ({exc}); delete the file to start an empty cache") from exc
+        return sorted(({"encoder": name, "key": key, "rows": int(n), "bytes": int(size or 0)} for key, name, n, size in rows),
+                      key=lambda e: (-e["bytes"], e["encoder"] or "", e["key"]))
+
+    def drop(self, patterns: Sequence[str]) -> list[dict[str, Any]]:
+        """Delete the rows of every encoder whose id matches one of the shell patterns (``fnmatch``:
+        ``bertscore:*``) or whose key equals one, then give the space back to the file system
+        (``VACUUM``). Returns the :meth:`contents` entries removed."""
+        import fnmatch
+
+        gone = [e for e in self.contents() if any(p == e["key"] or (e["encoder"] is not None and fnmatch.fnmatchcase(e["encoder"], p))
+                                                   for p in patterns)]
+        conn = self._admin_conn()
+        try:
+            with conn:
+                conn.execute("BEGIN IMMEDIATE")
+                for e in gone:
+                    conn.execute("DELETE FROM vectors WHERE encoder = ?", (e["key"],))
+                    conn.execute("DELETE FROM encoder_names WHERE encoder = ?", (e["key"],))
+            self._named.clear()
+            if gone:
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:  # locked by a running evaluation past the busy timeout, or corrupt
+            raise OSError(f"embedding cache {self.path}: the rows could not be dropped and the file compacted ({exc}); "
+                          "run again when no musiceval run is using the cache") from exc
+        return gone
+
+    def _admin_conn(self) -> sqlite3.Connection:
+        conn = self._conn()
+        if conn is None:
+            raise OSError(f"embedding cache {self.path} unusable ({self._broken}); delete the file to start an empty cache")
+        return conn
 
     def __len__(self) -> int:
         conn = self._conn()

@@ -155,5 +155,5 @@ def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_st
     conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()
-    assert tables == {"vectors"}  # the old table is dropped once its rows moved
+    assert tables == {"vectors", "encoder_names"}  # the old table is dropped once its rows moved
     assert len(EmbeddingCache(tmp_path)) == 3
