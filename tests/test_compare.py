@@ -215,3 +215,23 @@ def test_baseline_hands_score_sets_to_regression_gates(tmp_path):
     r = Gate(GateConfig()).non_inferior(base.scores("choice", "accuracy"), base.scores("choice", "accuracy"),
                                         margin=0.02, name="self", old_label=base.label, new_label="qwen2")
     assert r.outcome is Outcome.PASS
+
+
+def test_compare_html_page_has_every_comparison_the_leaderboard_and_escapes_names(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    base = rng.random(300)
+    names = ("m0", "<script>alert(1)</script>", 'm"2&')
+    runs = [_toy_run(tmp_path, f"r{k}", ((base + shift) > 0.5).astype(float), model=name, fp=_fp(f"m{k}"))
+            for k, (name, shift) in enumerate(zip(names, (0.0, 0.15, -0.15)))]
+    page_path = tmp_path / "out" / "compare.html"
+    page_path.parent.mkdir()
+    assert main(["compare", *map(str, runs), "--html", str(page_path)]) == 0
+    capsys.readouterr()
+    page = page_path.read_text(encoding="utf-8")
+    table = results.compare(*runs)
+    assert page.count('<span class="v v-') == len(table) == 3
+    for verdict in table.verdict:
+        assert f'<span class="v v-{verdict}">{verdict}</span>' in page
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; vs m0" in page
+    assert "m&#34;2&amp;" in page and 'id="leaderboard"' in page
+    assert not list(page_path.parent.glob("*.partial"))  # written whole, then renamed

@@ -3,7 +3,7 @@
 ::
 
     musiceval compare results/v1 results/v2 --margin 0.02 --margin mir/accuracy=0.03 \\
-        --lower-is-better wer [--json | --csv FILE] [--fail-on-regression]
+        --lower-is-better wer [--json | --csv FILE] [--html FILE] [--fail-on-regression]
 
 The first run is the baseline of the second (and with more runs every earlier run is the
 baseline of every later one; a leaderboard follows). Exit status: 0 compared; 1 with
@@ -55,6 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="p-value adjustment across comparisons (default holm)")
     parser.add_argument("--json", action="store_true", help="print one JSON object: rows, leaderboard, notes")
     parser.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
+    parser.add_argument("--html", metavar="FILE", help="also write the table (and the leaderboard) as one HTML page")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit 1 when a comparison is 'inferior' (for CI)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -73,15 +74,32 @@ def run(args: argparse.Namespace) -> int:
     except NotComparable as exc:
         print(f"musiceval: error: {exc}", file=sys.stderr)
         return EXIT_NOT_COMPARABLE
+    board = leaderboard(table) if len(args.runs) > 2 else None
     if args.csv:
         table.to_csv(args.csv, index=False)
+    if args.html:
+        _write_html(args.html, table, notes, board)
     if args.json:
         out = {"rows": table.to_dict(orient="records"), "notes": notes}
-        if len(args.runs) > 2:
-            out["leaderboard"] = leaderboard(table).to_dict(orient="records")
+        if board is not None:
+            out["leaderboard"] = board.to_dict(orient="records")
         print(json.dumps(to_jsonable(out), allow_nan=False, default=str))
     else:
         print(format_table(table, notes, with_leaderboard=len(args.runs) > 2))
     if args.fail_on_regression and not table.empty and (table.verdict == "inferior").any():
         return EXIT_REGRESSION
     return 0
+
+
+def _write_html(path: str, table, notes: list[str], board) -> None:
+    import os
+    from pathlib import Path
+
+    from musiceval.report.compare_page import render_compare_html
+
+    page = render_compare_html(table.to_dict(orient="records"), notes,
+                               board.to_dict(orient="records") if board is not None else ())
+    target = Path(path)
+    tmp = target.with_name(target.name + ".partial")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, target)  # only a complete page gets the requested name
