@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from musiceval.cli import main
-from musiceval.encoders.base import EmbeddingCache
+from musiceval.encoders.embedding_cache import EmbeddingCache
 
 BERT = "bertscore:/models/minilm:layer6:raw#tokens"
 MINILM = "meanpool:all-MiniLM-L6-v2"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from musiceval.cache_dir import EMBEDDINGS, RESPONSES, add_cache_dir_argument, cache_path
 from musiceval.data.errors import InputError
-from musiceval.encoders.base import EmbeddingCache
+from musiceval.encoders.embedding_cache import EmbeddingCache
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,6 @@ Every encoder implements :class:`musiceval.encoders.base.TextEncoder`; :func:`lo
 resolves a user-facing name (``minilm``, a sentence-transformers directory or hub id, ``clap:...``).
 """
 from musiceval.encoders.base import (
-    EmbeddingCache,
     TextEncoder,
     embed_audio,
     embed_by_length,
@@ -12,6 +11,7 @@ from musiceval.encoders.base import (
     load_text_encoder,
     register_encoder,
 )
+from musiceval.encoders.embedding_cache import EmbeddingCache
 from musiceval.encoders.lazy import LazyEncoder
 
 __all__ = ["EmbeddingCache", "LazyEncoder", "TextEncoder", "embed_audio", "embed_by_length", "embed_distinct", "register_encoder", "load_text_encoder"]

@@ -4,7 +4,7 @@ bert-score recomputes every token embedding on each ``score`` call: a reference 
 Correct, Random and the other conditions is embedded once per condition, and a rerun embeds
 everything again. :class:`TokenCachedBERTScorer` wraps a configured ``bert_score.BERTScorer``
 and keeps each distinct text's token embeddings (and idf weights) in a cache keyed by text (an
-:class:`~musiceval.encoders.base.EmbeddingCache`, the same on-disk store as sentence embeddings,
+:class:`~musiceval.encoders.embedding_cache.EmbeddingCache`, the same on-disk store as sentence embeddings,
 or any object with its ``get``/``put`` interface): across conditions, metrics and runs every
 distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Embedding
 and greedy matching are bert-score's own functions (``get_bert_embedding``, ``greedy_cos_idf``);

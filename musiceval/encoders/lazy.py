@@ -1,6 +1,6 @@
 """:class:`LazyEncoder`: an encoder spec whose model loads on the first ``encode``.
 
-Scoring with a warm :class:`~musiceval.encoders.base.EmbeddingCache` then loads no model at all:
+Scoring with a warm :class:`~musiceval.encoders.embedding_cache.EmbeddingCache` then loads no model at all:
 :func:`~musiceval.encoders.base.embed_distinct` (and ``embed_by_length`` / ``embed_audio``) call
 ``encode`` only for texts missing from the cache.
 

@@ -18,7 +18,7 @@ Conventions
   ROUGE-L takes the max, CIDEr-D the mean; see :mod:`musiceval.metrics.lexical`).
 - :func:`text_similarity` embeds every *distinct* string of candidates and references once per
   call (through :func:`musiceval.encoders.base.embed_distinct`, with the on-disk
-  :class:`~musiceval.encoders.base.EmbeddingCache` when given), then takes row-wise cosines.
+  :class:`~musiceval.encoders.embedding_cache.EmbeddingCache` when given), then takes row-wise cosines.
   Encoders return L2-normalised rows, so cosine is a dot product; values lie in [-1, 1].
 - :func:`~musiceval.encoders.base.embed_audio` embeds every distinct waveform once, keyed in the
   same cache by (``<encoder id>#audio``, ``audio_content_hash`` (``data/audio.py``) of the samples and rate).
@@ -51,7 +51,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.encoders.base import EmbeddingCache, TextEncoder, embed_by_length
+from musiceval.encoders.base import TextEncoder, embed_by_length
+from musiceval.encoders.embedding_cache import EmbeddingCache
 
 #: per candidate: one reference, or several (the max over them is taken)
 References = Sequence[str | Sequence[str]]

@@ -102,7 +102,7 @@ class Models:
     def cache(self):
         """The on-disk cache when configured, else an in-memory one for this run: either way a
         text shared by several conditions (every reference) is embedded once per run."""
-        from musiceval.encoders.base import EmbeddingCache
+        from musiceval.encoders.embedding_cache import EmbeddingCache
 
         if self.embedding_cache is None:
             self.embedding_cache = EmbeddingCache(self.cache_dir) if self.cache_dir else _MemoryCache()

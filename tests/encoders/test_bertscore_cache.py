@@ -8,7 +8,7 @@ pytest.importorskip("bert_score")
 
 from bert_score import BERTScorer  # noqa: E402
 
-from musiceval.encoders.base import EmbeddingCache  # noqa: E402
+from musiceval.encoders.embedding_cache import EmbeddingCache  # noqa: E402
 from musiceval.encoders.bertscore_cache import TokenCachedBERTScorer, scorer_id  # noqa: E402
 from musiceval.encoders.sentence import bundled_minilm_path  # noqa: E402
 from musiceval.metrics.embedding import bertscore  # noqa: E402

@@ -143,7 +143,7 @@ def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_st
     conn.execute("CREATE TABLE embeddings (encoder TEXT NOT NULL, key TEXT NOT NULL, shape TEXT NOT NULL, "
                  "data BLOB NOT NULL, PRIMARY KEY (encoder, key)) WITHOUT ROWID")
     enc_id = EmbeddingCache._enc(CountingEncoder.id)
-    from musiceval.encoders.base import text_key
+    from musiceval.encoders.embedding_cache import text_key
 
     conn.executemany("INSERT INTO embeddings VALUES (?, ?, ?, ?)",
                      [(enc_id, text_key(t), "8", row.astype("<f4").tobytes()) for t, row in zip(texts, want)])

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from musiceval.encoders.base import EmbeddingCache, embed_audio, load_text_encoder
+from musiceval.encoders.base import embed_audio, load_text_encoder
+from musiceval.encoders.embedding_cache import EmbeddingCache
 from musiceval.metrics.embedding import (
     audio_similarity,
     audio_text_similarity,
