@@ -30,6 +30,7 @@ from musiceval import stats
 from musiceval.gates import Gate, GateConfig
 from musiceval.provenance import check_comparable
 from musiceval.records import ItemScores, Outcome, align_paired
+from musiceval.run_files import Run, load
 
 #: metric names (whole words of the name) for which lower values are better
 LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|ece)($|[_\-./ ])", re.I)
@@ -72,8 +73,6 @@ def margin_for(protocol: str, metric: str, margins: Mapping[str, float] | None, 
 
 
 def _load(run: Any, index: int) -> LoadedRun:
-    from musiceval.results import Run, load
-
     path = "" if isinstance(run, Run) else str(run)
     loaded = run if isinstance(run, Run) else load(run)
     meta = dict(loaded.meta or {})
@@ -162,7 +161,7 @@ def compare_runs(
 ) -> tuple[pd.DataFrame, list[str]]:
     """The comparison table (one row per baseline/new pair, protocol, metric, condition) and notes.
 
-    ``runs`` are results directories or :class:`musiceval.results.Run` objects, oldest first: each
+    ``runs`` are results directories or :class:`musiceval.run_files.Run` objects, oldest first: each
     pair ``(runs[i], runs[j])``, ``i < j``, treats ``runs[i]`` as the baseline. ``conditions``
     restricts the conditions compared (default: the model's real answers, ``correct``; ``None``
     compares every condition both runs hold).

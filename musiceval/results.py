@@ -1,4 +1,5 @@
-"""Results as data: load a run directory into pandas DataFrames for notebooks and dashboards.
+"""Results as data: load a run directory into pandas DataFrames for notebooks and dashboards, and
+compare runs.
 
 >>> run = load(".musiceval/results/20261121-101500")      # doctest: +SKIP
 >>> run.gates[["name", "outcome", "estimate"]]             # doctest: +SKIP
@@ -6,144 +7,15 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from musiceval.data.jsonl import NotARegularFile, check_regular_file, iter_lines, parse_json_line
+from musiceval.compare import compare_runs
+from musiceval.run_files import ResultsError, Run, load, read_results_json
 
-
-class ResultsError(ValueError):
-    """A results file that is not what a musiceval run writes; the message names the file, the
-    line or gate, and the field."""
-
-
-@dataclass
-class Run:
-    meta: dict[str, Any]
-    #: one row per gate: name, outcome, estimate, ci_low, ci_high, p_value, p_value_holm, n, ...
-    gates: pd.DataFrame
-    #: one row per item and metric: item_id, condition, metric, value, group, gate, protocol, model, source
-    #: (model / source: None for rows written before they were recorded)
-    scores: pd.DataFrame
-    #: per-item failures: item_id, reason, metric, condition, gate
-    failures: pd.DataFrame
-    tables: list[dict[str, Any]]
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def read_results_json(path: str | Path) -> dict[str, Any]:
-    """``results.json`` parsed and checked: an object with ``meta`` (object) and ``gates`` (array of
-    objects with string ``name`` and ``outcome``); optional ``tables`` (array) and ``counts``
-    (object). Raises :class:`ResultsError` naming the file and the field, ``FileNotFoundError``
-    when it is missing."""
-    path = Path(path)
-    try:
-        check_regular_file(path, what="the results.json of a musiceval run")
-        raw = path.read_bytes()
-    except NotARegularFile as exc:
-        raise ResultsError(str(exc)) from None
-    except PermissionError as exc:
-        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        run = parse_json_line(raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw)
-    except ValueError as exc:
-        raise ResultsError(f"{path}: not a musiceval results file ({exc})") from None
-    if not isinstance(run, dict):
-        raise ResultsError(f"{path}: expected a JSON object with 'meta' and 'gates', got {_kind(run)}")
-    for key, kind, required in (("meta", dict, True), ("gates", list, True), ("tables", list, False),
-                                ("counts", dict, False), ("errors", list, False), ("holm_failures", list, False)):
-        if key not in run:
-            if required:
-                raise ResultsError(f"{path}: field '{key}' is missing; the file was not written by a musiceval run")
-            continue
-        if not isinstance(run[key], kind):
-            raise ResultsError(f"{path}: field '{key}' must be {'an object' if kind is dict else 'an array'}, got {_kind(run[key])}")
-    for k, gate in enumerate(run["gates"]):
-        if not isinstance(gate, dict):
-            raise ResultsError(f"{path}: gates[{k}] must be an object, got {_kind(gate)}")
-        for field in ("name", "outcome"):
-            if not isinstance(gate.get(field), str):
-                raise ResultsError(f"{path}: gates[{k}].{field} must be a string, got {_kind(gate.get(field))}")
-        for field in ("estimate", "p_value", "p_value_holm", "threshold"):
-            value = gate.get(field)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise ResultsError(f"{path}: gates[{k}].{field} must be a number or null, got {_kind(value)}")
-    for k, table in enumerate(run.get("tables", [])):
-        if not isinstance(table, dict):
-            raise ResultsError(f"{path}: tables[{k}] must be an object, got {_kind(table)}")
-    return run
-
-
-def _score_rows(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    score_rows: list[dict[str, Any]] = []
-    failure_rows: list[dict[str, Any]] = []
-    try:
-        lines = list(iter_lines(path, what="the scores.jsonl of a musiceval run"))
-    except NotARegularFile as exc:
-        raise ResultsError(str(exc)) from None
-    for number, line in lines:
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            rec = parse_json_line(line)
-        except ValueError as exc:
-            raise ResultsError(f"{where}: {exc}") from None
-        if not isinstance(rec, dict):
-            raise ResultsError(f"{where}: expected a JSON object, got {_kind(rec)}")
-        for field in ("metric", "condition"):
-            if not isinstance(rec.get(field), str):
-                raise ResultsError(f"{where}: field '{field}' must be a string, got {_kind(rec.get(field))}")
-        ids, values = rec.get("ids"), rec.get("values")
-        if not isinstance(ids, list) or not isinstance(values, list) or len(ids) != len(values):
-            raise ResultsError(f"{where}: fields 'ids' and 'values' must be arrays of one length "
-                               f"(got {_kind(ids)} and {_kind(values)})")
-        if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))) for v in values):
-            raise ResultsError(f"{where}: field 'values' must hold numbers")
-        groups = rec.get("groups") or [None] * len(ids)
-        if not isinstance(groups, list) or len(groups) != len(ids):
-            raise ResultsError(f"{where}: field 'groups' must be null or an array as long as 'ids'")
-        failures = rec.get("failures") or []
-        if not isinstance(failures, list) or not all(isinstance(f, dict) and "item_id" in f and "reason" in f for f in failures):
-            raise ResultsError(f"{where}: field 'failures' must be an array of {{item_id, reason}} objects")
-        base = {"metric": rec["metric"], "condition": rec["condition"], "gate": rec.get("gate"), "protocol": rec.get("protocol"),
-                "model": rec.get("model"), "source": rec.get("source")}
-        score_rows += [{"item_id": i, "value": v, "group": g, **base} for i, v, g in zip(ids, values, groups)]
-        failure_rows += [{"item_id": f["item_id"], "reason": f["reason"], **base} for f in failures]
-    return score_rows, failure_rows
-
-
-def load(results_dir: str | Path) -> Run:
-    """Read ``results.json`` and ``scores.jsonl`` of a musiceval run.
-
-    Raises ``FileNotFoundError`` when ``results.json`` is missing and :class:`ResultsError`
-    (naming the file, line or gate, and the field) when a file is malformed.
-    """
-    results_dir = Path(results_dir)
-    path = results_dir / "results.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found: pass the directory a `pytest evals/` run printed after 'results:'")
-    run = read_results_json(path)
-    gates = pd.DataFrame(run["gates"])
-    if not gates.empty and "ci" in gates:
-        ci = gates.pop("ci").apply(lambda c: c if isinstance(c, list) and len(c) == 2 else [None, None])
-        gates["ci_low"], gates["ci_high"] = ci.str[0], ci.str[1]
-    score_rows: list[dict[str, Any]] = []
-    failure_rows: list[dict[str, Any]] = []
-    scores_path = results_dir / "scores.jsonl"
-    if scores_path.exists():
-        score_rows, failure_rows = _score_rows(scores_path)
-    scores = pd.DataFrame(score_rows, columns=["item_id", "condition", "metric", "value", "group", "gate", "protocol",
-                                               "model", "source"])
-    failures = pd.DataFrame(failure_rows, columns=["item_id", "reason", "metric", "condition", "gate", "protocol",
-                                                   "model", "source"])
-    return Run(meta=run["meta"], gates=gates, scores=scores, failures=failures, tables=run.get("tables", []))
+__all__ = ["ResultsError", "Run", "compare", "load", "read_results_json"]
 
 
 def compare(*runs: "str | Path | Run", **options: Any) -> pd.DataFrame:
@@ -159,8 +31,6 @@ def compare(*runs: "str | Path | Run", **options: Any) -> pd.DataFrame:
 
     >>> df = compare("results/v1", "results/v2", margins={"mir/accuracy": 0.02})  # doctest: +SKIP
     """
-    from musiceval.compare import compare_runs
-
     table, notes = compare_runs(*runs, **options)
     table.attrs["notes"] = notes
     return table
