@@ -1,11 +1,13 @@
-"""The commands ``musiceval score <protocol>``: thin adapters from flags to a
-:class:`~musiceval.protocols.base.Protocol` (``load_answers`` -> ``from_answers`` -> results), so
-the CLI prints the numbers the gates test. ``--format`` is optional: without it the answer
+"""The ``musiceval`` commands above the protocols. ``musiceval score <protocol>``: thin adapters from
+flags to a :class:`~musiceval.protocols.base.Protocol` (``load_answers`` -> ``from_answers`` ->
+results), so the CLI prints the numbers the gates test; :mod:`~musiceval.commands.compare`,
+:mod:`~musiceval.commands.power` and :mod:`~musiceval.commands.cache` work on results directories
+and caches. For ``score``, ``--format`` is optional: without it the answer
 format is detected from the file's content (:func:`musiceval.data.formats.detect_format`);
 today's short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
 to the registered formats, whose names are accepted too.
 
-Each module of this package registers its protocol's command with :func:`register_scorer`:
+Each protocol's module (:data:`PROTOCOL_MODULES`) registers its command with :func:`register_scorer`:
 
 - ``configure(parser)`` adds the protocol's own flags to its argparse sub-parser (the common
   flags ``FILE``, ``--format``, ``--json``, ``--seed``, ``--per-item``, ``--debug`` are already
