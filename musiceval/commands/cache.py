@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--drop {' '.join(args.drop)}: no encoder id matches; the cache holds {there}")
     entries = cache.contents() if exists else []
     cache.close()
+    responses = cache_path(args, RESPONSES)
     out = {"embeddings": str(cache.path), "exists": exists, "file_bytes": _folder_bytes(folder),
-           "encoders": entries, "dropped": dropped, "responses": str(cache_path(args, RESPONSES)),
-           "responses_bytes": _folder_bytes(cache_path(args, RESPONSES))}
+           "encoders": entries, "dropped": dropped, "responses": str(responses), "responses_bytes": _folder_bytes(responses)}
     if args.json:
         print(json.dumps(out))
         return 0

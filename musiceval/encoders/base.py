@@ -70,7 +70,8 @@ def load_text_encoder(spec: str) -> TextEncoder:
     return _REGISTRY["st"](spec)
 
 
-def _lookup(cache, cache_id: str, keys: list[str]) -> dict[str, np.ndarray]:
+def get_rows(cache, cache_id: str, keys: list[str]) -> dict[str, np.ndarray]:
+    """``{key: row}`` for the keys ``cache`` holds under ``cache_id`` (``get_many`` when it has one)."""
     if cache is None or not keys:
         return {}
     if hasattr(cache, "get_many"):
@@ -79,7 +80,8 @@ def _lookup(cache, cache_id: str, keys: list[str]) -> dict[str, np.ndarray]:
     return {k: v for k, v in hits.items() if v is not None}
 
 
-def _store(cache, cache_id: str, rows: list[tuple[str, np.ndarray]]) -> None:
+def put_rows(cache, cache_id: str, rows: list[tuple[str, np.ndarray]]) -> None:
+    """Store ``(key, row)`` pairs in ``cache`` under ``cache_id`` (``put_many`` when it has one)."""
     if cache is None or not rows:
         return
     if hasattr(cache, "put_many"):
@@ -101,14 +103,14 @@ def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encod
     payload_of: dict[str, object] = {}
     for key, payload in zip(keys, payloads):
         payload_of.setdefault(key, payload)
-    vectors = _lookup(cache, cache_id, list(payload_of))
+    vectors = get_rows(cache, cache_id, list(payload_of))
     missing = [k for k in payload_of if k not in vectors]
     shape = None
     if missing:
         new = np.asarray(encode([payload_of[k] for k in missing]), dtype=np.float32)
         shape = new.shape[1:]
         vectors.update(zip(missing, new))
-        _store(cache, cache_id, [(k, vectors[k]) for k in missing])
+        put_rows(cache, cache_id, [(k, vectors[k]) for k in missing])
     elif vectors:
         shapes = [v.shape for v in vectors.values()]
         shape = max(set(shapes), key=shapes.count)
@@ -116,7 +118,7 @@ def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encod
     if odd:  # a row cached with another shape (an edited or foreign store): recompute it
         fixed = np.asarray(encode([payload_of[k] for k in odd]), dtype=np.float32)
         vectors.update(zip(odd, fixed))
-        _store(cache, cache_id, [(k, vectors[k]) for k in odd])
+        put_rows(cache, cache_id, [(k, vectors[k]) for k in odd])
     if not keys:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([vectors[k] for k in keys])

@@ -23,7 +23,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Sequence
 
-from musiceval.encoders.base import length_batches
+from musiceval.encoders.base import get_rows, length_batches, put_rows
 
 
 def scorer_id(scorer: Any) -> str:
@@ -183,8 +183,7 @@ class TokenCachedBERTScorer:
 
         from bert_score.utils import get_bert_embedding
 
-        found = self.cache.get_many(self.id, sentences) if hasattr(self.cache, "get_many") else {
-            s: v for s in sentences if (v := self.cache.get(self.id, s)) is not None}
+        found = get_rows(self.cache, self.id, sentences)
         stats = {s: torch.from_numpy(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
         missing = [s for s in sentences if s not in stats]
         if not missing:
@@ -204,11 +203,7 @@ class TokenCachedBERTScorer:
             rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, n_tokens))]
             for sen, row in rows:
                 stats[sen] = torch.from_numpy(row)
-            if hasattr(self.cache, "put_many"):
-                self.cache.put_many(self.id, rows)
-            else:
-                for sen, row in rows:
-                    self.cache.put(self.id, sen, row)
+            put_rows(self.cache, self.id, rows)
             self.n_embedded += len(batch)
         return stats
 
