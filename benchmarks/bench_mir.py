@@ -1,7 +1,7 @@
 """Timing of the CMI-Bench MIR protocol, alone or side by side with the toolkit's own script.
 
     .venv/bin/python benchmarks/bench_mir.py [--outputs DIR] [--model mullama] [--cache DIR]
-        [--encoder minilm] [--compat cmi-bench] [--bertscore-model minilm|none|DIR] [--tasks A,B]
+        [--encoder minilm] [--compat cmi-bench|cmi-bench@<commit>] [--bertscore-model minilm|none|DIR] [--tasks A,B]
     .venv/bin/python benchmarks/bench_mir.py --toolkit DIR [--toolkit-path DIR] [--model mullama] [--tasks A,B]
 
 Without ``--toolkit``: scores every ``<model>_<task>.jsonl`` of one model (all tasks present)
@@ -210,7 +210,7 @@ def per_process(args, tasks: list[str], work: Path, cache: Path, label: str) -> 
     for task in tasks:
         path = args.outputs / args.model / f"{args.model}_{task}.jsonl"
         ours = _run_one([sys.executable, "-m", "musiceval.cli", "score", "mir", "--format", "cmi-bench", str(path),
-                         "--compat", "cmi-bench", "--cache-dir", str(cache), "--json"]
+                         "--compat", args.compat or "cmi-bench", "--cache-dir", str(cache), "--json"]
                         + (["--threads", str(args.threads)] if args.threads else []), ours_env)
         theirs = _run_one([sys.executable, str(Path(args.toolkit) / "evaluate.py"), "--model", args.model, "--task", task],
                           theirs_env, cwd=work)
@@ -228,7 +228,7 @@ def one_process(args, tasks: list[str], work: Path, cache: Path, label: str) -> 
     ours_env, theirs_env = _envs(args)
     me = [sys.executable, str(Path(__file__).resolve()), "--outputs", str(args.outputs), "--model", args.model]
     me += ["--threads", str(args.threads)] if args.threads else []
-    ours = subprocess.Popen(me + ["--worker", "musiceval", "--compat", "cmi-bench", "--cache", str(cache),
+    ours = subprocess.Popen(me + ["--worker", "musiceval", "--compat", args.compat or "cmi-bench", "--cache", str(cache),
                                   "--encoder", args.encoder] + (["--bertscore-model", args.bertscore_model] if args.bertscore_model else []),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ours_env, text=True)
     theirs = subprocess.Popen(me + ["--worker", "toolkit", "--toolkit", str(Path(args.toolkit).resolve()), "--workdir", str(work)],
@@ -278,12 +278,16 @@ def side_by_side(args) -> None:
 
 
 def main() -> None:
+    from musiceval.metrics.mir_compat import COMPAT_MODES
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--outputs", type=Path, default=DEFAULT_OUTPUTS)
     ap.add_argument("--model", default="mullama")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "musiceval" / "embeddings"))
     ap.add_argument("--encoder", default="minilm")
-    ap.add_argument("--compat", default=None, choices=[None, "cmi-bench"])
+    ap.add_argument("--compat", default=None, choices=COMPAT_MODES,
+                    help="scoring rules; with --toolkit the mode compared with the checkout (default cmi-bench; "
+                         "cmi-bench@35235cb for a checkout of that commit)")
     ap.add_argument("--bertscore-model", default=None, help="captioning BERTScore model (none: skip it)")
     ap.add_argument("--tasks", default=None, help="comma-separated subset of tasks (default: all present)")
     ap.add_argument("--toolkit", default=None, metavar="DIR", help="a checkout of nicolaus625/CMI-bench: time its evaluate.py too")

@@ -120,7 +120,7 @@ def _toy_run(tmp_path: Path, name: str, values, *, model: str, fp, ids=None) -> 
 def test_runs_differing_only_in_parser_version_refuse_to_compare(tmp_path, capsys):
     rng = np.random.default_rng(0)
     values = (rng.random(200) < 0.7).astype(float)
-    a = _toy_run(tmp_path, "a", values, model="m", fp=_fp("m"))
+    a = _toy_run(tmp_path, "a", values, model="m", fp=_fp("m", mir_parsers="mir-parsers-1"))
     b = _toy_run(tmp_path, "b", values, model="m", fp=_fp("m", mir_parsers="mir-parsers-2"))
     with pytest.raises(NotComparable) as err:
         results.compare(a, b)

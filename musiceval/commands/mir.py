@@ -39,8 +39,12 @@ from musiceval.scoring.mir import DEFAULT_ENCODER, name_models
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", choices=TASKS, help="CMI-Bench task (default: from the file name <model>_<task>.jsonl)")
-    p.add_argument("--compat", choices=["cmi-bench", "cmi-bench@2cafca5"], default=None,
-                   help="reproduce the CMI-Bench toolkit's scoring, quirks included (default: corrected rules)")
+    from musiceval.metrics.mir_compat import COMPAT_MODES
+
+    p.add_argument("--compat", choices=[m for m in COMPAT_MODES if m], default=None,
+                   help="reproduce the CMI-Bench toolkit's scoring, quirks included: cmi-bench (the toolkit as "
+                        "its default branch scores), cmi-bench@<commit> (evaluate.py at that commit) "
+                        "(default: corrected rules)")
     p.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="text encoder for tagging tasks: minilm (offline default), bge:BAAI/bge-large-en-v1.5 "
                         "(the published choice), st:DIR")

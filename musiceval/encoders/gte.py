@@ -5,8 +5,8 @@ Multi-stage Contrastive Learning") is a decoder whose sentence vector is the fin
 of the last real token (the tokenizer appends ``<|endoftext|>``), L2-normalised. Queries carry
 an instruction, documents none; the model card's query form is
 ``"Instruct: {task}\\nQuery: {query}"`` and its sentence-transformers ``"query"`` prompt
-(:data:`GTE_QUERY_PROMPT`) is that form with the web-search task. CMI-Bench at its head
-(nicolaus625/CMI-bench @ 35235cb, ``evaluate.py`` ``multi_label_bert(embed="gte")``) embeds each
+(:data:`GTE_QUERY_PROMPT`) is that form with the web-search task. CMI-Bench at commit
+35235cb (nicolaus625/CMI-bench, ``evaluate.py`` ``multi_label_bert(embed="gte")``) embeds each
 response with ``SentenceTransformer.encode([response], prompt_name="query")`` and the tags with
 no prompt, and scores ``query @ tags.T * 100``.
 

@@ -1,10 +1,12 @@
 """CMI-Bench MIR tasks scored from model responses: one parser and one metric family per task.
 
-Two modes (``compat``):
+Modes (``compat``):
 
 - ``None`` (default): the corrected rules of :mod:`musiceval.parsers` and the metric modules.
 - ``"cmi-bench"``: the CMI-Bench toolkit's ``evaluate.py`` rules, quirks included, so the published
   numbers reproduce from raw outputs. Every difference is listed in docs/cmi-bench.md.
+- ``"cmi-bench@35235cb"``, ``"cmi-bench@2cafca5"``: ``evaluate.py`` at one toolkit commit as a whole
+  (:mod:`musiceval.metrics.mir_compat` says which rule each mode takes from which commit).
 
 Task families and metric keys:
 
@@ -40,11 +42,11 @@ import numpy as np
 from musiceval.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
 from musiceval.schemas import OutputRecord
 from musiceval.metrics import mir_families as fam
+from musiceval.metrics.mir_compat import check_compat, is_old
 from musiceval.records import ItemFailure, ItemScores
 
-COMPAT_MODES = (None, "cmi-bench", "cmi-bench@2cafca5")
 #: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
-PARSER_VERSION = "mir-parsers-1"
+PARSER_VERSION = "mir-parsers-2"
 FAMILIES = {
     **dict.fromkeys(("GTZAN", "Nsynth_instrument", "VocalSet_tech"), "classification"),
     "Nsynth_pitch": "pitch",
@@ -218,10 +220,10 @@ def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, emb
         raise TaskError(f"{task}: tagging needs a text encoder (pass --encoder, e.g. minilm or bge:BAAI/bge-large-en-v1.5)")
     tags = tuple(sorted(t.lower().strip() for t in TAG_VOCABULARIES[task]))
     y_true, scores = fam.tag_matrices(records, tags, compat, embed, query_prefix)
-    head = compat == "cmi-bench"  # the toolkit's head averages PR-AUC over every tag (docs/cmi-bench.md)
-    summary = macro_auc(y_true, scores, tags, pr_all_tags=head)
+    at_35235cb = bool(compat) and not is_old(compat)  # 35235cb averages PR-AUC over every tag (docs/cmi-bench.md)
+    summary = macro_auc(y_true, scores, tags, pr_all_tags=at_35235cb)
     res = TaskResult(task, compat, len(records), {"roc_auc": summary["roc_auc"], "pr_auc": summary["pr_auc"]})  # type: ignore[dict-item]
-    if head and bertscorer is not None:  # the head's second branch: per-tag BERTScore recall
+    if at_35235cb and bertscorer is not None:  # 35235cb's second branch: per-tag BERTScore recall
         bert = macro_auc(y_true, fam.tag_matrices_bertscore(records, tags, compat, bertscorer)[1], tags, pr_all_tags=True)
         res.metrics.update({"bertscore_roc_auc": bert["roc_auc"], "bertscore_pr_auc": bert["pr_auc"]})  # type: ignore[dict-item]
     item_auc = per_item_auc(y_true, scores)
@@ -291,8 +293,9 @@ def score_task(
         A CMI-Bench task name (see :data:`FAMILIES`).
     records : sequence of OutputRecord
         The well-formed records of the output file (malformed ones are the loader's failures).
-    compat : None or "cmi-bench"
-        Scoring rules: corrected (default) or the toolkit's.
+    compat : None or one of :data:`musiceval.metrics.mir_compat.COMPAT_MODES`
+        Scoring rules: corrected (default) or the toolkit's ("cmi-bench"; "cmi-bench@<commit>" for
+        one toolkit commit as a whole).
     embed : callable, optional
         Texts -> L2-normalised embedding rows; required for tagging tasks.
     query_prefix : str
@@ -306,8 +309,7 @@ def score_task(
         references only (beats: the metronome), so they are computed once per reference set;
         :class:`musiceval.scoring.mir.BaselineStore` keeps them on disk. Values are unchanged.
     """
-    if compat not in COMPAT_MODES:
-        raise ValueError(f"compat must be one of {COMPAT_MODES}, got {compat!r}")
+    check_compat(compat)
     family = FAMILIES.get(task)
     if family is None:
         raise ValueError(f"unknown CMI-Bench task {task!r}; one of {', '.join(FAMILIES)}")

@@ -1,6 +1,7 @@
 """Per-family loops of :mod:`musiceval.metrics.mir`: parse every response, score every item.
 
-Each function takes the task's records and the mode (``compat=None`` or ``"cmi-bench"``) and
+Each function takes the task's records and the mode (``compat=None`` or one of
+:data:`musiceval.metrics.mir_compat.COMPAT_MODES`) and
 returns per-item values plus :class:`~musiceval.records.ItemFailure` rows. Unparseable responses
 stay in the denominator with the score the family's rule gives them (0 for accuracy, key, beats,
 melody and frames; the mean for regression) and are listed as failures; items whose reference
@@ -80,7 +81,7 @@ def key_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.
 
 def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.ndarray, list[bool], list[ItemFailure], np.ndarray]:
     """Per-item R^2 contributions of the model and of the mean predictor."""
-    from musiceval.metrics.mir_compat import is_old
+    from musiceval.metrics.mir_compat import is_old, rating_reads_last
     from musiceval.metrics.mir_regression import r2_items, standardise_predictions
     from musiceval.parsers.numbers import parse_rating, parse_rating_cmi
 
@@ -99,7 +100,7 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
         keep.append(True)
         refs.append(ref)
         if compat:
-            pred = parse_rating_cmi(r.response) if is_old(compat) else rating_cmi_head(r.response)
+            pred = parse_rating_cmi(r.response, last=rating_reads_last(compat))
             if pred is None:
                 failures.append(ItemFailure(r.item_id, f"no rating, imputed with the mean: {_short(r.response)!r}"))
         else:
@@ -113,20 +114,11 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
         raise ValueError("fewer than two items with a numeric reference: R^2 is undefined")
     parsed = [p for p in preds if p is not None]
     if compat and not is_old(compat) and (not parsed or float(np.std(parsed)) == 0.0):
-        z = np.zeros(len(preds))  # the toolkit's head: every prediction 0 where the std is 0
+        z = np.zeros(len(preds))  # cal_r2 at 35235cb: every prediction 0 where the std is 0 (2cafca5 raised)
     else:
         z = standardise_predictions(preds)
     y = np.array(refs)
     return r2_items(y, z), keep, failures, r2_items(y, np.full_like(y, y.mean()))
-
-
-def rating_cmi_head(response: str) -> float | None:
-    """``extract_int`` at the toolkit's head (35235cb): as at 2cafca5
-    (:func:`musiceval.parsers.numbers.parse_rating_cmi`) except that, of several digit runs, the
-    *last* is read ("2, 8, and 5" -> 5; 2cafca5 read the first)."""
-    from musiceval.parsers.numbers import parse_rating_cmi
-
-    return parse_rating_cmi(response, last=True)
 
 
 def beat_table(records: Sequence[OutputRecord], compat: str | None, *,
@@ -226,8 +218,8 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
 
 def tag_matrices_bertscore(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
                            bertscorer: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Ground-truth matrix and per-tag BERTScore recall of each response (the toolkit's head
-    scores tagging with this beside GTE; see :func:`musiceval.metrics.mir_tagging.bertscore_tag_scores`)."""
+    """Ground-truth matrix and per-tag BERTScore recall of each response (``evaluate.py`` at
+    35235cb scores tagging with this beside GTE; see :func:`musiceval.metrics.mir_tagging.bertscore_tag_scores`)."""
     from musiceval.metrics.mir_tagging import bertscore_tag_scores, tag_truth, tag_truth_cmi
 
     truth = tag_truth_cmi if compat else tag_truth
@@ -246,7 +238,7 @@ def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[
     empty = np.zeros((1000, len(TECHNIQUES)), dtype=bool)
     for r in records:
         if compat:
-            # head: unreadable answers are "No Tech" (listed); 2cafca5: the toolkit raised (listed)
+            # 35235cb: unreadable answers are "No Tech" (listed); 2cafca5: the toolkit raised (listed)
             read = (lambda t: (frames_cmi_2cafca5(t), None)) if is_old(compat) else frames_cmi_explained
             ref_cmi, _ = read(r.correct_answer)
             if ref_cmi is None:

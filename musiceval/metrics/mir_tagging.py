@@ -22,7 +22,7 @@ Metrics
 - :func:`per_item_auc`: ROC-AUC of each item's ranking of the tags (its true tags against the
   rest), for paired comparisons between scorers.
 
-Tag scores at the toolkit's head (nicolaus625/CMI-bench @ 35235cb, ``multi_label_bert``): two
+Tag scores of the toolkit at commit 35235cb (nicolaus625/CMI-bench, ``multi_label_bert``): two
 scorers, each reported as ROC-AUC and PR-AUC: ``embed="gte"``, GTE-Qwen2-7B-instruct with the
 "query" prompt on the response (:mod:`musiceval.encoders.gte`; pass its prompt as
 ``query_prefix``; the toolkit's ``* 100`` changes no AUC), and ``embed="bert"``,
@@ -61,7 +61,7 @@ def macro_auc(y_true: np.ndarray, scores: np.ndarray, tags: Sequence[str], *, pr
     """Macro ROC-AUC and PR-AUC over tags with both classes present.
 
     Returns ``{"roc_auc", "pr_auc", "per_tag": {tag: {"n_pos", "roc_auc", "pr_auc"}}, "excluded"}``.
-    With ``pr_all_tags=True`` (the toolkit's head), ``pr_auc`` is
+    With ``pr_all_tags=True`` (the toolkit at 35235cb), ``pr_auc`` is
     ``sklearn.metrics.average_precision_score(y_true, scores, average="macro")`` over every tag:
     a tag without positives contributes 0, one without negatives 1.
 

@@ -2,7 +2,7 @@
 
 Frames: 100 per second over a 10 s window, one column per technique in :data:`TECHNIQUES` order.
 
-CMI-Bench rule at the toolkit's head (:func:`frames_cmi`; nicolaus625/CMI-bench ``evaluate.py`` at
+CMI-Bench rule (:func:`frames_cmi`; nicolaus625/CMI-bench ``evaluate.py`` at
 commit 35235cb, ``convert_to_frame_labels``): only the *first tuple* is read (the text from the first
 "[" to the first ")", plus ")]"; a leading ``["[`` loses its first two characters), as a Python
 literal (the toolkit ``eval``s it; here :func:`ast.literal_eval`); tuples whose start does not
@@ -120,7 +120,7 @@ def frames_cmi_explained(text: str) -> tuple[np.ndarray | None, str | None]:
 
 
 def frames_cmi(text: str) -> np.ndarray | None:
-    """The toolkit's ``convert_to_frame_labels`` at its head (commit 35235cb); ``None`` where its
+    """The toolkit's ``convert_to_frame_labels`` at commit 35235cb; ``None`` where its
     code raises (dict entries without a key or with a non-numeric time).
 
     >>> f = frames_cmi("[('9.6947', '10.0', 'Vibrato'), ('1.0', '2.0', 'Plucks')]")

@@ -1,10 +1,11 @@
 """Numbers in prose: emotion ratings on a 1-9 scale and MIDI pitches.
 
-Ratings, CMI-Bench rule (:func:`parse_rating_cmi`): delete "out of 9", "1-9 scale", "from 1 to 9",
-"<d>-point scale", "<d>/<d> time signature|beat", "Example <d>"; take every run of digits, keep
-runs whose integer value is in 1..9; none -> missing; two runs "a" and "b" with "a.b" in the text
--> the float a.b; two equal runs -> that integer; otherwise the first run. So "0.6" reads as 6 and
-"2, 8, and 5" as 2.
+Ratings, CMI-Bench rule (:func:`parse_rating_cmi`, the toolkit's ``cal_r2`` + ``extract_int``):
+delete "out of 9", "1-9 scale", "from 1 to 9", "<d>-point scale", "<d>/<d> time signature|beat",
+"Example <d>"; take every run of digits, keep runs whose integer value is in 1..9; none -> missing;
+two runs "a" and "b" with "a.b" in the text -> the float a.b; two equal runs -> that integer;
+otherwise the first run (commits 2cafca5, 39a9c9b), or the last (commit 35235cb, ``last=True``).
+So "0.6" reads as 6 and "2, 8, and 5" as 2 (35235cb: 5).
 
 Ratings, default rule (:func:`parse_rating`): delete the same scale phrases, then read decimal
 numbers ("5", "6.5"); keep those in [1, 9]; the response must name one distinct value.
@@ -36,9 +37,10 @@ def _strip_scale_phrases(text: str) -> str:
 
 
 def parse_rating_cmi(response: str, *, last: bool = False) -> float | None:
-    """The toolkit's ``extract_int`` (after its "out of 9" removal); ``None`` for missing. Of several
-    digit runs the first is read (the toolkit at 2cafca5), or the last with ``last=True`` (at its
-    head, 35235cb: "2, 8, and 5" -> 5)."""
+    """The toolkit's ``extract_int`` after ``cal_r2``'s "out of 9" removal; ``None`` where it returns
+    its missing marker -0.5. Of several digit runs the first is read, ``return int(numbers[0])`` at
+    nicolaus625/CMI-bench commits 2cafca5 and 39a9c9b; with ``last=True`` the last,
+    ``return int(numbers[-1])`` at commit 35235cb ("2, 8, and 5" -> 2, or 5 with ``last``)."""
     text = _strip_scale_phrases(response)
     runs = [r for r in re.findall(r"\d+", text) if 0 < int(r) < 10]
     if not runs:

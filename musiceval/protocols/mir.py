@@ -14,7 +14,8 @@ Chances: the trivial baseline per item (majority class, majority key, mean predi
 at the median tempo, empty transcript, majority technique); for classification and pitch also a
 uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5.
 
-Options: ``compat`` (None or ``"cmi-bench"``), ``encoder`` ("minilm"; tagging), ``threads`` (torch
+Options: ``compat`` (None, ``"cmi-bench"`` or ``"cmi-bench@<commit>"``, see
+:mod:`musiceval.metrics.mir_compat`), ``encoder`` ("minilm"; tagging), ``threads`` (torch
 threads of that encoder and of captioning BERTScore), ``cache_dir``,
 ``bertscore_model`` / ``bertscore_layers`` (captioning; ``"none"`` skips BERTScore),
 ``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
@@ -102,6 +103,12 @@ class MirProtocol(Protocol):
             raise ValueError(f"{answers.source or 'answers'}: unknown or missing CMI-Bench task {task!r}; name the file "
                              f"<model>_<task>.jsonl or set the mir option 'task' (one of {', '.join(FAMILIES)})")
         compat = opts.get("compat")
+        from musiceval.metrics.mir_compat import check_compat
+
+        try:
+            check_compat(compat)
+        except ValueError as exc:  # before any encoder loads
+            raise ValueError(f"{answers.source or 'answers'}: mir option 'compat': {exc}") from None
         max_items = opts.get("max_items")
         records = {"correct": _records(answers, "correct")}
         if max_items is not None:

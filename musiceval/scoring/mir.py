@@ -42,8 +42,8 @@ def default_cache_dir() -> Path:
 
 
 def query_prefix_for(spec: str, compat: str | None) -> str:
-    """The encoder's query instruction before each response: GTE-Qwen2's in both modes (the toolkit's
-    head encodes with its query prompt); BGE's in default mode only (the older toolkit built BGE with
+    """The encoder's query instruction before each response: GTE-Qwen2's in both modes (the toolkit at
+    35235cb encodes with its query prompt); BGE's in default mode only (the older toolkit built BGE with
     the instruction but called ``encode``, which ignores it)."""
     if spec.startswith("gte:"):
         from musiceval.encoders.gte import GTE_QUERY_PROMPT

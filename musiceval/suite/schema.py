@@ -81,7 +81,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "mir": {
         **_MARGINS,
         "min_parse_rate": Key((int, float), 0.5, "share of responses the task's parser reads"),
-        "compat": Key(str, "", "'' (corrected rules) or cmi-bench (the toolkit's rules, quirks included)"),
+        "compat": Key(str, "", "'' (corrected rules), cmi-bench (the toolkit's rules, quirks included) or cmi-bench@35235cb / "
+                            "cmi-bench@2cafca5 (evaluate.py at that commit)"),
         "encoder": Key(str, "minilm", "text encoder of the tagging tasks"),
         "tagging_items": Key(int, 80, "score the first N records of tagging files (0 = all)"),
         "captioning_items": Key(int, 24, "score the first N records of captioning files (0 = all)"),

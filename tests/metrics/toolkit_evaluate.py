@@ -1,8 +1,9 @@
-"""Transcriptions of CMI-Bench ``evaluate.py`` at its head (nicolaus625/CMI-bench @ 35235cb) used as
-the reference side of the differential tests. Kept line by line with the toolkit's code; the only
-change is ``ast.literal_eval`` where the toolkit calls ``eval`` on model text (what a literal
-cannot express raises in both, and every such raise lands in the toolkit's own ``except``).
-Not imported by the package.
+"""Transcriptions of CMI-Bench ``evaluate.py`` (nicolaus625/CMI-bench) used as the reference side
+of the differential tests: the functions at commit 35235cb, and ``extract_int`` also as it is at
+commits 2cafca5 and 39a9c9b (:func:`extract_int_2cafca5`). Kept line by line with the toolkit's
+code; the only changes are ``ast.literal_eval`` where the toolkit calls ``eval`` on model text
+(what a literal cannot express raises in both, and every such raise lands in the toolkit's own
+``except``) and no ``print``. Not imported by the package.
 """
 from __future__ import annotations
 
@@ -112,6 +113,7 @@ def multi_label_scores(result_list, answer_list, score_fn):
 
 
 def extract_int(response):
+    """``extract_int`` at 35235cb: of several numbers, the last."""
     import re
 
     response = response.replace("1-9 scale", "scale")
@@ -133,8 +135,31 @@ def extract_int(response):
     return int(numbers[0])
 
 
-def cal_r2(result_list):
-    """``cal_r2`` with torchmetrics' ``R2Score`` written out (1 - SS_res / SS_tot, float32 tensors)."""
+def extract_int_2cafca5(response):
+    """``extract_int`` at 2cafca5 (the same text at 39a9c9b): of several numbers, the first."""
+    import re
+
+    response = response.replace("1-9 scale", "scale")
+    response = response.replace("from 1 to 9", "scale")
+    response = re.sub(r'\d-point scale', 'scale', response)
+    response = re.sub(r'\d/\d time signature', 'time signature', response)
+    response = re.sub(r'\d/\d beat', 'time signature', response)
+    response = re.sub(r'Example \d', '', response)
+    numbers = re.findall(r'\d+', response)
+    numbers = [i for i in numbers if 0 < int(i) < 10]
+    if not numbers:
+        return -0.5
+    elif len(numbers) > 1:
+        if len(numbers) == 2 and f"{numbers[0]}.{numbers[1]}" in response:
+            return float(f"{numbers[0]}.{numbers[1]}")
+        if len(numbers) == 2 and numbers[0] == numbers[1]:
+            return int(numbers[0])
+    return int(numbers[0])
+
+
+def cal_r2(result_list, extract_int=extract_int):
+    """``cal_r2`` at 35235cb with torchmetrics' ``R2Score`` written out (1 - SS_res / SS_tot, float32
+    tensors); ``extract_int`` is the rating reader (:func:`extract_int_2cafca5` for the first number)."""
     import re
 
     answer_list = [float(tmp["correct_answer"]) for tmp in result_list]

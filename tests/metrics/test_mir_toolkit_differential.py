@@ -1,5 +1,7 @@
-"""``compat="cmi-bench"`` against transcriptions of the toolkit's head (tests/metrics/toolkit_head.py)
-on the real output files in ../shared/data/cmi-bench/outputs (or $MUSICEVAL_SHARED_DATA)."""
+"""The compat modes against transcriptions of the toolkit's ``evaluate.py`` at the commits they
+follow (tests/metrics/toolkit_evaluate.py) on the real output files in
+../shared/data/cmi-bench/outputs (or $MUSICEVAL_SHARED_DATA). ``cmi-bench`` and
+``cmi-bench@35235cb`` share every rule but the rating's (first number versus last)."""
 from __future__ import annotations
 
 import json
@@ -9,20 +11,21 @@ import pytest
 
 from musiceval.data.cmibench import load_outputs
 from musiceval.metrics.mir import score_task
-from tests.metrics import toolkit_head as tk
+from tests.metrics import toolkit_evaluate as tk
 
 OUTPUTS = tk.SHARED / "cmi-bench" / "outputs"
 GUZHENG = sorted(OUTPUTS.glob("*/*Guzheng_Tech*.jsonl"))
 
 
 @pytest.mark.skipif(not GUZHENG, reason=f"no *Guzheng_Tech* outputs under {OUTPUTS} (set MUSICEVAL_SHARED_DATA)")
+@pytest.mark.parametrize("compat", ["cmi-bench", "cmi-bench@35235cb"])
 @pytest.mark.parametrize("path", GUZHENG, ids=lambda p: p.name)
-def test_guzheng_compat_equals_the_toolkit_head_on_real_outputs(path):
+def test_guzheng_compat_equals_the_toolkit_at_35235cb_on_real_outputs(path, compat):
     raw = json.loads(path.read_text())
     marco, micro = tk.calculate_frame_f1(raw)  # the toolkit prints these as "Marco F1", "Micro F1"
     loaded = load_outputs(path)
     assert len(loaded.records) == len(raw) and not loaded.failures
-    res = score_task("Guzheng_Tech", loaded.records, compat="cmi-bench")
+    res = score_task("Guzheng_Tech", loaded.records, compat=compat)
     assert res.metrics["macro_f1"] == pytest.approx(marco, abs=1e-12)
     assert res.metrics["micro_f1"] == pytest.approx(micro, abs=1e-12)
     # every record is scored; the ones the toolkit reads as "No Tech" for want of a tuple are listed
@@ -32,8 +35,8 @@ def test_guzheng_compat_equals_the_toolkit_head_on_real_outputs(path):
 
 
 @pytest.mark.skipif(not GUZHENG, reason=f"no *Guzheng_Tech* outputs under {OUTPUTS}")
-def test_guzheng_head_differs_from_the_older_rule_where_the_issue_says():
-    """The head and commit 2cafca5 disagree on at least one real file (first tuple vs whole list)."""
+def test_guzheng_35235cb_differs_from_the_2cafca5_rule_on_real_references():
+    """Commits 35235cb and 2cafca5 disagree on at least one real file (first tuple vs whole list)."""
     diffs = []
     for path in GUZHENG:
         recs = load_outputs(path).records
@@ -86,7 +89,7 @@ def test_medleydb_synthetic_records_compat_versus_default():
     assert compat[0] < compat[1] and compat[0] < default[0]
 
 
-# --- tagging at the toolkit's head: GTE (query prompt) and per-tag BERTScore recall
+# --- tagging at 35235cb: GTE (query prompt) and per-tag BERTScore recall
 
 MTT = sorted(OUTPUTS.glob("*/*_MTT.jsonl"))
 
@@ -107,7 +110,7 @@ def _stand_in_embed(texts):
 
 @pytest.mark.skipif(not MTT, reason=f"no *_MTT outputs under {OUTPUTS}")
 @pytest.mark.parametrize("path", MTT, ids=lambda p: p.name)
-def test_gte_tagging_rule_equals_the_toolkit_head_with_a_stand_in_encoder(path):
+def test_gte_tagging_rule_equals_the_toolkit_at_35235cb_with_a_stand_in_encoder(path):
     from musiceval.data.cmibench_vocab import TAG_VOCABULARIES
     from musiceval.encoders.gte import GTE_QUERY_PROMPT
     from musiceval.metrics import mir_families as fam
@@ -117,7 +120,7 @@ def test_gte_tagging_rule_equals_the_toolkit_head_with_a_stand_in_encoder(path):
     records = [r for r in load_outputs(path).records if r.index < 1500]
     assert len(records) == len(raw)
 
-    docs: dict[tuple, np.ndarray] = {}  # document_embeddings = gte.encode(answer_list), once (as at head)
+    docs: dict[tuple, np.ndarray] = {}  # document_embeddings = gte.encode(answer_list), once (as at 35235cb)
 
     def gte_branch(response, answer_list):  # gte.encode([response], prompt_name="query") @ docs.T * 100
         d = docs.setdefault(tuple(answer_list), _stand_in_embed(answer_list))
@@ -137,7 +140,7 @@ def test_gte_tagging_rule_equals_the_toolkit_head_with_a_stand_in_encoder(path):
 
 
 @pytest.mark.skipif(not MTT, reason=f"no *_MTT outputs under {OUTPUTS}")
-def test_bertscore_tagging_rule_equals_the_toolkit_head_on_real_answers():
+def test_bertscore_tagging_rule_equals_the_toolkit_at_35235cb_on_real_answers():
     """The BERT branch with one real bert-score scorer on both sides (the bundled MiniLM, layer 6,
     standing in for roberta-large)."""
     pytest.importorskip("bert_score")
@@ -166,23 +169,37 @@ def test_bertscore_tagging_rule_equals_the_toolkit_head_on_real_answers():
 
 
 EMO = sorted(OUTPUTS.glob("*/*_EMO_*.jsonl"))
+#: compat mode -> the toolkit's rating reader it follows (cal_r2 around it is 35235cb's in both)
+RATING_READERS = {"cmi-bench": tk.extract_int_2cafca5, "cmi-bench@35235cb": tk.extract_int}
 
 
 @pytest.mark.skipif(not EMO, reason=f"no *_EMO_* outputs under {OUTPUTS}")
+@pytest.mark.parametrize("compat", sorted(RATING_READERS))
 @pytest.mark.parametrize("path", EMO, ids=lambda p: p.name)
-def test_rating_r2_compat_equals_the_toolkit_head_on_real_outputs(path):
+def test_rating_r2_compat_equals_the_toolkit_on_real_outputs(path, compat):
     raw = json.loads(path.read_text())
     loaded = load_outputs(path)
     assert len(loaded.records) == len(raw)
-    res = score_task(loaded.task, loaded.records, compat="cmi-bench")
-    assert res.metrics["r2"] == pytest.approx(tk.cal_r2(raw), abs=1e-5)  # torchmetrics computes in float32
+    res = score_task(loaded.task, loaded.records, compat=compat)
+    want = tk.cal_r2(raw, extract_int=RATING_READERS[compat])
+    assert res.metrics["r2"] == pytest.approx(want, abs=1e-5)  # torchmetrics computes in float32
 
 
-def test_head_rating_reads_the_last_of_several_numbers():
-    from musiceval.metrics.mir_families import rating_cmi_head
-    from musiceval.parsers.numbers import parse_rating_cmi
+@pytest.mark.skipif(not EMO, reason=f"no *_EMO_* outputs under {OUTPUTS}")
+def test_the_two_rating_readers_give_different_r2_on_a_real_file():
+    """The shipped EMO files hold answers with several numbers, so the choice of commit shows."""
+    raw = json.loads(EMO[0].read_text())
+    assert tk.cal_r2(raw, extract_int=tk.extract_int) != pytest.approx(tk.cal_r2(raw, extract_int=tk.extract_int_2cafca5),
+                                                                       abs=1e-3)
 
-    for text in ["2, 8, and 5", "around 8 and 9", "score is 5.2", "7, because of x, so 7", "6 out of 9", "none"]:
-        want = tk.extract_int(text.replace("out of 9", ""))
-        assert rating_cmi_head(text) == (None if want == -0.5 else float(want)), text
-    assert parse_rating_cmi("2, 8, and 5") == 2.0 and rating_cmi_head("2, 8, and 5") == 5.0
+
+def test_the_hand_derived_ratings_match_the_transcribed_extract_int():
+    """tests/parsers/test_numbers.py derives its ratings from extract_int's text; the transcriptions
+    of that text at 2cafca5 and 35235cb give the same values (-0.5 is the toolkit's missing)."""
+    from tests.parsers.test_numbers import SEPARATING
+
+    for param in SEPARATING:
+        text, first, last = param.values
+        text = text.replace("out of 9", "")  # cal_r2 deletes it before extract_int
+        assert tk.extract_int_2cafca5(text) == (-0.5 if first is None else first), param.id
+        assert tk.extract_int(text) == (-0.5 if last is None else last), param.id
