@@ -167,6 +167,7 @@ def test_live_binary_choice_beats_a_coin_flip(name, live_closed_run, gate):
 # ----------------------------------------------------------------------------- extractor agreement
 
 
+@pytest.mark.musiceval_self_check  # the suite's two extractors agreeing: a property of the suite, not of the model
 def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate):
     """Per answer file: how often the offline rule extractor returns the LLM extractor's label set."""
     from musiceval.llm.cassettes import use_cassette

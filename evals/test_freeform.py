@@ -55,6 +55,7 @@ def test_metric_correct_beats_random(run, gate, thresholds, metric):
 
 
 @pytest.mark.parametrize("metric", _freeform_metrics())
+@pytest.mark.musiceval_self_check  # both conditions rewrite the reference: a property of the metric, not of the model
 def test_metric_scores_skyline_above_adversarial(run, gate, thresholds, metric):
     if not {"skyline", "adversarial"} <= set(run.conditions) or metric not in run.metrics:
         gate.skip(f"{run.model} {run.source}: no Skyline/Adversarial rewrites (name them with 'rewrites' in the "

@@ -1,11 +1,23 @@
 """Compare runs: paired differences, regression verdicts and a leaderboard across results dirs.
 
-:func:`compare` joins the per-item scores of two or more runs (``scores.jsonl`` of each results
-directory) by protocol, metric, condition and item id, and for every pair of runs (the earlier
-argument is the baseline) runs the regression gates of :mod:`musiceval.regression`:
+:func:`compare_runs` joins the per-item scores of two or more runs (``scores.jsonl`` of each results
+directory) by protocol, answer source, metric, condition and item id, and for every pair of runs
+(the earlier argument is the baseline) runs :func:`musiceval.regression.compare_scores`, the one
+comparison engine the pytest regression gates use too: non-inferiority at the margin, superiority
+beside it, one verdict word.
 
-- ``non_inferior`` at the margin configured for that protocol / metric (metric units);
-- ``superior`` at margin 0 (is the new run better at all?).
+- **Margins** are those of the new run's suite config (``regression_margin`` / ``regression_margins``
+  per protocol, recorded in its ``results.json``), as its regression gates used them; ``margins``
+  and ``default_margin`` override them.
+- **Direction** (lower is better: WER, CER ...) is the one the gates recorded with the scores,
+  else inferred from the metric's name.
+- **Only the declared model's rows**: the rows of the suite's self-checks (text encoders, the tiny
+  live model) and of other models never enter a comparison; a run that holds several declared
+  models needs ``model=NAME``.
+- **Renamed sources**: answer sources pair by protocol and label; a source that one run labels
+  differently (the config's ``label`` against the file name of a one-file run) pairs with the other
+  run's source of the same protocol whose scored items are identical (the same ``items_sha256``),
+  and a note says so.
 
 Before anything is computed the scorer-side provenance of the runs
 (:func:`musiceval.provenance.check_comparable`) must agree: a run scored with another parser,
@@ -19,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -27,14 +39,14 @@ import numpy as np
 import pandas as pd
 
 from musiceval import stats
-from musiceval.gates import Gate, GateConfig
 from musiceval.provenance import check_comparable
-from musiceval.records import ItemScores, Outcome, align_paired
+from musiceval.records import ItemScores, align_paired
+from musiceval.regression import compare_scores
 from musiceval.run_files import Run, load
 
 #: metric names (whole words of the name) for which lower values are better
 LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|ece)($|[_\-./ ])", re.I)
-#: the margin used when none is configured for a protocol / metric (metric units)
+#: the margin used when neither the caller nor the new run's config gives one (the schema's default)
 DEFAULT_MARGIN = 0.02
 KEY = ["protocol", "metric", "condition"]
 
@@ -57,6 +69,8 @@ class LoadedRun:
     path: str
     meta: dict[str, Any]
     scores: pd.DataFrame
+    #: "protocol/source" -> sha256 of the items that source's answers were scored against
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def higher_is_better(metric: str, lower: Iterable[str] = ()) -> bool:
@@ -72,38 +86,54 @@ def margin_for(protocol: str, metric: str, margins: Mapping[str, float] | None, 
     return float(default)
 
 
-def _load(run: Any, index: int) -> LoadedRun:
+def recorded_margin(meta: Mapping[str, Any], protocol: str, source: str, metric: str) -> float | None:
+    """The regression margin the run's own config set for ``protocol``'s ``metric`` on ``source``
+    (its ``[<protocol>] regression_margin(s)``, recorded in ``results.json``), or None."""
+    from musiceval.suite.schema import margin_for as section_margin
+
+    section = (meta.get("thresholds") or {}).get(protocol)
+    if not isinstance(section, Mapping):
+        return None
+    return section_margin(section, metric, source, kind="regression_margin")
+
+
+def _declared(meta: Mapping[str, Any]) -> list[str]:
+    names = [str(m.get("name")) for m in meta.get("models") or [] if isinstance(m, Mapping) and m.get("name")]
+    return names or ([str(meta["model"])] if meta.get("model") else [])
+
+
+def _load(run: Any, index: int, model: str | None = None) -> LoadedRun:
     path = "" if isinstance(run, Run) else str(run)
     loaded = run if isinstance(run, Run) else load(run)
     meta = dict(loaded.meta or {})
-    label = str(meta.get("model") or meta.get("label") or (Path(path).name if path else f"run{index + 1}"))
+    where = path or f"run {index + 1}"
     scores = loaded.scores.copy()
     if scores.empty:
-        raise ValueError(f"{path or label}: no per-item scores (scores.jsonl is missing or empty); "
+        raise ValueError(f"{where}: no per-item scores (scores.jsonl is missing or empty); "
                          "compare needs the results dir of a finished run")
-    scores = _own_rows(scores, meta, path or label)
+    declared = _declared(meta)
+    if declared:  # the suite's self-checks and other rows without a declared model never compare
+        scores = scores[scores["model"].astype(str).isin(declared)]
+    models = sorted(set(scores["model"].dropna().astype(str)))
+    if model is not None:
+        if model not in models:
+            raise ValueError(f"{where}: no scores of model {model!r} (it holds: {', '.join(models) or 'none'})")
+        scores = scores[scores["model"].astype(str) == model]
+    elif len(models) > 1:
+        raise ValueError(f"{where}: holds the scores of {len(models)} models ({', '.join(models)}); "
+                         "compare one of them: model=NAME (musiceval compare --model NAME)")
+    if scores.empty:
+        raise ValueError(f"{where}: no per-item scores of a declared model ({', '.join(declared) or 'none declared'}); "
+                         "its scores.jsonl holds only the suite's self-checks")
+    label = model or (models[0] if models else str(meta.get("model") or meta.get("label") or
+                                                   (Path(path).name if path else f"run{index + 1}")))
     scores["protocol"] = scores["protocol"].fillna("").astype(str)
-    if "source" in scores:  # one protocol holds several answer sources (MIR tasks, factual files)
-        source = scores["source"].fillna("").astype(str)
-        scores["protocol"] = scores["protocol"].where(source == "", scores["protocol"] + "/" + source)
+    scores["source"] = scores["source"].fillna("").astype(str)
     scores["condition"] = scores["condition"].fillna("correct").astype(str)
     scores["item_id"] = scores["item_id"].astype(str)
-    return LoadedRun(label=label, path=path, meta=meta, scores=scores)
-
-
-def _own_rows(scores: pd.DataFrame, meta: Mapping[str, Any], where: str) -> pd.DataFrame:
-    """A run that also recorded another model's scores (e.g. its baseline's, rows tagged with
-    ``model``) contributes only its own model's rows; rows without a ``model`` are its own."""
-    if "model" not in scores or scores["model"].isna().all():
-        return scores
-    models = sorted(set(scores["model"].dropna().astype(str)))
-    if len(models) == 1:
-        return scores
-    own = str(meta.get("model") or "")
-    if own not in models:
-        raise ValueError(f"{where}: scores.jsonl holds several models ({', '.join(models)}) and meta.model "
-                         f"({own or 'absent'}) names none of them; compare cannot tell which rows are this run's")
-    return scores[scores["model"].isna() | (scores["model"].astype(str) == own)]
+    sources = {f"{r.get('protocol')}/{r.get('source')}": str(r.get("items_sha256"))
+               for r in loaded.sources if r.get("model") == label and r.get("items_sha256")}
+    return LoadedRun(label=label, path=path, meta=meta, scores=scores, sources=sources)
 
 
 def _unique_labels(runs: list[LoadedRun]) -> None:
@@ -115,22 +145,59 @@ def _unique_labels(runs: list[LoadedRun]) -> None:
             r.label = f"{r.label} [{Path(r.path).name or k + 1}]"
 
 
-def _per_item(run: LoadedRun) -> tuple[dict[tuple[str, str, str], ItemScores], list[str]]:
-    """One ItemScores per (protocol, metric, condition); the same item recorded by several gates is
-    kept once; conflicting values for one item are reported in the notes (first value kept)."""
+#: (protocol, source, metric, condition)
+ScoreKey = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class ScoreSet:
+    scores: ItemScores
+    #: the direction the gates recorded with the scores (None: not recorded)
+    higher_is_better: bool | None
+
+
+def _per_item(run: LoadedRun) -> tuple[dict[ScoreKey, ScoreSet], list[str]]:
+    """One score set per (protocol, source, metric, condition); the same item recorded by several
+    gates is kept once; conflicting values for one item are reported in the notes (first kept)."""
     out, notes = {}, []
-    for key, frame in run.scores.groupby(KEY, sort=True):
+    frame_all = run.scores
+    direction = frame_all["higher_is_better"] if "higher_is_better" in frame_all else None
+    for key, frame in frame_all.groupby(["protocol", "source", "metric", "condition"], sort=True):
         frame = frame.drop_duplicates(["item_id", "value"])
         dup = frame[frame.duplicated("item_id", keep="first")]
         if not dup.empty:
-            notes.append(f"{run.label}: {'/'.join(key)} has {dup.item_id.nunique()} items with conflicting values "
-                         f"(e.g. {dup.item_id.iloc[0]}); the first value is used")
+            notes.append(f"{run.label}: {'/'.join(k for k in key if k)} has {dup.item_id.nunique()} items with "
+                         f"conflicting values (e.g. {dup.item_id.iloc[0]}); the first value is used")
             frame = frame.drop_duplicates("item_id", keep="first")
-        groups = frame["group"].tolist()
         has_groups = not frame["group"].isna().any()
-        out[key] = ItemScores(str(key[1]), ids=frame.item_id.tolist(), values=frame.value.astype(float).to_numpy(),
-                              groups=[str(g) for g in groups] if has_groups else None, condition=str(key[2]))
+        hib = None
+        if direction is not None:
+            known = frame["higher_is_better"].dropna()
+            hib = bool(known.iloc[0]) if not known.empty else None
+        out[key] = ScoreSet(ItemScores(str(key[2]), ids=frame.item_id.tolist(), values=frame.value.astype(float).to_numpy(),
+                                       groups=[str(g) for g in frame["group"]] if has_groups else None,
+                                       condition=str(key[3])), hib)
     return out, notes
+
+
+def pair_sources(old: LoadedRun, new: LoadedRun, old_keys: Iterable[ScoreKey], new_keys: Iterable[ScoreKey]
+                 ) -> tuple[dict[tuple[str, str], tuple[str, str]], list[str]]:
+    """``(protocol, new source) -> (protocol, old source)``: same label, else the one old source of
+    the same protocol, unmatched by label, whose items are identical (``items_sha256``)."""
+    old_sources = {(k[0], k[1]) for k in old_keys}
+    new_sources = {(k[0], k[1]) for k in new_keys}
+    mapping = {s: s for s in new_sources & old_sources}
+    notes = []
+    free = sorted(old_sources - new_sources)
+    for protocol, source in sorted(new_sources - old_sources):
+        sha = new.sources.get(f"{protocol}/{source}")
+        same = [o for o in free if o[0] == protocol and sha and old.sources.get(f"{o[0]}/{o[1]}") == sha]
+        if len(same) == 1:
+            mapping[(protocol, source)] = same[0]
+            free.remove(same[0])
+            notes.append(f"{protocol}: {new.label}'s source {source!r} paired with {old.label}'s {same[0][1]!r}: "
+                         f"the same items (sha256 {sha[:12]})")
+    return mapping, notes
 
 
 def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
@@ -152,23 +219,27 @@ def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
 def compare_runs(
     *runs: Any,
     margins: Mapping[str, float] | None = None,
-    default_margin: float = DEFAULT_MARGIN,
+    default_margin: float | None = None,
     lower_is_better: Iterable[str] = (),
     alpha: float = 0.05,
     power: float = 0.8,
     adjust: str = "holm",
     conditions: Sequence[str] | None = ("correct",),
+    model: str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The comparison table (one row per baseline/new pair, protocol, metric, condition) and notes.
+    """The comparison table (one row per baseline/new pair, protocol/source, metric, condition) and notes.
 
     ``runs`` are results directories or :class:`musiceval.run_files.Run` objects, oldest first: each
     pair ``(runs[i], runs[j])``, ``i < j``, treats ``runs[i]`` as the baseline. ``conditions``
     restricts the conditions compared (default: the model's real answers, ``correct``; ``None``
-    compares every condition both runs hold).
+    compares every condition both runs hold). The margin of a row: ``margins`` (by
+    ``protocol/metric``, ``metric`` or ``protocol``), else ``default_margin``, else the new run's
+    own regression margin, else :data:`DEFAULT_MARGIN`. ``model`` picks one model of runs that hold
+    several.
     """
     if len(runs) < 2:
         raise ValueError("compare needs at least two runs (results dirs), the baseline first")
-    loaded = [_load(r, k) for k, r in enumerate(runs)]
+    loaded = [_load(r, k, model) for k, r in enumerate(runs)]
     _unique_labels(loaded)
     notes = check_runs(loaded)
     lower = list(lower_is_better)
@@ -178,40 +249,28 @@ def compare_runs(
         per_run.append(scores)
         notes += run_notes
     rows: list[dict[str, Any]] = []
-    gate = Gate(GateConfig(alpha=alpha, power=power))
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
             old_run, new_run = loaded[i], loaded[j]
-            keys = sorted(set(per_run[i]) | set(per_run[j]))
-            for key in keys:
-                protocol, metric, condition = key
+            mapping, pair_notes = pair_sources(old_run, new_run, per_run[i], per_run[j])
+            notes += pair_notes
+            compared_old: set[ScoreKey] = set()
+            for key in sorted(per_run[j]):
+                protocol, source, metric, condition = key
                 if conditions is not None and condition not in conditions:
                     continue
-                if key not in per_run[i] or key not in per_run[j]:
-                    only = new_run.label if key in per_run[j] else old_run.label
-                    notes.append(f"{'/'.join(key)}: scored only by {only}; not compared")
+                old_source = mapping.get((protocol, source))
+                old_key = (protocol, old_source[1], metric, condition) if old_source else None
+                if old_key not in per_run[i]:
+                    notes.append(f"{'/'.join(x for x in key if x)}: scored only by {new_run.label}; not compared")
                     continue
-                old, new = per_run[i][key], per_run[j][key]
-                hib = higher_is_better(metric, lower)
-                margin = margin_for(protocol, metric, margins, default_margin)
-                where = "/".join(x for x in (protocol, condition if condition != "correct" else "") if x)
-                common = dict(higher_is_better=hib, new_label=new_run.label, old_label=old_run.label,
-                              protocol=where, metric=metric, baseline=old_run.path or old_run.label)
-                ni = gate.non_inferior(new, old, margin=margin, name=f"{metric} non-inferior", **common)
-                sup = gate.superior(new, old, margin=0.0, name=f"{metric} superior", **common)
-                verdict = _verdict(ni, sup, margin)
-                va, vb = old.values.mean(), new.values.mean()
-                rows.append({
-                    "protocol": protocol, "metric": metric, "condition": condition,
-                    "baseline": old_run.label, "new": new_run.label,
-                    "mean_baseline": float(va), "mean_new": float(vb),
-                    "n_paired": ni.n, "n_unmatched": ni.n_failed,
-                    "higher_is_better": hib, "margin": margin,
-                    "diff": ni.estimate, "ci_low": ni.ci[0], "ci_high": ni.ci[1],
-                    "p_non_inferior": ni.p_value, "p_superior": sup.p_value, "mde": ni.mde,
-                    "non_inferior": ni.outcome.value, "superior": sup.outcome.value, "verdict": verdict,
-                    "test": ni.test, "detail": ni.detail,
-                })
+                compared_old.add(old_key)
+                new, old = per_run[j][key], per_run[i][old_key]
+                rows.append(_row(new, old, new_run, old_run, key, margins=margins, default_margin=default_margin,
+                                 lower=lower, alpha=alpha, power=power))
+            for key in sorted(set(per_run[i]) - compared_old):
+                if conditions is None or key[3] in conditions:
+                    notes.append(f"{'/'.join(x for x in key if x)}: scored only by {old_run.label}; not compared")
     table = pd.DataFrame(rows)
     if not table.empty:
         table["p_non_inferior_adj"] = stats.adjust(_nan_to_none(table.p_non_inferior), adjust)
@@ -220,21 +279,38 @@ def compare_runs(
     return table, notes
 
 
+def _row(new: ScoreSet, old: ScoreSet, new_run: LoadedRun, old_run: LoadedRun, key: ScoreKey, *,
+         margins: Mapping[str, float] | None, default_margin: float | None, lower: list[str], alpha: float,
+         power: float) -> dict[str, Any]:
+    """One comparison row, computed by :func:`musiceval.regression.compare_scores`."""
+    protocol, source, metric, condition = key
+    where = "/".join(x for x in (protocol, source) if x)
+    hib = new.higher_is_better if new.higher_is_better is not None else higher_is_better(metric, lower)
+    if metric in lower:
+        hib = False
+    recorded = recorded_margin(new_run.meta, protocol, source, metric)
+    fallback = default_margin if default_margin is not None else recorded if recorded is not None else DEFAULT_MARGIN
+    margin = margin_for(where, metric, margins, margin_for(protocol, metric, margins, fallback))
+    c = compare_scores(new.scores, old.scores, margin=margin, name=f"{where} {metric} not worse than {old_run.label}",
+                       higher_is_better=hib, new_label=new_run.label, old_label=old_run.label,
+                       protocol="/".join(x for x in (where, condition if condition != "correct" else "") if x),
+                       metric=metric, alpha=alpha, power=power, baseline=old_run.path or old_run.label)
+    ni, sup = c.non_inferior, c.superior
+    return {
+        "protocol": where, "metric": metric, "condition": condition,
+        "baseline": old_run.label, "new": new_run.label,
+        "mean_baseline": float(old.scores.values.mean()), "mean_new": float(new.scores.values.mean()),
+        "n_paired": ni.n, "n_unmatched": ni.n_failed,
+        "higher_is_better": hib, "margin": margin,
+        "diff": ni.estimate, "ci_low": ni.ci[0], "ci_high": ni.ci[1],
+        "p_non_inferior": ni.p_value, "p_superior": sup.p_value, "mde": ni.mde, "n_to_decide": ni.n_to_decide,
+        "non_inferior": ni.outcome.value, "superior": sup.outcome.value, "verdict": c.verdict,
+        "test": ni.test, "detail": ni.detail,
+    }
+
+
 def _nan_to_none(values: Iterable[Any]) -> list[float | None]:
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in values]
-
-
-def _verdict(ni: Any, sup: Any, margin: float) -> str:
-    """One word per comparison: superior / non-inferior / inferior / underpowered / inconclusive."""
-    if sup.outcome is Outcome.PASS:
-        return "superior"
-    if ni.outcome is Outcome.PASS:
-        return "non-inferior"
-    if ni.outcome is Outcome.FAIL:
-        return "inferior"
-    if ni.mde is not None and margin < ni.mde:
-        return "underpowered"
-    return "inconclusive"
 
 
 def leaderboard(table: pd.DataFrame) -> pd.DataFrame:
@@ -303,16 +379,18 @@ def paired_differences(run: Any, against: Any | None, *, metric: str, protocol: 
         check_runs(loaded)
     picked = []
     for r in loaded:
-        scores, _ = _per_item(r)
-        keys = [k for k in scores if k[1] == metric and k[2] == condition and (protocol is None or k[0] == protocol)]
+        sets, _ = _per_item(r)
+        scores = {k: v.scores for k, v in sets.items()}
+        keys = [k for k in scores if k[2] == metric and k[3] == condition
+                and (protocol is None or protocol in (k[0], f"{k[0]}/{k[1]}"))]
         if not keys:
-            have = sorted({f"{k[0]}/{k[1]}" for k in scores})
+            have = sorted({f"{k[0]}/{k[1]}/{k[2]}".replace("//", "/") for k in scores})
             raise ValueError(f"{r.path or r.label}: no per-item scores for metric {metric!r}"
                              f"{f' in protocol {protocol!r}' if protocol else ''} (condition {condition}); "
                              f"the run has: {', '.join(have[:20])}")
         if len(keys) > 1:
-            raise ValueError(f"metric {metric!r} occurs in several protocols ({', '.join(k[0] for k in keys)}); "
-                             "pass --protocol")
+            raise ValueError(f"metric {metric!r} occurs in several answer sources "
+                             f"({', '.join('/'.join(x for x in k[:2] if x) for k in keys)}); pass --protocol PROTOCOL/SOURCE")
         picked.append(scores[keys[0]])
     if len(picked) == 1:
         s = picked[0]
@@ -339,19 +417,21 @@ def format_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
 
 
 class Baseline:
-    """The per-item scores of an earlier run, for regression gates inside a new run.
+    """The per-item scores of an earlier run, for the regression gates of a new run, paired as
+    :func:`compare_runs` pairs them (same source label, else identical items).
 
     >>> base = Baseline("results/v1")                                     # doctest: +SKIP
     >>> base.check(current_fingerprint)                                   # doctest: +SKIP
-    >>> old = base.scores("mir/GTZAN", "accuracy")                        # doctest: +SKIP
-    >>> gate.non_inferior(new, old, margin=0.02, name="GTZAN accuracy", old_label=base.label,
-    ...                   new_label="qwen2", baseline=base.path)          # doctest: +SKIP
+    >>> old = base.scores("mir", "GTZAN", "accuracy")                     # doctest: +SKIP
+    >>> gate.regression(new, old, margin=0.02, name="GTZAN accuracy", old_label=base.label,
+    ...                 new_label="qwen2", baseline=base.path)            # doctest: +SKIP
     """
 
-    def __init__(self, results_dir: Any):
-        run = _load(results_dir, 0)
+    def __init__(self, results_dir: Any, model: str | None = None):
+        run = _load(results_dir, 0, model)
         self.path, self.label, self.meta = run.path, run.label, run.meta
-        self._scores, self.notes = _per_item(run)
+        self._run = run
+        self._sets, self.notes = _per_item(run)
 
     @property
     def provenance(self) -> dict[str, Any] | None:
@@ -367,10 +447,23 @@ class Baseline:
             raise NotComparable(f"baseline {self.label}", label, diffs)
         return []
 
-    def keys(self) -> list[tuple[str, str, str]]:
-        """(protocol, metric, condition) of every score set the baseline holds."""
-        return sorted(self._scores)
+    def keys(self) -> list[ScoreKey]:
+        """(protocol, source, metric, condition) of every score set the baseline holds."""
+        return sorted(self._sets)
 
-    def scores(self, protocol: str, metric: str, condition: str = "correct") -> ItemScores | None:
-        """The baseline's per-item scores of one protocol / metric / condition (None if absent)."""
-        return self._scores.get((protocol, metric, condition))
+    def source_for(self, protocol: str, source: str, items_sha256: str | None = None) -> tuple[str, str | None]:
+        """The baseline's source that ``source`` pairs with (same label, else identical items) and a
+        note when it was paired by its items."""
+        if any(k[0] == protocol and k[1] == source for k in self._sets):
+            return source, None
+        same = sorted({k[1] for k in self._sets if k[0] == protocol and items_sha256
+                       and self._run.sources.get(f"{k[0]}/{k[1]}") == items_sha256})
+        if len(same) == 1:
+            return same[0], f"paired with the baseline's source {same[0]!r}: the same items (sha256 {items_sha256[:12]})"
+        return source, None
+
+    def scores(self, protocol: str, source: str, metric: str, condition: str = "correct", *,
+               items_sha256: str | None = None) -> ItemScores | None:
+        """The baseline's per-item scores of one answer source / metric / condition (None if absent)."""
+        found = self._sets.get((protocol, self.source_for(protocol, source, items_sha256)[0], metric, condition))
+        return found.scores if found is not None else None

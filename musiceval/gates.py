@@ -7,17 +7,20 @@ consumed) to a sink, and then calls ``on_result`` so that a test harness can fai
 It has no pytest dependency: notebooks use it directly with a list as the sink.
 
 The outcome rule is :func:`musiceval.stats.decide`: PASS when the interval's lower bound clears
-the margin, FAIL when its upper bound is below it, INCONCLUSIVE otherwise. p-values are reported
+the bar (``GateResult.bar``), FAIL when its upper bound is below it, INCONCLUSIVE otherwise, with
+``GateResult.n_to_decide``, about how many items would decide it. Two conditions that score the same
+on every item are decided exactly (the difference is 0), without an interval. p-values are reported
 alongside (and Holm-adjusted across a run by the report), never used to flip an outcome.
 
 Intervals are chosen by the shape of the data (``GateConfig.ci_method="auto"``, the default; see
 :mod:`musiceval.intervals` and docs/regression-gates.md): exact / score tests for 0/1 outcomes,
 Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track, a
-finite-sample bound for tiny n; the shape is recorded in ``GateResult.test``. ``"bca"`` and
-``"percentile"`` select the bootstrap intervals used before the calibration work.
+finite-sample bound for tiny n, proportions in [0, 1] with positive width; the shape is
+recorded in ``GateResult.test``. ``"bca"`` and ``"percentile"`` select bootstrap intervals.
 
-Regression gates against a baseline run: :meth:`Gate.non_inferior` and :meth:`Gate.superior`
-(:mod:`musiceval.regression`), with the minimum detectable effect in ``GateResult.mde``.
+Regression gates against a baseline run: :meth:`Gate.regression` (non-inferiority, with
+superiority beside it; :mod:`musiceval.regression`, the engine ``musiceval compare`` uses too),
+with the minimum detectable effect as advice in ``GateResult.mde``.
 
 >>> from musiceval.records import ItemScores
 >>> rows = []
@@ -118,6 +121,11 @@ class Gate:
             protocol=result.protocol or self.config.protocol,
             seed=result.seed if result.seed is not None else self.config.seed,
         )
+        if result.outcome is Outcome.INCONCLUSIVE and result.n_to_decide is None and result.bar is not None:
+            needed = stats.items_to_decide(result.ci, result.estimate, result.bar, result.n)
+            if needed is not None:
+                result = replace(result, n_to_decide=needed,
+                                 detail=f"{result.detail}; about {needed} items (same design) would decide it".lstrip("; "))
         for scores in inputs:
             self.record_scores(scores, gate=result.name, protocol=result.protocol)
         self.results.append(result)
@@ -129,18 +137,36 @@ class Gate:
         return GateResult(
             name=name, outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan),
             p_value=None, n=0, threshold=threshold, test=test, protocol=protocol, metric=metric,
-            n_failed=n_failed, detail="no scored items: nothing to decide",
+            n_failed=n_failed, detail="no scored items: nothing to decide", bar=threshold,
         )
 
     # ------------------------------------------------------------------ gates
+
+    def _identical(self, name: str, va: np.ndarray, vb: np.ndarray, groups, *, a: ItemScores, b: ItemScores,
+                   margin: float, protocol: str, metric: str, n_failed: int, detail: str) -> GateResult:
+        """Two conditions that score the same on every item: the mean difference is exactly 0 on
+        this benchmark, so "a beats b by ``margin`` >= 0" is decided (FAIL) without an interval."""
+        return self._conclude(
+            GateResult(
+                name=name, outcome=Outcome.FAIL if margin >= 0 else Outcome.PASS, estimate=0.0, ci=(0.0, 0.0),
+                p_value=None, n=int(va.size), threshold=margin, bar=margin,
+                test="exact: identical on every item (no interval needed)", protocol=protocol, metric=metric,
+                n_failed=n_failed, detail=f"{detail}; {a.condition} and {b.condition} score identically on every one "
+                                          f"of the {va.size} items: the difference is exactly 0",
+            ),
+            (a, b),
+        )
 
     def paired_greater(
         self, a: ItemScores, b: ItemScores, *, name: str, margin: float = 0.0, protocol: str = "", metric: str = ""
     ) -> GateResult:
         """``mean(a - b) > margin`` on the items both conditions scored (paired by item id).
 
-        Interval: paired bootstrap (BCa by default; whole clusters resampled when items share a
-        group). p-value: sign-flip permutation test of ``a - b - margin`` (clustered likewise).
+        Interval: the calibrated paired interval (:func:`musiceval.intervals.paired_interval`) or
+        the paired bootstrap (``ci_method`` "bca"/"percentile"; whole clusters resampled when
+        items share a group). When ``a`` and ``b`` score the same on every item the difference is
+        exactly 0 and the gate FAILs without an interval (an answer that equals its control or
+        an answer-blind baseline on every item carries no evidence of beating it).
         """
         metric = metric or a.metric
         va, vb, groups, unpaired = align_paired(a, b)
@@ -148,6 +174,12 @@ class Gate:
         test = "paired bootstrap CI + sign-flip test"
         if va.size == 0:
             return self._conclude(self._empty(name, test, margin, protocol, metric, n_failed), (a, b))
+        detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
+        if unpaired:
+            detail += f"; {len(unpaired)} unpaired items excluded"
+        if np.array_equal(va, vb):
+            return self._identical(name, va, vb, groups, a=a, b=b, margin=margin, protocol=protocol, metric=metric,
+                                   n_failed=n_failed, detail=detail)
         seed = gate_seed(self.config.seed, name)
         diff = va - vb
         clustered = groups if _has_clusters(groups) else None
@@ -158,13 +190,10 @@ class Gate:
         else:
             ci = self._interval(diff, groups, seed)
             p = stats.sign_flip_test(diff - margin, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
-        detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
-        if unpaired:
-            detail += f"; {len(unpaired)} unpaired items excluded"
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide(ci, margin), estimate=float(diff.mean()), ci=(ci.low, ci.high),
-                p_value=p, n=int(diff.size), threshold=margin, test=f"{test} ({ci.method})",
+                p_value=p, n=int(diff.size), threshold=margin, bar=margin, test=f"{test} ({ci.method})",
                 protocol=protocol, metric=metric, n_failed=n_failed, detail=detail, seed=seed,
             ),
             (a, b),
@@ -173,7 +202,8 @@ class Gate:
     def greater_than_chance(
         self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
-        """``mean(scores) > chance`` for a known chance level: bootstrap interval of the mean,
+        """``mean(scores) > chance`` for a known chance level: the calibrated one-sample interval
+        (:func:`musiceval.intervals.one_sample_interval`), or a bootstrap interval of the mean and a
         sign-flip test of ``scores - chance``. The estimate is the mean minus chance."""
         metric = metric or scores.metric
         test = "bootstrap CI vs fixed chance + sign-flip test"
@@ -192,7 +222,7 @@ class Gate:
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide(ci, 0.0), estimate=float(diff.mean()), ci=(ci.low, ci.high),
-                p_value=p, n=scores.n, threshold=chance, test=f"{test} ({ci.method})", protocol=protocol,
+                p_value=p, n=scores.n, threshold=chance, bar=0.0, test=f"{test} ({ci.method})", protocol=protocol,
                 metric=metric, n_failed=len(scores.failures),
                 detail=f"mean={scores.mean():.4f}, chance={chance:.4f}", seed=seed,
             ),
@@ -206,23 +236,34 @@ class Gate:
 
         ``null_means`` are the mean scores under permutations of the item-label link (see
         :func:`musiceval.stats.permutation_null`). Estimate: observed mean minus the null mean;
-        interval: bootstrap of the observed mean minus the null mean; p-value: Monte Carlo
+        interval: the interval of the observed mean minus the null mean; p-value: Monte Carlo
         permutation p-value.
         """
         metric = metric or scores.metric
         null = np.asarray(null_means, dtype=float)
         chance = float(null.mean())
-        test = f"permutation null ({null.size} permutations) + bootstrap CI"
+        test = f"permutation null ({null.size} permutations)"
         if scores.n == 0:
             return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
         seed = gate_seed(self.config.seed, name)
+        if float(np.ptp(null)) == 0.0 and math.isclose(scores.mean(), chance, rel_tol=1e-9, abs_tol=1e-12):
+            return self._conclude(  # every permutation scores as the answers in place: they ignore the item
+                GateResult(
+                    name=name, outcome=Outcome.FAIL, estimate=0.0, ci=(0.0, 0.0), p_value=1.0, n=scores.n,
+                    threshold=chance, bar=0.0, test=f"{test}: exact, every permutation scores the same",
+                    protocol=protocol, metric=metric, n_failed=len(scores.failures),
+                    detail=f"mean={scores.mean():.4f}, and every permutation of the answers across items scores "
+                           "the same: the answers do not depend on the item",
+                ),
+                (scores,),
+            )
         ci = self._interval(scores.values - chance, scores.groups, seed)
         p = stats.permutation_p_value(scores.mean(), null)
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide(ci, 0.0), estimate=scores.mean() - chance, ci=(ci.low, ci.high),
-                p_value=p, n=scores.n, threshold=chance, test=f"{test} ({ci.method})", protocol=protocol,
-                metric=metric, n_failed=len(scores.failures),
+                p_value=p, n=scores.n, threshold=chance, bar=0.0, test=f"{test} + interval ({ci.method})",
+                protocol=protocol, metric=metric, n_failed=len(scores.failures),
                 detail=f"mean={scores.mean():.4f}, permutation chance={chance:.4f} (sd {null.std():.4f})", seed=seed,
             ),
             (scores,),
@@ -234,8 +275,10 @@ class Gate:
         """Accuracy (0/1 per item) above the chance rate ``p0``.
 
         Independent items: exact binomial test and Clopper-Pearson interval. Items sharing a
-        group (several questions per track): cluster bootstrap interval and a clustered
-        sign-flip test instead, because the binomial would overstate the evidence.
+        group (several questions per track): the same on the effective sample size (Korn and
+        Graubard; :func:`musiceval.intervals.proportion_interval`), or with ``ci_method``
+        "bca"/"percentile" a cluster bootstrap interval and a clustered sign-flip test, because
+        the plain binomial would overstate the evidence.
         """
         metric = metric or correct.metric
         values = correct.values
@@ -245,22 +288,17 @@ class Gate:
             return self._conclude(self._empty(name, "exact binomial", p0, protocol, metric, len(correct.failures)), (correct,))
         seed = gate_seed(self.config.seed, name)
         k, n = int(values.sum()), correct.n
-        if _has_clusters(correct.groups) and self.calibrated:
-            bnd = intervals.skew_t(values, groups=correct.groups, alpha=self.config.alpha, margin=p0)
-            low, high, p = bnd.low - p0, bnd.high - p0, bnd.p_value
-            test = f"clustered {bnd.method}; shape={bnd.shape}"
-        elif _has_clusters(correct.groups):
+        if _has_clusters(correct.groups) and not self.calibrated:
             ci = self._interval(values - p0, correct.groups, seed)
             p = stats.sign_flip_test(values - p0, groups=correct.groups, n_resamples=self.config.n_resamples, seed=seed)
             low, high, test = ci.low, ci.high, f"clustered {ci.method} + sign-flip test"
         else:
-            cp = stats.clopper_pearson(k, n, self.config.alpha)
-            p = stats.binomial_test_greater(k, n, p0)
-            low, high, test = cp.low - p0, cp.high - p0, "exact binomial test + Clopper-Pearson CI"
+            bnd = intervals.proportion_interval(values, groups=correct.groups, alpha=self.config.alpha, margin=p0)
+            low, high, p, test = bnd.low - p0, bnd.high - p0, bnd.p_value, bnd.method
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide((low, high), 0.0), estimate=k / n - p0, ci=(low, high), p_value=p,
-                n=n, threshold=p0, test=test, protocol=protocol, metric=metric, n_failed=len(correct.failures),
+                n=n, threshold=p0, bar=0.0, test=test, protocol=protocol, metric=metric, n_failed=len(correct.failures),
                 detail=f"accuracy={k / n:.4f} ({k}/{n}), chance={p0:.4f}", seed=seed,
             ),
             (correct,),
@@ -271,14 +309,19 @@ class Gate:
     ) -> GateResult:
         """Paired 0/1 outcomes: condition ``a`` right more often than ``b`` on the same items.
 
-        Exact one-sided McNemar p-value; interval from the paired bootstrap of the accuracy
-        difference (clustered when items share a group).
+        Exact one-sided McNemar p-value; interval from :func:`musiceval.intervals.paired_interval`
+        (or the paired bootstrap). Identical outcomes on every item FAIL exactly, as in
+        :meth:`paired_greater`.
         """
         metric = metric or a.metric
         va, vb, groups, unpaired = align_paired(a, b)
         n_failed = len(a.failures) + len(b.failures) + len(unpaired)
         if va.size == 0:
             return self._conclude(self._empty(name, "exact McNemar", 0.0, protocol, metric, n_failed), (a, b))
+        detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
+        if np.array_equal(va, vb):
+            return self._identical(name, va, vb, groups, a=a, b=b, margin=0.0, protocol=protocol, metric=metric,
+                                   n_failed=n_failed, detail=detail)
         seed = gate_seed(self.config.seed, name)
         p, a_only, b_only = stats.mcnemar_exact(va == 1, vb == 1)
         if self.calibrated:
@@ -292,43 +335,46 @@ class Gate:
         return self._conclude(
             GateResult(
                 name=name, outcome=stats.decide(ci, 0.0), estimate=float((va - vb).mean()), ci=(ci.low, ci.high),
-                p_value=p, n=int(va.size), threshold=0.0, test=test,
+                p_value=p, n=int(va.size), threshold=0.0, bar=0.0, test=test,
                 protocol=protocol, metric=metric, n_failed=n_failed,
-                detail=f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}; discordant {a_only}/{b_only}",
-                seed=seed,
+                detail=f"{detail}; discordant {a_only}/{b_only}", seed=seed,
             ),
             (a, b),
         )
+
+    def regression(
+        self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
+        new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
+    ):
+        """Regression gate: ``new`` is not worse than ``old`` by more than ``margin`` (metric units),
+        with superiority reported beside it; returns the
+        :class:`~musiceval.regression.Comparison` of :func:`musiceval.regression.compare_scores` (the
+        engine ``musiceval compare`` uses too) and records its non-inferiority result as the gate."""
+        from musiceval.regression import compare_scores
+
+        comparison = compare_scores(
+            new, old, margin=margin, name=name, higher_is_better=higher_is_better, new_label=new_label,
+            old_label=old_label, protocol=protocol, metric=metric, alpha=self.config.alpha, power=self.config.power,
+            baseline=baseline,
+        )
+        return replace(comparison, non_inferior=self._conclude(comparison.non_inferior, (new, old)))
 
     def non_inferior(
         self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
         new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
     ) -> GateResult:
-        """Regression gate: ``new`` is not worse than ``old`` by more than ``margin`` (metric units).
-
-        Paired on the items both runs scored (clustered by ``groups``, usually the track); items
-        in only one run are counted in ``n_failed`` and named in the detail. PASS when the lower
-        bound of the interval of ``new - old`` (``old - new`` when lower is better) is above
-        ``-margin``, FAIL when its upper bound is below ``-margin``, INCONCLUSIVE otherwise, and
-        INCONCLUSIVE instead of PASS when ``margin`` is below the minimum detectable effect.
-        See :mod:`musiceval.regression`.
-        """
-        from musiceval.regression import regression_result
-
-        result = regression_result(
-            "non_inferior", new, old, margin=margin, name=name, higher_is_better=higher_is_better,
-            new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
-            alpha=self.config.alpha, power=self.config.power, baseline=baseline,
-        )
-        return self._conclude(result, (new, old))
+        """``new`` is not worse than ``old`` by more than ``margin``: the non-inferiority claim of
+        :meth:`regression` (see :mod:`musiceval.regression`), as the gate's result."""
+        return self.regression(new, old, margin=margin, name=name, higher_is_better=higher_is_better,
+                               new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
+                               baseline=baseline).non_inferior
 
     def superior(
         self, new: ItemScores, old: ItemScores, *, margin: float = 0.0, name: str, higher_is_better: bool = True,
         new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
     ) -> GateResult:
         """Improvement claim: ``new`` beats ``old`` by more than ``margin`` (lower bound above
-        ``+margin``); same pairing, intervals and detail as :meth:`non_inferior`. The MDE is
-        reported; a superiority PASS is valid at any power and is not downgraded."""
+        ``+margin``); same pairing and interval as :meth:`regression`."""
         from musiceval.regression import regression_result
 
         result = regression_result(
@@ -357,7 +403,7 @@ class Gate:
         return self._conclude(
             GateResult(
                 name=name, outcome=outcome, estimate=scores.mean(), ci=(ci.low, ci.high), p_value=None, n=scores.n,
-                threshold=threshold, test=f"{test} ({ci.method})", protocol=protocol, metric=metric,
+                threshold=threshold, bar=threshold, test=f"{test} ({ci.method})", protocol=protocol, metric=metric,
                 n_failed=len(scores.failures), seed=seed,
             ),
             (scores,),

@@ -8,9 +8,10 @@ zero-inflated per-item scores (BLEU/CIDEr-like) and of clustered data; measured 
 ========================  =====================================================================
 shape                     interval / p-value
 ========================  =====================================================================
-``binary``                one sample: Clopper-Pearson + exact binomial; paired: Tango's score
-                          interval for ``p10 - p01`` [2]_, exact McNemar p-value at margin 0
-``binary+clustered``      Obuchowski's cluster-adjusted paired test [3]_: the skew-corrected
+``binary``                one sample: Clopper-Pearson + exact binomial [6]_; paired: Tango's
+                          score interval for ``p10 - p01`` [2]_, exact McNemar p-value at margin 0
+``binary+clustered``      one sample: Clopper-Pearson on the effective sample size ``n / deff``
+                          [7]_; paired: Obuchowski's cluster-adjusted test [3]_, the skew-corrected
                           t below on cluster pseudo-values (CR1 variance, G-1 dof)
 ``continuous``            Hall's skewness-corrected t [1]_ (second-order correct one-sided bounds),
                           at alpha/2 when ``|skewness| >`` :data:`SKEW_LIMIT`
@@ -20,6 +21,11 @@ shape                     interval / p-value
                           the values lie in [0, 1] (valid at any n), else the skew-corrected t
                           at alpha/2
 ========================  =====================================================================
+
+Every interval of a metric known to lie in [0, 1] (a proportion, F1, BLEU) stays in [0, 1] (in
+[-1, 1] for a paired difference), and an interval of a proportion never has zero width: a
+proportion of 39 of 39 is not known to be exactly 1 (Bowyer et al. [8]_). Values with no spread on
+a known range use the empirical Bernstein bound, whose width is positive at any n.
 
 All functions here are deterministic (no resampling): the same data give the same interval.
 
@@ -34,6 +40,12 @@ References
 .. [5] Maurer, A. & Pontil, M. (2009). Empirical Bernstein bounds and sample variance penalization.
        COLT 2009, Theorem 4.
 .. [4] Cameron, A. C. & Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
+.. [6] Clopper, C. J. & Pearson, E. S. (1934). The use of confidence or fiducial limits illustrated
+       in the case of the binomial. Biometrika 26(4), 404-413.
+.. [7] Korn, E. L. & Graubard, B. I. (1998). Confidence intervals for proportions with small
+       expected number of positive counts estimated from survey data. Survey Methodology 24(2).
+.. [8] Bowyer, S., Aitchison, L. & Ivanova, D. (2025). Position: Don't use the CLT in LLM evals
+       with fewer than a few hundred datapoints. ICML 2025.
 """
 from __future__ import annotations
 
@@ -235,25 +247,69 @@ def paired_interval(
     method = bound.method
     if shape == "binary+clustered":
         method = "Obuchowski clustered McNemar via " + method
-    return Bound(bound.low, bound.high, bound.p_value, method, shape)
+    bound = Bound(bound.low, bound.high, bound.p_value, method, shape)
+    return _clipped(bound, (-1.0, 1.0)) if bounded else bound
 
 
 def one_sample_interval(
     x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
 ) -> Bound:
-    """The calibrated interval for ``mean(x)``: Clopper-Pearson for independent 0/1 values, the
-    skew-corrected t otherwise (clustered via CR1 units)."""
-    from musiceval.stats import binomial_test_greater, clopper_pearson
-
+    """The calibrated interval for ``mean(x)``: :func:`proportion_interval` for 0/1 values
+    (clustered or not), the empirical Bernstein bound for tiny n or no spread on a known [0, 1]
+    range, the skew-corrected t otherwise (clustered via CR1 units, clipped to [0, 1] for metrics
+    known to lie there)."""
     shape = classify(x, groups=groups)
-    if shape == "binary":
-        k, n = int(x.sum()), int(x.size)
-        cp = clopper_pearson(k, n, alpha)
-        p = binomial_test_greater(k, n, margin) if 0 < margin < 1 else (1.0 if margin >= 1 else 0.0 if k else 1.0)
-        return Bound(cp.low, cp.high, p, "Clopper-Pearson + exact binomial", shape)
-    if shape == "tiny-n" and _unit_range(x):
+    if shape.startswith("binary"):
+        return proportion_interval(x, groups=groups, alpha=alpha, margin=margin)
+    bounded = _unit_range(x)
+    if bounded and (shape == "tiny-n" or float(np.ptp(x)) == 0.0):
         return empirical_bernstein(x, value_range=(0.0, 1.0), alpha=alpha, margin=margin)
-    return skew_t(x, groups=groups, alpha=alpha, margin=margin)
+    bound = skew_t(x, groups=groups, alpha=alpha, margin=margin)
+    return _clipped(bound, (0.0, 1.0)) if bounded else bound
+
+
+def proportion_interval(
+    x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
+) -> Bound:
+    """Clopper-Pearson interval and exact binomial p-value (``P(mean > margin)``) for a proportion
+    of 0/1 outcomes [6]_; with clusters, on the effective sample size ``n / deff`` (Korn and
+    Graubard [7]_), ``deff`` the CR1 variance over the binomial one (at least 1), and ``deff = n / G``
+    (as if every cluster were one item) when no outcome varies. The interval lies in [0, 1] and
+    has positive width at every n, unlike a normal or t interval (Bowyer et al. [8]_)."""
+    from scipy.special import betainc
+    from scipy.stats import beta
+
+    x = np.asarray(x, dtype=float)
+    n, p_hat = x.size, float(x.mean())
+    clustered = has_clusters(groups)
+    n_eff = float(n)
+    if clustered:
+        n_clusters = len(set(map(str, groups)))  # type: ignore[arg-type]
+        binomial_var = p_hat * (1 - p_hat) / n
+        if binomial_var > 0:
+            units = cluster_units(x, groups)
+            deff = max(1.0, float(units.var(ddof=1)) / units.size / binomial_var)
+        else:
+            deff = n / n_clusters
+        n_eff = n / deff
+    k = p_hat * n_eff
+    low = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n_eff - k + 1))
+    high = 1.0 if k >= n_eff else float(beta.ppf(1 - alpha / 2, k + 1, n_eff - k))
+    if margin <= 0:
+        p = 0.0 if k > 0 else 1.0
+    elif margin >= 1 or k <= 0:
+        p = 1.0
+    else:  # P(X >= k) for X ~ Bin(n_eff, margin), continuous in k and n_eff
+        p = float(betainc(k, n_eff - k + 1, margin))
+    method = "exact binomial test + Clopper-Pearson CI"
+    if clustered:
+        method += f" on the effective sample size {n_eff:.0f} of {n} (clustered, Korn-Graubard)"
+    return Bound(low, high, p, method, classify(x, groups=groups))
+
+
+def _clipped(bound: Bound, value_range: tuple[float, float]) -> Bound:
+    """``bound`` restricted to the metric's known range (a mean cannot leave it)."""
+    return Bound(max(bound.low, value_range[0]), min(bound.high, value_range[1]), bound.p_value, bound.method, bound.shape)
 
 
 def _unit_range(*values: np.ndarray) -> bool:

@@ -13,24 +13,33 @@ or ``--seed``; the plugin works with or without pytest-xdist (``-p no:xdist``).
   fixture is that source's :class:`~musiceval.protocols.base.Protocol`, built once per worker
   (tests of one source share an xdist group, so ``--dist loadgroup`` scores it once per run).
   With no declared answers for a protocol its tests are reported as not applicable.
-- **Outcomes**: a test may record several gates; it fails after all of them ran if any FAILed
-  (INCONCLUSIVE: xfail, or fail under ``--musiceval-strict``). A test that recorded only FINDINGs
-  is reported as *skipped* with the reason ``FINDING: ...`` (never as a passing test).
-- **No silent green**: a session in which no gate decided (PASS or FAIL) anything about a declared
-  model fails with one line, unless ``--musiceval-allow-empty``.
-- **Release profile** (``[release] required``): under ``--strict`` every required check must PASS;
-  other gates may be not applicable. Without a profile every skipped gate fails under ``--strict``
-  except those that cannot apply to the declared model.
+- **Outcomes**: a test may record several gates; it fails after all of them ran if any FAILed, or
+  if a required gate is INCONCLUSIVE (``--musiceval-inconclusive xfail`` opts out: xfail). A test
+  that recorded only FINDINGs is reported as *skipped* with the reason ``FINDING: ...`` (never as a
+  passing test).
+- **Self-checks** (tests marked ``musiceval_self_check``, and the live tests on the suite's own tiny
+  model when no live model is declared) check the suite's machinery, never the declared model:
+  they run where the config sets ``[defaults] self_checks = true`` (the embedded default) or with
+  ``--musiceval-self-checks``, and are reported apart.
+- **One verdict** (:mod:`musiceval.verdict`): PASSED, FAILED, INCONCLUSIVE, NOTHING DECIDED or
+  ERROR, computed once at the end from the gates about the declared model, the errored or timed-out
+  tests, refused baselines and artefacts that could not be written; the terminal's last line,
+  ``results.json``, the reports, the JUnit file (testsuite property ``musiceval_verdict``) and the
+  exit code say the same word.
+- **Release profile** (``[release] required``): the gates a release needs; under ``--strict`` every
+  required check must PASS. Without a profile every gate about the declared model is required.
 - **Results**: every process appends rows to ``<results-dir>/parts/<session>-<worker>.jsonl``; the
-  controller merges this session's parts into ``results.json``, ``scores.jsonl``, ``report.md`` and
-  ``report.html``. A results directory is held by one live session at a time (a lock file);
-  nothing another session wrote is deleted.
+  controller merges this session's parts and writes ``scores.jsonl``, ``samples.jsonl``, the reports
+  and, last, ``results.json``, each to a temporary file renamed into place, so a full disk leaves
+  no torn artefact beside a verdict. A results directory is held by one live session at a time (a
+  lock file); nothing another session wrote is deleted.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import json
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -40,8 +49,10 @@ import pytest
 
 from musiceval.gates import Gate, GateConfig
 from musiceval.records import GateResult, Outcome, to_jsonable
-from musiceval.suite.config import Source, SuiteConfig, config_for_answers, load_config
+from musiceval.redact import redact, redact_meta
+from musiceval.suite.config import Source, SuiteConfig, apply_options, config_for_answers, load_config
 from musiceval.suite.schema import ConfigError
+from musiceval.verdict import MODEL, SELF_CHECK, subject_of
 
 DATASET_HINTS = {
     "fma": "download fma_metadata.zip and fma_small.zip from https://github.com/mdeff/fma and unzip into <data-dir>/fma",
@@ -52,11 +63,15 @@ DATASET_HINTS = {
     "cmi-bench": "clone https://github.com/nicolaus625/CMI-bench and follow its data instructions into <data-dir>/cmi-bench",
 }
 NOT_APPLICABLE = "not applicable: "
+#: the subject of a test about something the config does not give (deselected outside the demo)
+NOT_GIVEN = "n/a"
+#: the session states of this process, innermost last (an in-process pytester run nests one), for
+#: the report hooks that get no config
+_STATES: list[dict[str, Any]] = []
 FINDING_PREFIX = "FINDING: "
 REPORT_PREFIX = "REPORT: "
 #: answers logged per source for the report's drill-down (samples.jsonl)
 MAX_SAMPLES_PER_SOURCE = 5000
-_DECIDED = ("PASS", "FAIL")
 
 
 # ----------------------------------------------------------------------------- options
@@ -80,7 +95,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where results.json and the reports go (default: .musiceval/results/<timestamp>-<id>)")
     add("--musiceval-seed", type=int, default=0, help="seed of every random choice in the run (default 0)")
     add("--musiceval-inconclusive", choices=("xfail", "fail"), default=None,
-        help="how an INCONCLUSIVE gate is reported (default: [defaults] inconclusive, else xfail)")
+        help="a required gate that is INCONCLUSIVE: fail (the default: verdict INCONCLUSIVE, exit 1) or xfail "
+             "(opt-in: the same verdict, exit 0)")
     add("--musiceval-fixtures-dir", default=None, metavar="DIR", help="embedded data directory (default: fixtures/)")
     add("--musiceval-concurrency", type=int, default=8, help="requests in flight for openai-compatible models")
     add("--musiceval-cache-dir", default=os.environ.get("MUSICEVAL_CACHE"), metavar="DIR",
@@ -93,6 +109,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="accept a session in which no gate decided anything about the declared model")
     add("--musiceval-record-mode", choices=("none", "once", "new_episodes", "all"), default="none",
         help="cassette record mode of the suite's LLM calls (default none: replay only)")
+    add("--musiceval-option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
+        help="set a protocol option or threshold for this run, e.g. factual.vocab=nsynth, mir.compat=cmi-bench, "
+             "choice.min_parse_rate=0.95, defaults.alpha=0.01 (repeatable; checked like the config)")
+    add("--musiceval-self-checks", action="store_true", default=None,
+        help="also run the suite's self-checks (its tiny live model, text encoders, machinery); on by default "
+             "only where the config sets [defaults] self_checks = true")
 
 
 def _opt(config: pytest.Config, name: str, default: Any = None) -> Any:
@@ -138,6 +160,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "llm(cassette=None): needs a recorded cassette; skipped with the recording command otherwise")
     config.addinivalue_line("markers", "dataset(name, path=None): needs <data-dir>/<name>; skipped with the download instruction otherwise")
     config.addinivalue_line("markers", "slow: slower than a few seconds; deselect with -m 'not slow'")
+    config.addinivalue_line("markers", "musiceval_self_check: checks the suite's own machinery (never a gate of the "
+                                       "declared model); runs with [defaults] self_checks or --musiceval-self-checks")
     try:
         suite = _load_suite(config)
     except ConfigError as exc:
@@ -161,7 +185,11 @@ def pytest_configure(config: pytest.Config) -> None:
             pytest.exit(f"musiceval: cannot write the results directory {results_dir}: {exc.strerror or exc}; "
                         "pass --musiceval-results-dir DIR on a writable disk", returncode=2)
         meta = _run_meta(config, suite)
-    config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session}  # type: ignore[attr-defined]
+    self_checks = _opt(config, "musiceval_self_checks")
+    config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
+                         "self_checks": bool(suite.thresholds["defaults"]["self_checks"] if self_checks is None else self_checks),
+                         "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0}
+    _STATES.append(config._musiceval)  # type: ignore[attr-defined]
     try:  # live-model fixtures (music_lm, response_cache) when the models package is present
         import musiceval.models.fixtures as model_fixtures
     except ImportError:
@@ -187,11 +215,16 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
             from musiceval.models.base import registered_prefixes
 
             if prefix not in registered_prefixes():
-                raise ConfigError(f"--musiceval-model {spec}: no adapter for {prefix!r}; known: {', '.join(registered_prefixes())}")
+                raise ConfigError(f"--musiceval-model {redact(spec)}: no adapter for {prefix!r}; known: "
+                                  f"{', '.join(registered_prefixes())}")
             from musiceval.suite.config import ModelDecl
 
-            suite = SuiteConfig(suite.path, suite.root, (ModelDecl(spec, live=spec),), suite.thresholds, suite.checks,
-                                suite.required, suite.baseline)
+            # the spec loads the model; a name without its credentials labels it everywhere
+            suite = SuiteConfig(suite.path, suite.root, (ModelDecl(live_model_name(spec), live=spec),), suite.thresholds,
+                                suite.checks, suite.required, suite.baseline)
+    options = _opt(config, "musiceval_option", []) or []
+    if options:
+        suite = apply_options(suite, options)
     for source in [*suite.sources(), *suite.baseline_sources()]:  # readable as their protocol's answers
         _check_format(source)
     from musiceval.models.args import coerce_model_args, parse_model_args
@@ -203,6 +236,15 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
     except ValueError as exc:
         raise ConfigError(f"model arguments: {exc}") from None
     return suite
+
+
+def live_model_name(spec: str) -> str:
+    """The label of a live spec: its served model name (``...#qwen2``), else the last part of its
+    hub id or directory (``hf:Qwen/Qwen2-Audio-7B-Instruct`` -> ``Qwen2-Audio-7B-Instruct``);
+    never its credentials."""
+    rest = spec.partition(":")[2]
+    name = rest.partition("#")[2] or redact(rest).split("?")[0].rstrip("/").rpartition("/")[2] or redact(spec)
+    return re.sub(r"[/\[\]*?\n]", "_", name)[:80]
 
 
 def _check_format(source: Source) -> None:
@@ -304,7 +346,8 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
         "baseline": (rel(Path(suite.baseline["results"])) if suite.baseline.get("results")
                      else suite.baseline["model"].name if suite.baseline.get("model") else None),
         "adjust": suite.thresholds["defaults"]["adjust"],
-        "models": [{"name": m.name, "live": m.live, "answers": [s.id for s in suite.sources() if s.model == m.name]}
+        "models": [{"name": m.name, "live": redact(m.live) if m.live else None,
+                    "answers": [s.id for s in suite.sources() if s.model == m.name]}
                    for m in suite.models],
         "config": rel(suite.path),
         "seed": seed,
@@ -342,11 +385,51 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test of one answer source shares an xdist group, so ``--dist loadgroup`` builds (and
-    scores) each source on one worker only."""
+    scores) each source on one worker only. Tests that are not about the declared model (the
+    suite's self-checks; tests of protocols the config gives no answers for) are deselected unless
+    self-checks are on."""
+    state = _state(config)
+    keep, dropped = [], []
     for item in items:
+        subject, _ = _subject_of(item, state["suite"])
         source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
+        if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models:
+            dropped.append(item)
+            continue
+        keep.append(item)
         if isinstance(source, Source):
             item.add_marker(pytest.mark.xdist_group(f"source:{source.id}"))
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+        state["deselected_self_checks"] = len(dropped)
+        if _is_worker(config):
+            config.workeroutput["musiceval_deselected"] = len(dropped)  # type: ignore[attr-defined]
+
+
+def _subject_of(item: pytest.Item, suite: SuiteConfig) -> tuple[str, str]:
+    """``(subject, model)`` of a test's gates:
+
+    - ``("self-check", "")``: the suite's own machinery (marked ``musiceval_self_check``, or a live
+      test on the suite's tiny model because no live model is declared);
+    - ``("n/a", "")``: a test about something the config does not give (a protocol without
+      answers, a live model that is not declared): not applicable;
+    - ``("model", name)``: everything else, a test about the declared model (an answer source, a
+      declared live model, or a project's own test of its one declared model).
+    """
+    if item.get_closest_marker("musiceval_self_check") is not None:
+        return SELF_CHECK, ""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "source" in params:
+        source = params["source"]
+        return (MODEL, source.model) if isinstance(source, Source) else (NOT_GIVEN, "")
+    live = suite.live_models()
+    names = set(getattr(item, "fixturenames", ()))
+    if "live_music_lm" in names:
+        return (MODEL, live[0].name) if live else (SELF_CHECK, "")
+    if "music_lm" in names and not live:
+        return NOT_GIVEN, ""
+    return MODEL, live[0].name if live else suite.models[0].name if len(suite.models) == 1 else ""
 
 
 def plain_nodeid(node: pytest.Item) -> str:
@@ -390,9 +473,15 @@ def _sink(config: pytest.Config):
     path = parts / f"{state['session']}-{_worker_id(config)}.jsonl"
 
     def write(row: dict[str, Any]) -> None:
-        parts.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, allow_nan=False, default=str) + "\n")
+        if row.get("type") != "scores":  # names, details, tables and answers may quote a model spec
+            row = redact_meta(row)
+        try:
+            parts.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row, allow_nan=False, default=str) + "\n")
+        except OSError as exc:  # a full disk mid-run: this test errors, the verdict is ERROR
+            pytest.fail(f"musiceval: cannot write {path}: {exc.strerror or exc}; free space or pass "
+                        "--musiceval-results-dir DIR on a writable disk", pytrace=False)
 
     return write
 
@@ -449,12 +538,17 @@ def pytest_runtest_call(item: pytest.Item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
+    if getattr(item, "_musiceval_gate", None) is not None or isinstance(
+            getattr(getattr(item, "callspec", None), "params", {}).get("source"), Source):
+        report.user_properties.append(("musiceval_gate_test", _subject_of(item, _state(item.config)["suite"])[0]))
+    if report.failed and report.when == "call" and getattr(item, "_musiceval_gate_failed", False):
+        report.user_properties.append(("musiceval_gate_failure", "1"))  # a FAIL of a gate, not an error
     if "gate" not in getattr(item, "fixturenames", ()) or hasattr(report, "wasxfail"):
         return report
     gate = getattr(item, "_musiceval_gate", None)
     if report.when == "call" and report.passed and gate is not None and (gate.results or gate.n_recorded):
         if all(r.outcome is Outcome.FINDING for r in gate.results):  # nothing decided: not a passing test
-            names = "; ".join(f"{r.name} = {r.estimate:+.4f}" for r in gate.results[:3])
+            names = redact("; ".join(f"{r.name} = {r.estimate:+.4f}" for r in gate.results[:3]))
             text = FINDING_PREFIX + names if names else f"{REPORT_PREFIX}{gate.n_recorded} table(s) recorded"
             report.outcome = "skipped"
             report.longrepr = (str(item.fspath), item.location[1] or 0, text)
@@ -468,10 +562,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     not_applicable = reason.startswith(NOT_APPLICABLE)
     source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
     check = _skip_check_id(item, source)
+    subject, model = _subject_of(item, _state(item.config)["suite"])
     _sink(item.config)({
         "type": "gate", "name": plain_nodeid(item), "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
         "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
-        "check": check, "model": getattr(source, "model", ""), "source": getattr(source, "label", ""),
+        "check": check, "model": model, "source": getattr(source, "label", ""),
+        "subject": SELF_CHECK if subject == SELF_CHECK else MODEL,
     })
     suite: SuiteConfig = _state(item.config)["suite"]
     required = any(_matches(check, p) for p in suite.required)
@@ -479,6 +575,49 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         report.outcome = "failed"
         report.longrepr = f"--strict: a {'required ' if required else ''}release gate may not be skipped: {reason}"
     return report
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_worker(session.config):
+        session.config.workeroutput["musiceval_deselected"] = 0  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:  # xdist (controller): a worker's deselected tests
+    state = getattr(node.config, "_musiceval", None)
+    if state is not None:
+        state["deselected_self_checks"] = max(state["deselected_self_checks"],
+                                              int(getattr(node, "workeroutput", {}).get("musiceval_deselected", 0)))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect what went wrong outside the gates (on the controller: xdist forwards the reports):
+    an error in setup or teardown, a test that failed other than by a gate's FAIL (an exception, a
+    timeout, a refused baseline). Each makes the verdict ERROR."""
+    if not _STATES:
+        return
+    state = _STATES[-1]
+    props = dict(report.user_properties)
+    if report.when == "setup" and "musiceval_gate_test" in props:
+        state["n_gate_tests"] += 1
+    if not report.failed or (report.when == "call" and props.get("musiceval_gate_failure") == "1"):
+        return
+    text = _first_line(report.longrepr)
+    what = ("timed out" if "Timeout" in text else "errored in " + report.when if report.when != "call"
+            else "baseline refused" if text.startswith("baseline refused") else "raised")
+    state["errors"].append(f"{report.nodeid.split('@')[0]} {what}: {text}")
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed and _STATES:
+        _STATES[-1]["errors"].append(f"collecting {report.nodeid or 'the tests'} failed: {_first_line(report.longrepr)}")
+
+
+def _first_line(longrepr: Any) -> str:
+    crash = getattr(longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) or (longrepr[2] if isinstance(longrepr, tuple) else str(longrepr))
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return redact(lines[0][:300] if lines else "no message")
 
 
 def _skip_check_id(item: pytest.Item, source: Source | None) -> str:
@@ -510,15 +649,23 @@ class PytestGate(Gate):
     test once it returns (so a test may check several gates), and skips on request."""
 
     def __init__(self, config: GateConfig, *, sink, nodeid: str, item: pytest.Item, inconclusive: str, strict: bool,
-                 suite: SuiteConfig, subject: str = ""):
+                 suite: SuiteConfig, subject: str = MODEL, model: str = "", provenance: Any = None):
         self._item = item
         self._inconclusive = "fail" if strict else inconclusive
         self._suite = suite
+        #: the run's provenance fingerprint (what a baseline must be comparable with)
+        self.provenance = provenance
         #: tables and bar series recorded (a test that records only these is not a passing gate)
         self.n_recorded = 0
 
-        def tagged(row: dict[str, Any]) -> None:  # gates of a live model's tests are about that model
-            sink({**row, "model": subject} if subject and row.get("type") == "gate" and not row.get("model") else row)
+        def tagged(row: dict[str, Any]) -> None:  # every row says whom it is about
+            if row.get("type") in ("gate", "scores"):
+                row = {**row, "subject": subject if subject == SELF_CHECK else MODEL}
+                if subject == SELF_CHECK:
+                    row["model"] = ""
+                elif model and not row.get("model"):
+                    row["model"] = model
+            sink(row)
 
         super().__init__(config, sink=tagged, on_result=self._on_result, nodeid=nodeid)
 
@@ -535,33 +682,39 @@ class PytestGate(Gate):
         return self._suite.rule(check)
 
     def _on_result(self, result: GateResult) -> None:
-        prefix = f"gate[{result.name}]"
+        prefix = f"gate[{redact(result.name)}]"
         self._item.user_properties.append((f"{prefix}.outcome", result.outcome.value))
         for key in ("estimate", "ci", "p_value", "n", "n_failed", "threshold", "test"):
-            self._item.user_properties.append((f"{prefix}.{key}", json.dumps(to_jsonable(getattr(result, key)))))
+            self._item.user_properties.append((f"{prefix}.{key}", redact(json.dumps(to_jsonable(getattr(result, key))))))
 
     @staticmethod
     def summary(result: GateResult) -> str:
-        return (f"{result.name}: {result.outcome.value} estimate={result.estimate:.4f} "
-                f"CI=[{result.ci[0]:.4f}, {result.ci[1]:.4f}] threshold={result.threshold} n={result.n} "
-                f"n_failed={result.n_failed} ({result.test}) {result.detail}")
+        return redact(f"{result.name}: {result.outcome.value} estimate={result.estimate:.4f} "
+                      f"CI=[{result.ci[0]:.4f}, {result.ci[1]:.4f}] threshold={result.threshold} n={result.n} "
+                      f"n_failed={result.n_failed} ({result.test}) {result.detail}")
+
+    def _required(self, result: GateResult) -> bool:
+        return not self._suite.required or any(_matches(result.check, p) for p in self._suite.required)
 
     def finish(self) -> None:
-        """Called after the test body: fail on any FAIL, then xfail/fail on any INCONCLUSIVE."""
+        """Called after the test body: fail on any FAIL, then fail on a required INCONCLUSIVE (xfail
+        with ``--musiceval-inconclusive xfail``, and for gates outside the release profile)."""
         failed = [r for r in self.results if r.outcome is Outcome.FAIL]
         if failed:
+            self._item._musiceval_gate_failed = True  # type: ignore[attr-defined]
             pytest.fail("\n".join(self.summary(r) for r in failed), pytrace=False)
         open_ = [r for r in self.results if r.outcome is Outcome.INCONCLUSIVE]
         if open_:
             text = "\n".join("INCONCLUSIVE " + self.summary(r) for r in open_)
-            if self._inconclusive == "fail":
+            if self._inconclusive == "fail" and any(self._required(r) for r in open_):
+                self._item._musiceval_gate_failed = True  # type: ignore[attr-defined]
                 pytest.fail(text, pytrace=False)
             pytest.xfail(text)
 
     def skip(self, reason: str, *, applicable: bool = True) -> None:
         """Skip this test's gates; ``applicable=False`` marks a gate that cannot apply to this model
         (never a failure under --strict unless the release profile requires it)."""
-        pytest.skip(reason if applicable else NOT_APPLICABLE + reason)
+        pytest.skip(redact(reason) if applicable else NOT_APPLICABLE + redact(reason))
 
 
 @pytest.fixture(scope="session")
@@ -637,8 +790,10 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
         if source.id not in built:
             run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings")
             built[source.id] = run
+            excluded = run.evaluate().get("excluded") or {}
             sink({"type": "source", "id": source.id, "protocol": source.protocol, "model": source.model,
-                  "source": source.label, "items_sha256": run.items_sha256})
+                  "source": source.label, "items_sha256": run.items_sha256, "file": source.path.name,
+                  **run.accounting.as_row(), "excluded": excluded})
             for k, sample in enumerate(run.samples()):  # the per-sample drill-down (samples.jsonl)
                 if k >= MAX_SAMPLES_PER_SOURCE:
                     break
@@ -650,16 +805,52 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
 
 
 @pytest.fixture
-def run(source: Source, musiceval_runs):
+def run(request: pytest.FixtureRequest, source: Source, musiceval_runs):
     """The :class:`~musiceval.protocols.base.Protocol` of this test's declared answer source; a
     source its protocol refuses as a whole (an EMO_valence file that holds arousal questions) is
-    not applicable, with the reason."""
+    not applicable, with the reason. Building a source (read, parse, score once per worker) is not
+    cut by one test's pytest-timeout: the timer pauses while it runs."""
     from musiceval.metrics.mir import TaskError
 
-    try:
-        return musiceval_runs(source)
-    except TaskError as exc:
-        pytest.skip(f"{NOT_APPLICABLE}{source.id}: {exc}")
+    with _timeout_paused(request.node):
+        try:
+            return musiceval_runs(source)
+        except TaskError as exc:
+            pytest.skip(f"{NOT_APPLICABLE}{source.id}: {exc}")
+
+
+class _timeout_paused:
+    """Pause pytest-timeout's timer of ``item`` (when the plugin is active) and re-arm it after."""
+
+    def __init__(self, item: pytest.Item):
+        self.item = item
+        self.settings = getattr(item, "_musiceval_timeout_settings", None)
+
+    def __enter__(self) -> None:
+        if self.settings is not None:
+            self.item.config.hook.pytest_timeout_cancel_timer(item=self.item)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.settings is not None:
+            self.item.config.hook.pytest_timeout_set_timer(item=self.item, settings=self.settings)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
+    """Remember the timer settings of ``item`` so that :class:`_timeout_paused` can re-arm it."""
+    item._musiceval_timeout_settings = settings  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def musiceval_refuse(request: pytest.FixtureRequest):
+    """``refuse(reason)``: stop this test because its input cannot be used (a baseline scored
+    differently): the test errors and the session's verdict is ERROR, the reason in every artefact."""
+
+    def refuse(reason: str) -> None:
+        request.node._musiceval_refused = True  # type: ignore[attr-defined]
+        pytest.fail(f"baseline refused: {reason}", pytrace=False)
+
+    return refuse
 
 
 @pytest.fixture
@@ -671,10 +862,10 @@ def gate(request: pytest.FixtureRequest, musiceval_suite: SuiteConfig) -> Pytest
     gate_config = GateConfig(alpha=float(defaults["alpha"]), n_resamples=int(defaults["n_resamples"]),
                              ci_method=str(defaults["ci_method"]), seed=int(_opt(config, "musiceval_seed", 0)),
                              protocol=_protocol_of(request.node), power=float(defaults["power"]))
-    live = musiceval_suite.live_models()
-    subject = live[0].name if live and "live_music_lm" in request.fixturenames else ""
+    subject, model = _subject_of(request.node, musiceval_suite)
     g = PytestGate(gate_config, sink=_sink(config), nodeid=plain_nodeid(request.node), item=request.node,
-                   inconclusive=inconclusive, strict=_strict(config), suite=musiceval_suite, subject=subject)
+                   inconclusive=inconclusive, strict=_strict(config), suite=musiceval_suite, subject=subject,
+                   model=model, provenance=_state(config)["meta"].get("provenance"))
     request.node._musiceval_gate = g
     return g
 
@@ -682,34 +873,71 @@ def gate(request: pytest.FixtureRequest, musiceval_suite: SuiteConfig) -> Pytest
 # ----------------------------------------------------------------------------- merge and report
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Merge the parts, decide the one verdict, write the artefacts (results.json last), and make the
+    exit status and the JUnit file say the same. Runs before junitxml writes its file."""
     config = session.config
     state = getattr(config, "_musiceval", None)
     if state is None or _is_worker(config):
         return
-    from musiceval.report import write_run
+    from musiceval.report import ArtefactError, merge, read_parts, write_artefacts, write_error_results
 
-    parts = state["results_dir"] / "parts"
-    if not parts.is_dir() or not any(parts.glob(f"{state['session']}-*.jsonl")):
+    results_dir = state["results_dir"]
+    rows = read_parts(results_dir, state["session"]) if (results_dir / "parts").is_dir() else []
+    if not rows and not state["n_gate_tests"]:  # no musiceval test ran in this session (e.g. a project's unit tests)
+        _release_results_dir(results_dir)
         return
     meta = {**state["meta"], "session": state["session"],
-            "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "exitstatus": int(exitstatus)}
-    run = write_run(state["results_dir"], meta, session=state["session"])
-    state["run"] = run
-    suite: SuiteConfig = state["suite"]
-    declared = {m.name for m in suite.models}
-    decided = [g for g in run["gates"] if g["outcome"] in _DECIDED and g.get("model") in declared]
-    state["empty"] = not decided and not _opt(config, "musiceval_allow_empty", False)
-    if state["empty"] and session.exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    state["missing_required"] = [p for p in suite.required
-                                 if not any(g["outcome"] == "PASS" and _matches(g.get("check", ""), p) for g in run["gates"])]
-    if _strict(config) and session.exitstatus == 0 and (run["holm_failures"] or state["missing_required"]):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "exitstatus": int(exitstatus),
+            "deselected_self_checks": state["deselected_self_checks"], "self_checks": state["self_checks"]}
+    run = merge(rows, meta)
+    verdict = _decide(config, run, state["errors"], int(exitstatus))
+    run["verdict"], run["verdict_detail"] = verdict.word, verdict.as_dict()
     try:
-        (state["results_dir"] / ".session.lock").unlink()
+        write_artefacts(results_dir, run, rows)
+    except Exception as exc:  # a full disk, or a report that cannot be rendered: never a verdict beside torn files
+        state["errors"].append(str(exc) if isinstance(exc, ArtefactError) else
+                               f"the report could not be written ({type(exc).__name__}: {exc}); results.json says ERROR")
+        verdict = _decide(config, run, state["errors"], int(exitstatus))
+        run["verdict"], run["verdict_detail"] = verdict.word, verdict.as_dict()
+        write_error_results(results_dir, run)
+    state["run"], state["verdict"] = run, verdict
+    if verdict.exit_code != 0 or session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = verdict.exit_code if verdict.exit_code else session.exitstatus
+    xml = getattr(config, "stash", {}).get(_junit_key(), None) if _junit_key() is not None else None
+    if xml is not None:
+        xml.add_global_property("musiceval_verdict", verdict.word)
+        xml.add_global_property("musiceval_verdict_line", verdict.line)
+    _release_results_dir(results_dir)
+
+
+def _release_results_dir(results_dir: Path) -> None:
+    """Drop this session's lock, and the results directory itself when the session left nothing in it."""
+    try:
+        (results_dir / ".session.lock").unlink()
+        results_dir.rmdir()
     except OSError:
         pass
+
+
+def _junit_key() -> Any:
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - junitxml is part of pytest
+        return None
+    return xml_key
+
+
+def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exitstatus: int):
+    from musiceval.verdict import decide
+
+    suite: SuiteConfig = _state(config)["suite"]
+    inconclusive = _opt(config, "musiceval_inconclusive") or suite.thresholds["defaults"]["inconclusive"]
+    return decide(run["gates"], declared=[m.name for m in suite.models], required=suite.required,
+                  errors=[*errors, *(e["detail"] for e in run["errors"])], strict=_strict(config),
+                  holm_failures=run["holm_failures"], inconclusive=inconclusive,
+                  allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -719,20 +947,39 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     run = state["run"]
     tr = terminalreporter
     tr.section("musiceval gates")
-    for g in run["gates"]:
-        est = g.get("estimate")
-        est_s = f"{est:+.4f}" if isinstance(est, (int, float)) else "   -   "
-        n_failed = f" (n_failed={g['n_failed']})" if g.get("n_failed") else ""
-        tr.write_line(f"{g['outcome']:<12} {est_s}  {g.get('protocol', ''):<14} {g['name']}{n_failed}")
-    tr.write_line(", ".join(f"{v} {k}" for k, v in run["counts"].items()))
-    strict = _strict(config)
-    for name in run["holm_failures"]:
-        tr.write_line(f"PASS not significant after Holm correction: {name}" + (" (fails under --strict)" if strict else ""))
-    for pattern in state.get("missing_required", []):
-        tr.write_line(f"required check without a PASS: {pattern}" + (" (fails under --strict)" if strict else ""))
-    if state.get("empty"):
-        tr.write_line("musiceval: FAILED: no gate decided anything about the declared model(s) "
-                      f"({', '.join(m.name for m in state['suite'].models) or 'none declared'}): everything skipped, "
-                      "INCONCLUSIVE or a FINDING; pass --musiceval-allow-empty to accept that", red=True, bold=True)
+    declared = {m.name for m in state["suite"].models}
+    for title, about_model in (("about the declared model", True), ("self-checks of the suite (never gates of the model)", False)):
+        gates = [g for g in run["gates"] if (subject_of(g, declared) == MODEL) == about_model]
+        if not gates:
+            continue
+        tr.write_line(f"-- {title}")
+        for g in gates:
+            est = g.get("estimate")
+            est_s = f"{est:+.4f}" if isinstance(est, (int, float)) else "   -   "
+            n_failed = f" (n_failed={g['n_failed']})" if g.get("n_failed") else ""
+            tr.write_line(f"{g['outcome']:<12} {est_s}  {g.get('protocol', ''):<14} {g['name']}{n_failed}")
+    if state["deselected_self_checks"]:
+        tr.write_line(f"{state['deselected_self_checks']} tests not about the declared model were not run "
+                      "(self-checks: pass --musiceval-self-checks)")
+    for reason in state["verdict"].reasons:
+        tr.write_line(f"  {reason}")
     tr.write_line(f"results: {state['results_dir'] / 'results.json'}")
     tr.write_line(f"report:  {state['results_dir'] / 'report.html'}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The verdict line, last: after pytest's own summary line."""
+    state = getattr(config, "_musiceval", None)
+    if state and _STATES and _STATES[-1] is state:
+        _STATES.pop()
+    if not state or "verdict" not in state or _is_worker(config):
+        return
+    verdict = state["verdict"]
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    line = f"{verdict.line}; report: {state['results_dir'] / 'report.html'}"
+    colour = {"PASSED": "green", "FAILED": "red", "ERROR": "red"}.get(verdict.word, "yellow")
+    if tr is not None:
+        tr.write_line(line, **{colour: True, "bold": True})
+    else:
+        print(line)

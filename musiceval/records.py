@@ -174,6 +174,14 @@ class GateResult:
     mde: float | None = None
     #: regression gates: what the new run was compared with (the baseline's label or results dir)
     baseline: str = ""
+    #: the value the interval is compared with, on the interval's scale (the decision rule's bar)
+    bar: float | None = None
+    #: INCONCLUSIVE gates: about how many items (same design) would make the interval clear the bar
+    n_to_decide: int | None = None
+    #: regression gates: the comparison's one word (superior, non-inferior, inferior, inconclusive)
+    verdict: str = ""
+    #: the check id (``<protocol>/<check>/<model>/<source>/<metric>[/<what>]``) of a bound check
+    check: str = ""
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -1,25 +1,37 @@
-"""Regression gates against a baseline run: paired non-inferiority and superiority with power.
+"""The one comparison engine: a new run against a baseline, paired by item, decided by the interval.
 
-:meth:`musiceval.gates.Gate.non_inferior` and :meth:`~musiceval.gates.Gate.superior` delegate
-here. Both join the two runs' per-item scores by item id, orient the difference so that positive
-means "new is better" (``new - old``, or ``old - new`` when lower is better: WER, error rates),
-and decide on the calibrated interval of :func:`musiceval.intervals.paired_interval` (Tango +
-exact McNemar for 0/1 outcomes, Obuchowski's clustered form for 0/1 outcomes clustered by track,
-Hall's skew-corrected t otherwise, clustered by track via CR1 units).
+Every comparison of two runs goes through :func:`compare_scores`: the pytest regression gates
+(``evals/test_regression.py`` via :meth:`musiceval.gates.Gate.regression`), ``musiceval compare``
+and :func:`musiceval.results.compare` (both via :func:`musiceval.compare.compare_runs`). So a
+comparison printed by the CLI and the regression gate of a pytest run are one computation and
+agree row for row.
 
-- ``non_inferior``: bar ``-margin``; PASS when the interval's lower bound is above it, FAIL when
-  the upper bound is below it, INCONCLUSIVE otherwise. Power before verdict: when the margin is
-  smaller than the minimum detectable effect (:func:`musiceval.stats.minimum_detectable_effect`)
-  a PASS becomes INCONCLUSIVE and the detail says what the gate can detect. A FAIL stays a FAIL:
-  a drop beyond the margin was seen even with little power.
-- ``superior``: bar ``+margin``; PASS when the lower bound is above it. A superiority PASS
-  controls its error rate whatever the power, so the MDE is reported, never used to downgrade.
+The two scores are joined by item id, the difference is oriented so that positive means "new is
+better" (``new - old``, or ``old - new`` when lower is better: WER, error rates), and both claims are
+decided on the calibrated interval of :func:`musiceval.intervals.paired_interval` (Tango + exact
+McNemar for 0/1 outcomes, Obuchowski's clustered form for 0/1 outcomes clustered by track, Hall's
+skew-corrected t otherwise, clustered by track via CR1 units):
 
-The estimate, interval and threshold of the result are on the oriented scale (positive = better).
+- **non-inferiority** (the release gate): bar ``-margin``; PASS iff the interval's lower bound is
+  above it, FAIL iff its upper bound is below it, INCONCLUSIVE otherwise, with about how many items
+  would decide it;
+- **superiority** (reported beside it): bar ``+margin`` (0 by default); PASS iff the lower bound is
+  above it.
+
+The minimum detectable effect (MDE) at the run's power is stated as advice and never overrides a
+decided interval (a +33-point gain whose interval is [+32, +35] is superior whatever the power).
+When both runs score the same on every paired item (identical exact proportions such as a parse
+rate of 1.000 against 1.000) the difference is exactly 0: non-inferior, not superior, decided
+without an interval.
+
+The one-word ``verdict`` of a comparison: ``superior`` (superiority PASS), ``non-inferior``
+(non-inferiority PASS), ``inferior`` (non-inferiority FAIL) or ``inconclusive``.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
+
 import numpy as np
 
 from musiceval import intervals, stats
@@ -27,6 +39,16 @@ from musiceval.records import GateResult, ItemScores, Outcome, align_paired
 
 #: how many unmatched ids a detail line names before it says "+N more"
 NAMED_IDS = 5
+VERDICTS = ("superior", "non-inferior", "inferior", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Both claims about one (new, old) pair and the one word that sums them up."""
+
+    non_inferior: GateResult
+    superior: GateResult
+    verdict: str
 
 
 def unmatched(new: ItemScores, old: ItemScores, new_label: str = "new", old_label: str = "old") -> tuple[int, str]:
@@ -54,12 +76,52 @@ def say_effect(x: float, points: bool) -> str:
 
 
 def power_sentence(n: int, mde: float, points: bool, kind: str, clusters: int | None = None) -> str:
-    """``with 334 items this gate can only detect drops of 4.1 points`` (the sentence verdicts print)."""
+    """``with 334 items this gate detects drops of 4.1 points at power 0.8`` (advice, never a verdict)."""
     where = f"with {n} items" + (f" in {clusters} clusters" if clusters else "")
     what = "drops" if kind == "non_inferior" else "gains"
     if not math.isfinite(mde):
         return f"{where} this gate cannot detect {what} of any size (too few items to estimate their spread)"
-    return f"{where} this gate can only detect {what} of {say_effect(mde, points)}"
+    return f"{where} this gate detects {what} of {say_effect(mde, points)}"
+
+
+def verdict_word(non_inferior: GateResult, superior: GateResult) -> str:
+    """superior / non-inferior / inferior / inconclusive, from the two decided claims."""
+    if superior.outcome is Outcome.PASS:
+        return "superior"
+    if non_inferior.outcome is Outcome.PASS:
+        return "non-inferior"
+    if non_inferior.outcome is Outcome.FAIL:
+        return "inferior"
+    return "inconclusive"
+
+
+def compare_scores(
+    new: ItemScores,
+    old: ItemScores,
+    *,
+    margin: float,
+    name: str,
+    higher_is_better: bool = True,
+    new_label: str = "new",
+    old_label: str = "old",
+    protocol: str = "",
+    metric: str = "",
+    alpha: float = 0.05,
+    power: float = 0.8,
+    baseline: str = "",
+    superiority_margin: float = 0.0,
+) -> Comparison:
+    """Non-inferiority at ``margin`` and superiority at ``superiority_margin`` of ``new`` over
+    ``old`` (see the module docstring). The non-inferiority result's detail names the superiority
+    outcome and the one-word verdict."""
+    common = dict(name=name, higher_is_better=higher_is_better, new_label=new_label, old_label=old_label,
+                  protocol=protocol, metric=metric, alpha=alpha, power=power, baseline=baseline)
+    ni = regression_result("non_inferior", new, old, margin=margin, **common)
+    sup = regression_result("superior", new, old, margin=superiority_margin, **common)
+    word = verdict_word(ni, sup)
+    claim = f"superiority: {sup.outcome.value}" + (f" (bar +{superiority_margin:g})" if superiority_margin else "")
+    ni = replace(ni, detail=f"{ni.detail}; {claim}; verdict {word}", verdict=word)
+    return Comparison(ni, sup, word)
 
 
 def regression_result(
@@ -78,7 +140,7 @@ def regression_result(
     power: float = 0.8,
     baseline: str = "",
 ) -> GateResult:
-    """The :class:`GateResult` of a ``non_inferior`` or ``superior`` gate (see module docstring)."""
+    """The :class:`GateResult` of one claim, ``non_inferior`` or ``superior`` (see the module docstring)."""
     if kind not in ("non_inferior", "superior"):
         raise ValueError(f"kind must be 'non_inferior' or 'superior', got {kind!r}")
     if not math.isfinite(margin) or margin < 0:
@@ -91,41 +153,42 @@ def regression_result(
     bar = -margin if kind == "non_inferior" else margin
     direction = "higher is better" if higher_is_better else "lower is better"
     where = f" on {protocol} {metric}" if protocol else f" on {metric}"
+    common = dict(name=name, threshold=bar, bar=bar, protocol=protocol, metric=metric, n_failed=n_failed,
+                  baseline=baseline or old_label)
     if va.size == 0:
         detail = f"no item scored in both {new_label} and {old_label}: nothing to compare"
-        return GateResult(
-            name=name, outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan), p_value=None, n=0,
-            threshold=bar, test=f"{kind} ({direction})", protocol=protocol, metric=metric, n_failed=n_failed,
-            detail="; ".join(filter(None, [detail, unmatched_note])), baseline=baseline or old_label,
-        )
+        return GateResult(outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan), p_value=None, n=0,
+                          test=f"{kind} ({direction})", detail="; ".join(filter(None, [detail, unmatched_note])),
+                          **common)
     better, worse = (va, vb) if higher_is_better else (vb, va)
-    bound = intervals.paired_interval(better, worse, groups=groups, alpha=alpha, margin=bar)
     diff = better - worse
+    points = in_points(va, vb)
     clustered = groups if intervals.has_clusters(groups) else None
+    n_clusters = len(set(groups)) if clustered is not None and groups is not None else None
+    if np.array_equal(va, vb):
+        outcome = Outcome.PASS if (kind == "non_inferior" or bar < 0) else Outcome.FAIL
+        notes = [f"{new_label} and {old_label} score identically on every one of the {va.size} paired items"
+                 f"{where}: the difference is exactly 0 ({'non-inferior' if kind == 'non_inferior' else 'not superior'})"]
+        if unmatched_note:
+            notes.append(unmatched_note)
+        return GateResult(outcome=outcome, estimate=0.0, ci=(0.0, 0.0), p_value=None, n=int(va.size),
+                          test=f"{kind} ({direction}): exact, identical on every item", detail="; ".join(notes), mde=0.0,
+                          **common)
+    bound = intervals.paired_interval(better, worse, groups=groups, alpha=alpha, margin=bar)
     mde = stats.minimum_detectable_effect(diff, clusters=clustered, alpha=alpha, power=power)
     outcome = stats.decide((bound.low, bound.high), bar)
-    points = in_points(va, vb)
-    n_clusters = len(set(groups)) if clustered is not None and groups is not None else None
-    sentence = power_sentence(int(diff.size), mde, points, kind, n_clusters)
-    underpowered = kind == "non_inferior" and margin < mde
     notes = [f"{new_label} {va.mean():.3f} vs {old_label} {vb.mean():.3f}{where}"
              f" ({direction}; {'gain' if diff.mean() >= 0 else 'drop'} {say_effect(abs(float(diff.mean())), points)},"
              f" {int((1 - alpha) * 100)}% interval [{say_effect(bound.low, points)}, {say_effect(bound.high, points)}]"
              f" vs bar {say_effect(bar, points)})"]
-    if underpowered:
-        if kind == "non_inferior" and outcome is Outcome.PASS:
-            outcome = Outcome.INCONCLUSIVE
-        notes.append(f"underpowered: {sentence}, margin is {say_effect(margin, points)}")
-    elif kind == "superior" and outcome is not Outcome.PASS:
-        notes.append(sentence + f" above the bar at power {power:g}")
-    else:
-        notes.append(f"MDE {say_effect(mde, points)} at power {power:g}")
+    n_to_decide = None
+    if outcome is Outcome.INCONCLUSIVE:  # advice only: the interval decides
+        n_to_decide = stats.items_to_decide((bound.low, bound.high), float(diff.mean()), bar, int(diff.size))
+        if n_to_decide is not None:
+            notes.append(f"about {n_to_decide} items (same design) would decide it")
+        notes.append(f"MDE advice: {power_sentence(int(diff.size), mde, points, kind, n_clusters)} at power {power:g}")
     if unmatched_note:
         notes.append(unmatched_note)
-    return GateResult(
-        name=name, outcome=outcome, estimate=float(diff.mean()), ci=(bound.low, bound.high), p_value=bound.p_value,
-        n=int(diff.size), threshold=bar, test=f"{kind} ({direction}): {bound.method}; shape={bound.shape}",
-        protocol=protocol, metric=metric, n_failed=n_failed, detail="; ".join(notes), mde=mde,
-        baseline=baseline or old_label,
-    )
-
+    return GateResult(outcome=outcome, estimate=float(diff.mean()), ci=(bound.low, bound.high), p_value=bound.p_value,
+                      n=int(diff.size), test=f"{kind} ({direction}): {bound.method}; shape={bound.shape}",
+                      detail="; ".join(notes), mde=mde, n_to_decide=n_to_decide, **common)

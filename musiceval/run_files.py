@@ -4,7 +4,7 @@ field checked: :func:`load` and :class:`Run`, which :mod:`musiceval.results` (th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,14 @@ class Run:
     meta: dict[str, Any]
     #: one row per gate: name, outcome, estimate, ci_low, ci_high, p_value, p_value_holm, n, ...
     gates: pd.DataFrame
-    #: one row per item and metric: item_id, condition, metric, value, group, gate, protocol, model, source
-    #: (model / source: None for rows written before they were recorded)
+    #: one row per item and metric: item_id, condition, metric, value, group, gate, protocol, model, source,
+    #: higher_is_better (model / source: None for the suite's self-checks, which are about no model)
     scores: pd.DataFrame
     #: per-item failures: item_id, reason, metric, condition, gate
     failures: pd.DataFrame
     tables: list[dict[str, Any]]
+    #: one row per answer source the run scored: id, protocol, model, source, items_sha256
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _kind(value: Any) -> str:
@@ -111,7 +113,7 @@ def _score_rows(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         if not isinstance(failures, list) or not all(isinstance(f, dict) and "item_id" in f and "reason" in f for f in failures):
             raise ResultsError(f"{where}: field 'failures' must be an array of {{item_id, reason}} objects")
         base = {"metric": rec["metric"], "condition": rec["condition"], "gate": rec.get("gate"), "protocol": rec.get("protocol"),
-                "model": rec.get("model"), "source": rec.get("source")}
+                "model": rec.get("model"), "source": rec.get("source"), "higher_is_better": rec.get("higher_is_better")}
         score_rows += [{"item_id": i, "value": v, "group": g, **base} for i, v, g in zip(ids, values, groups)]
         failure_rows += [{"item_id": f["item_id"], "reason": f["reason"], **base} for f in failures]
     return score_rows, failure_rows
@@ -138,7 +140,9 @@ def load(results_dir: str | Path) -> Run:
     if scores_path.exists():
         score_rows, failure_rows = _score_rows(scores_path)
     scores = pd.DataFrame(score_rows, columns=["item_id", "condition", "metric", "value", "group", "gate", "protocol",
-                                               "model", "source"])
+                                               "model", "source", "higher_is_better"])
     failures = pd.DataFrame(failure_rows, columns=["item_id", "reason", "metric", "condition", "gate", "protocol",
                                                    "model", "source"])
-    return Run(meta=run["meta"], gates=gates, scores=scores, failures=failures, tables=run.get("tables", []))
+    sources = [r for r in run.get("sources", []) if isinstance(r, dict)] if isinstance(run.get("sources"), list) else []
+    return Run(meta=run["meta"], gates=gates, scores=scores, failures=failures, tables=run.get("tables", []),
+               sources=sources)

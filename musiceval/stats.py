@@ -18,7 +18,8 @@ Functions
 - :func:`sign_flip_test` (paired permutation test), :func:`mcnemar_exact`,
   :func:`binomial_test_greater`, :func:`clopper_pearson`
 - :func:`permutation_null` (chance level by label permutation), :func:`permutation_p_value`
-- :func:`holm`, :func:`benjamini_hochberg`, :func:`adjust` (family-wise / FDR control), :func:`decide`
+- :func:`holm`, :func:`benjamini_hochberg`, :func:`adjust` (family-wise / FDR control), :func:`decide`,
+  :func:`items_to_decide`
 - :func:`minimum_detectable_effect`, :func:`required_items`, :func:`design_effect` (power)
 
 References
@@ -490,6 +491,24 @@ def required_items(
     if not math.isfinite(at_one):
         raise ValueError("the pilot differences have no spread estimate (fewer than 2 items)")
     return max(2, math.ceil((at_one / drop) ** 2))
+
+
+def items_to_decide(ci: tuple[float, float], estimate: float, bar: float, n: int) -> int | None:
+    """About how many items an undecided interval needs to clear ``bar``, with the same design
+    (spread and clustering): the half-width shrinks as ``1 / sqrt(n)``, so the interval clears
+    the bar once it is ``|estimate - bar|`` wide on each side. None when the estimate sits on the
+    bar (no sample size decides it) or the interval is not finite.
+
+    >>> items_to_decide((-0.02, 0.06), 0.02, 0.0, 100)
+    400
+    """
+    low, high = ci
+    if n <= 0 or not all(math.isfinite(v) for v in (low, high, estimate, bar)):
+        return None
+    gap = abs(estimate - bar)
+    if gap == 0:
+        return None
+    return max(n + 1, math.ceil(n * ((high - low) / 2 / gap) ** 2))
 
 
 def decide(ci: tuple[float, float] | Interval, margin: float = 0.0) -> Outcome:

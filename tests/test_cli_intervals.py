@@ -67,7 +67,9 @@ def test_choice_json_adds_intervals_and_keeps_keys(capsys):
     assert d["intervals"]["accuracy"] == [pytest.approx(want.low), pytest.approx(want.high)]
     assert d["intervals"]["accuracy"][0] < d["metrics"]["accuracy"] < d["intervals"]["accuracy"][1]
     assert d["n_scored"] == {"accuracy": 200, "parse_rate": 200}
-    assert d["chances"]["accuracy"] == [{"name": "uniform chance 1/4", "kind": "fixed", "value": 0.25}]
+    names = [c["name"] for c in d["chances"]["accuracy"]]
+    assert names == ["uniform chance 1/4", "best constant answer", "answer permutation"]
+    assert d["chances"]["accuracy"][0] == {"name": "uniform chance 1/4", "kind": "fixed", "value": 0.25}
 
 
 def test_choice_text_prints_interval_and_n(capsys):

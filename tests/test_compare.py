@@ -32,9 +32,11 @@ def write_results(path: Path, scores: dict[str, list[ItemScores]], meta: dict) -
     parts = path / "parts"
     parts.mkdir(parents=True)
     rows: list[dict] = []
-    gate = Gate(GateConfig(), sink=rows.append)
-    for protocol, item_scores in scores.items():
-        gate.record_scores(*item_scores, gate=f"{protocol} scores", protocol=protocol)
+    for key, item_scores in scores.items():  # "mir/GTZAN": protocol mir, answer source GTZAN, of the run's model
+        protocol, _, source = key.partition("/")
+        tag = {"model": meta.get("model"), "source": source}
+        gate = Gate(GateConfig(), sink=lambda row, tag=tag: rows.append({**row, **tag}))
+        gate.record_scores(*item_scores, gate=f"{key} scores", protocol=protocol)
     (parts / "gw0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     write_run(path, meta)
     return path
@@ -206,13 +208,13 @@ def test_baseline_hands_score_sets_to_regression_gates(tmp_path):
     old = (rng.random(200) < 0.7).astype(float)
     path = _toy_run(tmp_path, "base", old, model="qwen", fp=_fp("qwen"))
     base = Baseline(path)
-    assert base.label == "qwen" and base.keys() == [("choice", "accuracy", "correct")]
-    assert base.scores("choice", "accuracy").values.tolist() == old.tolist() and base.scores("choice", "wer") is None
+    assert base.label == "qwen" and base.keys() == [("choice", "", "accuracy", "correct")]
+    assert base.scores("choice", "", "accuracy").values.tolist() == old.tolist() and base.scores("choice", "", "wer") is None
     assert base.check(_fp("qwen2")) == []
     with pytest.raises(NotComparable, match="mir_parsers"):
         base.check(_fp("qwen2", mir_parsers="mir-parsers-9"))
     assert "no provenance" in base.check(None)[0]
-    r = Gate(GateConfig()).non_inferior(base.scores("choice", "accuracy"), base.scores("choice", "accuracy"),
+    r = Gate(GateConfig()).non_inferior(base.scores("choice", "", "accuracy"), base.scores("choice", "", "accuracy"),
                                         margin=0.02, name="self", old_label=base.label, new_label="qwen2")
     assert r.outcome is Outcome.PASS
 

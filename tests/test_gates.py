@@ -58,7 +58,8 @@ def test_binomial_gate_exact_path_and_clustered_path(gate):
     assert r.test.startswith("exact binomial") and r.outcome is Outcome.INCONCLUSIVE
     strong = scores([1.0] * 120 + [0.0] * 80, groups=[str(k // 4) for k in range(200)])
     r = gate.binomial_greater(strong, 0.25, name="clustered")
-    assert r.test.startswith("clustered") and r.outcome is Outcome.PASS
+    assert "effective sample size" in r.test and "clustered" in r.test and r.outcome is Outcome.PASS
+    assert r.ci[0] + 0.25 >= 0 and r.ci[1] + 0.25 <= 1
     with pytest.raises(ValueError, match="0/1"):
         gate.binomial_greater(scores([0.5, 1.0]), 0.25, name="bad")
 

@@ -56,15 +56,28 @@ def test_non_inferior_inconclusive_when_the_interval_straddles_the_bar(gate):
     assert r.outcome is Outcome.INCONCLUSIVE and r.ci[0] < -0.03 < r.ci[1] and r.mde < 0.03
 
 
-def test_underpowered_gate_is_inconclusive_never_pass_and_says_what_it_can_detect(gate):
+def test_the_interval_decides_and_the_mde_is_advice_only(gate):
     new, old = _pair(334, 0.06, sd=0.3, seed=4)
     r = gate.non_inferior(new, old, margin=0.02, name="small set", new_label="qwen2", old_label="qwen")
-    # the interval alone would pass: its lower bound is above the bar
-    assert r.ci[0] > -0.02
-    assert r.outcome is Outcome.INCONCLUSIVE and r.mde > 0.02
-    mde_points = 100 * stats.minimum_detectable_effect(new.values - old.values)
-    assert f"underpowered: with 334 items this gate can only detect drops of {mde_points:.1f} points" in r.detail
-    assert "margin is 2.0 points" in r.detail
+    # the MDE is above the margin, but the interval's lower bound clears the bar: decided
+    assert r.ci[0] > -0.02 and r.mde > 0.02
+    assert r.outcome is Outcome.PASS and "underpowered" not in r.detail and r.verdict in ("non-inferior", "superior")
+
+
+def test_an_undecided_gate_says_how_many_items_would_decide_it_with_mde_advice(gate):
+    new, old = _pair(120, 0.0, sd=0.3, seed=5)
+    r = gate.non_inferior(new, old, margin=0.02, name="straddles", new_label="qwen2", old_label="qwen")
+    assert r.outcome is Outcome.INCONCLUSIVE and r.ci[0] < -0.02 < r.ci[1]
+    half, gap = (r.ci[1] - r.ci[0]) / 2, r.estimate + 0.02
+    assert r.n_to_decide == max(121, math.ceil(120 * (half / gap) ** 2))
+    assert f"about {r.n_to_decide} items" in r.detail and "MDE advice: with 120 items this gate detects drops of" in r.detail
+
+
+def test_a_large_gain_is_superior_whatever_the_mde(gate):
+    new, old = _pair(4096, 0.335, sd=0.4, seed=6)
+    c = gate.regression(new, old, margin=0.02, name="big gain")
+    assert c.non_inferior.outcome is Outcome.PASS and c.superior.outcome is Outcome.PASS and c.verdict == "superior"
+    assert "superiority: PASS" in c.non_inferior.detail
 
 
 def test_lower_is_better_metrics_are_turned(gate):
@@ -224,4 +237,9 @@ def test_single_item_and_identical_runs(gate):
     assert "cannot detect drops of any size" in one.detail
     same = scores(np.linspace(0.1, 0.9, 50))
     r = gate.non_inferior(same, same, margin=0.01, name="identical")
-    assert r.outcome is Outcome.PASS and r.estimate == 0 and r.mde == 0
+    assert r.outcome is Outcome.PASS and r.estimate == 0 and r.mde == 0 and r.ci == (0.0, 0.0)
+    assert "exact, identical on every item" in r.test
+    # identical exact proportions (a parse rate of 1.000 against 1.000 on 24 items) are decided exactly
+    ones = scores([1.0] * 24)
+    c = gate.regression(ones, ones, margin=0.02, name="parse rate")
+    assert c.non_inferior.outcome is Outcome.PASS and c.superior.outcome is Outcome.FAIL and c.verdict == "non-inferior"

@@ -22,7 +22,7 @@ def test_verdict_rule():
     g = lambda o, role=None: {"outcome": o, "role": role}  # noqa: E731
     assert verdict([g("PASS"), g("FAIL")]) == "FAILED"
     assert verdict([g("PASS"), g("SKIPPED"), g("FINDING")]) == "PASSED"
-    assert verdict([g("PASS"), g("INCONCLUSIVE")]) == "NOTHING DECIDED"
+    assert verdict([g("PASS"), g("INCONCLUSIVE")]) == "INCONCLUSIVE"
     assert verdict([g("SKIPPED")]) == "NOTHING DECIDED"
     # a FAIL demoted to a finding by config does not fail the run
     assert verdict([g("PASS"), g("FAIL", role="finding (demoted by config)")]) == "PASSED"

@@ -282,7 +282,19 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
         raise FormatError(msg if str(path.name) in msg else f"{path}: {msg}") from exc
     answers.format = answers.format or chosen.name
     answers.source = answers.source or str(path)
+    if "dataset" not in answers.extra:
+        answers.extra["dataset"] = dataset_name(path)
     return answers
+
+
+def dataset_name(path: str | Path) -> str:
+    """The ``dataset_name`` the first records of a file declare (dasheng-lm records carry one), or ""."""
+    try:
+        _, records = sniff(path)
+    except OSError:
+        return ""
+    names = {r.get("dataset_name") for r in records if isinstance(r, dict) and isinstance(r.get("dataset_name"), str)}
+    return names.pop() if len(names) == 1 else ""
 
 
 def keys_of(records: list) -> set[str]:

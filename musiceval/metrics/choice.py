@@ -285,3 +285,62 @@ def run_spread(values: Sequence[float]) -> dict[str, float]:
         "min": float(arr.min()),
         "max": float(arr.max()),
     }
+
+
+# ----------------------------------------------------------------------------- answer-blind strategies
+#
+# The chance level of a release gate is the strongest strategy that never looks at the question
+# or the audio (SPEC, "What the verdict means"): for multiple choice the best of a uniform guess,
+# the best constant answer and the file's own answers moved to other items.
+
+
+def best_constant_answer(correct: Sequence[int], n_options: Sequence[int]) -> tuple[int, np.ndarray]:
+    """The option position that, always chosen, is right most often, and its per-item 0/1 scores.
+
+    ``correct[i]`` is item ``i``'s correct position and ``n_options[i]`` its number of options
+    (a position beyond an item's options is wrong there). Ties go to the earliest position, so the
+    result does not depend on the order of the items.
+
+    >>> best_constant_answer([3, 3, 0, 1], [4, 4, 4, 4])
+    (3, array([1., 1., 0., 0.]))
+    """
+    true = np.asarray(correct, dtype=int).reshape(-1)
+    sizes = np.asarray(n_options, dtype=int).reshape(-1)
+    if true.size == 0 or true.size != sizes.size:
+        raise ValueError(f"best_constant_answer needs one option count per item (got {true.size} and {sizes.size})")
+    hits = [int(np.sum(true == k)) for k in range(int(sizes.max()))]
+    best = int(np.argmax(hits))
+    return best, ((true == best) & (best < sizes)).astype(float)
+
+
+def answer_permutation_accuracy(predicted: Sequence[int], correct: Sequence[int],
+                                groups: Sequence[str] | None = None) -> np.ndarray | None:
+    """Per item, the expected accuracy of the file's own chosen positions moved to other items.
+
+    Item ``i`` is scored against every answer given to an item of another group (track), and
+    gets the share of those answers whose chosen position is its correct one: the exact
+    expectation over all such moves (no sampling, so the same for any order of the items). An
+    unanswered output is never right. A file whose answers ignore the question and the audio
+    (a constant letter, letters drawn from the key's prior, answers shifted by one item) scores
+    the same in place as moved: this is the answer-permutation null, paired by item. None when
+    every item shares one group.
+
+    >>> answer_permutation_accuracy([0, 1, 0, 1], [0, 1, 1, 0]).tolist()
+    [0.3333333333333333, 0.3333333333333333, 0.6666666666666666, 0.6666666666666666]
+    """
+    pred, true = _as_arrays(predicted, correct)
+    labels = np.asarray([str(g) for g in groups]) if groups is not None else np.arange(pred.size).astype(str)
+    if labels.size != pred.size:
+        raise ValueError(f"answer_permutation_accuracy: {labels.size} groups for {pred.size} items")
+    _, codes = np.unique(labels, return_inverse=True)
+    n_codes = int(codes.max()) + 1
+    width = int(max(pred.max(initial=0), true.max(initial=0))) + 1
+    answered = pred >= 0
+    total = np.bincount(pred[answered], minlength=width).astype(float)
+    per_group = np.zeros((n_codes, width))
+    np.add.at(per_group, (codes[answered], pred[answered]), 1.0)
+    others = pred.size - np.bincount(codes, minlength=n_codes)[codes]
+    if not np.all(others > 0):
+        return None
+    same_position = total[true] - per_group[codes, true]
+    return same_position / others

@@ -260,3 +260,45 @@ def permutation_null_f1(pred: LabelSets, true: LabelSets, *, n_permutations: int
     p, t = binarize(pred_sets, labels), binarize(true_sets, labels)
     return permutation_null(lambda perm: float(f1_matrix(p[perm], t).mean()), len(pred_sets),
                             n_permutations=n_permutations, seed=seed)
+
+
+def best_constant_label_set(true: LabelSets, *, labels: Sequence[str] | None = None) -> tuple[tuple[str, ...], np.ndarray]:
+    """The label set that, given as the answer to every item, scores the highest mean F1, and its
+    per-item F1: the strongest constant (answer-blind) strategy of a factual task.
+
+    Found by greedy forward selection (add the label that raises the mean F1 most; stop when none
+    does; ties go to the earlier label in sorted order, so the result does not depend on the order
+    of the items). For single-label truths this is exact: the best set of size ``m`` is the ``m``
+    most frequent labels, with mean F1 ``2 / (m + 1)`` times their share, and the greedy path
+    passes through every such set. Empty truths follow :func:`item_prf` (a non-empty constant
+    scores 0 there).
+
+    >>> best_constant_label_set([["pop"], ["pop"], ["rock"], ["jazz"]])
+    (('pop',), array([1., 1., 0., 0.]))
+    >>> best_constant_label_set([["pop"], ["rock"], ["pop"], ["rock"]])[0]
+    ('pop', 'rock')
+    """
+    _, true_sets = validate([()] * len(true), true)
+    if not true_sets:
+        raise ValueError("best_constant_label_set needs at least one item")
+    names = sorted(set().union(*true_sets) | set(labels or ()))
+    t = binarize(true_sets, names).astype(float)
+    sizes = t.sum(axis=1)
+    chosen: list[int] = []
+    inter = np.zeros(len(true_sets))
+
+    def f1(inter: np.ndarray, k: int) -> np.ndarray:
+        denom = k + sizes
+        return np.where(denom == 0, 1.0, 2 * inter / np.maximum(denom, 1))
+
+    current = f1(inter, 0)
+    while len(chosen) < len(names):
+        candidates = [j for j in range(len(names)) if j not in chosen]
+        gains = [f1(inter + t[:, j], len(chosen) + 1).mean() for j in candidates]
+        best = int(np.argmax(gains))
+        if gains[best] <= current.mean():
+            break
+        chosen.append(candidates[best])
+        inter = inter + t[:, candidates[best]]
+        current = f1(inter, len(chosen))
+    return tuple(names[j] for j in sorted(chosen)), current

@@ -13,7 +13,11 @@ from one code path.
   unparsed answer counted wrong) as failures with their reason;
 - :meth:`Protocol.evaluate` -> ``{metric: value, ..., "n": .., "n_failed": .., "failures": [..]}``
   (mir_eval's shape: an ordered dict of the headline numbers on the Correct condition);
-- :meth:`Protocol.chances` -> the chance levels and trivial baselines a metric is gated against;
+- :meth:`Protocol.chances` -> the chance levels a metric is gated against: the strongest
+  answer-blind strategies (SPEC, "What the verdict means": a uniform guess, the best constant
+  answer, the file's own answers moved to other items, a task's trivial baselines);
+- :meth:`Protocol.answer_permutation` -> the answers moved to other items and scored against each
+  item, paired by item: the evidence that the model listens when no control was recorded;
 - :meth:`Protocol.samples` -> one dict per scored answer for the per-sample drill-down.
 
 Every protocol class is registered in :data:`PROTOCOLS` by name (``@register_protocol``).
@@ -98,6 +102,9 @@ class Protocol(abc.ABC):
 
     #: label of the model that answered (from the answer file or the suite config)
     model: str = "model"
+    #: control conditions derived from the answers themselves rather than recorded (the Random
+    #: of recorded answers to a shared prompt: another clip's answer, an answer permutation)
+    derived: tuple[str, ...] = ()
     #: where the answers came from (file name, live spec); shown in gate names and the report
     source: str = ""
 
@@ -130,8 +137,23 @@ class Protocol(abc.ABC):
         return []
 
     def controls(self) -> tuple[str, ...]:
-        """The control conditions present, in :data:`CONTROL_CONDITIONS` order."""
+        """The control conditions present (recorded or derived), in :data:`CONTROL_CONDITIONS` order."""
         return tuple(c for c in CONTROL_CONDITIONS if c in self.conditions)
+
+    def recorded_controls(self) -> tuple[str, ...]:
+        """The control conditions the answers hold (the model heard random audio, noise, silence or nothing)."""
+        return tuple(c for c in self.controls() if c not in self.derived)
+
+    def answer_permutation(self, metric: str) -> ItemScores | None:
+        """``metric`` when each answer is moved to other items and scored there, per item (paired
+        by item id, condition ``"answer permutation"``), or None. Answers that ignore the audio
+        score the same in place as moved. Default: the derived Random (another clip's answer to the
+        same prompt, scored against this item)."""
+        if "random" in self.derived and metric in self.metrics:
+            s = self.scores(metric, "random")
+            return ItemScores(s.metric, s.ids, s.values, groups=s.groups, condition="answer permutation",
+                              failures=s.failures)
+        return None
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:

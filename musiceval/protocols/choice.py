@@ -1,6 +1,6 @@
 """Multiple-choice QA (MuChoMusic) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.scoring.choice.score_records` (the numbers are today's):
+Wraps :func:`musiceval.scoring.choice.score_records`:
 
 - ``accuracy``: 1 when the matched option is the correct one (headline; an unanswered output
   counts wrong and is listed in the failures as ``unparsed: ...``);
@@ -8,8 +8,11 @@ Wraps :func:`musiceval.scoring.choice.score_records` (the numbers are today's):
 
 Conditions are the ones recorded in the file (``correct`` and controls such as ``text_only``,
 ``noise``, ``random``); a multiple-choice file has no derived Random (each question differs).
-The published setting (all three distractors) is scored when present. Chance: uniform among
-the options (1/4), an exact binomial test.
+The published setting (all three distractors) is scored when present. Chance: the strongest
+answer-blind strategy, each its own gate: a uniform guess among the options (1/4, exact binomial),
+the best constant answer and the answer permutation (the file's own chosen options moved to
+questions about other tracks), both paired by item. Without a recorded control the answer
+permutation is also the evidence that the model listens (:meth:`ChoiceProtocol.answer_permutation`).
 
 Options (``settings.options``): ``matcher`` (``"muchomusic"``, the published rule, or ``"strict"``).
 """
@@ -20,6 +23,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from musiceval.data.answers import AnswerSet
+from musiceval.metrics.choice import answer_permutation_accuracy, best_constant_answer
 from musiceval.protocols.base import PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.schemas import LETTERS, UNANSWERED
@@ -91,17 +95,50 @@ class ChoiceProtocol(Protocol):
         return ItemScores(metric=metric, ids=base.ids, values=base.values, groups=base.groups, condition=condition,
                           failures=tuple(failures))
 
+    def _correct_rows(self) -> list[tuple[Any, Any]]:
+        """``(record, scored)`` of every Correct row, in row-id order (never file order)."""
+        rows = self._rows.get("correct", {})
+        return [rows[s.row_id] for s in sorted(self.result.select("correct"), key=lambda s: s.row_id)]
+
     def chances(self, metric: str) -> tuple[Chance, ...]:
+        """Accuracy's answer-blind strategies: a uniform guess among each item's options (exact
+        binomial), the best constant answer (always the same position) and the answer permutation
+        (the file's own chosen positions moved to items of other tracks), both paired by item."""
         if metric != "accuracy":
             return ()
-        rows = self.result.select("correct")
-        sizes = [len(self._rows["correct"][s.row_id][0].item.choices) for s in rows] if "correct" in self._rows else []
-        if not sizes:
+        rows = self._correct_rows()
+        if not rows:
             return ()
+        sizes = [len(rec.item.choices) for rec, _ in rows]
         value = float(np.mean([1.0 / k for k in sizes]))
         label = f"1/{sizes[0]}" if len(set(sizes)) == 1 else f"{value:.3f}"
-        return (Chance("fixed", value, name=f"uniform chance {label}",
-                       description="a uniform guess among the options (exact binomial test)"),)
+        out = [Chance("fixed", value, name=f"uniform chance {label}",
+                      description="a uniform guess among the options (exact binomial test)")]
+        if len(rows) < 2:
+            return tuple(out)
+        ids, groups = [s.row_id for _, s in rows], [s.group for _, s in rows]
+        letter, hits = best_constant_answer([s.correct for _, s in rows], sizes)
+        constant = ItemScores("accuracy", ids, hits, groups=groups, condition="best constant answer")
+        out.append(Chance("baseline", constant.mean(), name="best constant answer", scores=constant,
+                          description=f"always answering ({LETTERS[letter]}), the most frequent correct letter"))
+        permuted = self.answer_permutation("accuracy")
+        if permuted is not None:
+            out.append(Chance("baseline", permuted.mean(), name="answer permutation", scores=permuted,
+                              description="the file's own chosen options moved to questions about other tracks"))
+        return tuple(out)
+
+    def answer_permutation(self, metric: str) -> ItemScores | None:
+        if metric != "accuracy":
+            return None
+        rows = self._correct_rows()
+        if len(rows) < 2:
+            return None
+        values = answer_permutation_accuracy([s.predicted for _, s in rows], [s.correct for _, s in rows],
+                                             [s.group for _, s in rows])
+        if values is None:
+            return None
+        return ItemScores("accuracy", [s.row_id for _, s in rows], values, groups=[s.group for _, s in rows],
+                          condition="answer permutation")
 
     def samples(self) -> Iterator[dict[str, Any]]:
         for condition in self.conditions:

@@ -1,6 +1,6 @@
 """Factual QA (SPEC section 2) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.scoring.factual.score_factual` (today's numbers): labels extracted from
+Wraps :func:`musiceval.scoring.factual.score_factual`: labels extracted from
 each answer against the item's true labels.
 
 - metrics ``precision``, ``recall``, ``f1`` (headline), ``accuracy`` (exact set match), with a
@@ -11,10 +11,12 @@ each answer against the item's true labels.
   the model gave for another clip with the same prompt (a seeded derangement,
   :func:`musiceval.conditions.random_recorded_responses`) scored against this item's labels;
   any other control recorded in the file (``noise``, ``text_only``, ``silence``) as given;
-- chance of ``f1``: the permutation null (predictions permuted across items).
+- chance of ``f1``: the permutation null (predictions permuted across items, in item-id order) and
+  the best constant label set (:func:`musiceval.metrics.sets.best_constant_label_set`), paired by
+  item. The derived Random is the answer permutation of "the model listens".
 
-Options: ``vocab`` (a vocabulary name such as ``nsynth``/``gtzan`` or a file; default: guessed
-from the CMI-Bench task for cmi-bench files), ``extractor`` (``"rules"``, or a callable
+Options: ``vocab`` (a vocabulary name such as ``nsynth``/``gtzan`` or a file; default: the
+benchmark's own, :mod:`musiceval.data.benchmarks`, for NSynth and CMI-Bench GTZAN files), ``extractor`` (``"rules"``, or a callable
 ``texts -> [(labels or None, failure or None)]`` such as :func:`musiceval.scoring.factual.llm_extractor`),
 ``chunks`` (None, ``"any"``, ``"majority"``), ``hierarchy`` (an FMA ``genres.csv`` path or a
 ``child -> parent`` mapping), ``n_permutations`` (2000), ``conditions`` (("correct", "random"); ``("correct",)`` skips Random).
@@ -24,11 +26,10 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
+from musiceval.metrics.sets import best_constant_label_set
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.records import ItemFailure, ItemScores
 
-#: vocabulary of a CMI-Bench factual file by its task
-TASK_VOCABULARIES = {"GTZAN": "gtzan", "Nsynth_instrument": "nsynth"}
 METRIC_UNITS = {"precision": "macro precision (0-1)", "recall": "macro recall (0-1)", "f1": "macro F1 (0-1)",
                 "accuracy": "exact label-set match (0-1)"}
 
@@ -83,6 +84,7 @@ class FactualProtocol(Protocol):
         self.model = model
         self.source = source
         self._texts = dict(texts or {})
+        self.derived = ("random",) if data.random_texts is None and "random" in self.conditions else ()
 
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FactualProtocol":
@@ -98,8 +100,11 @@ class FactualProtocol(Protocol):
             genres = load_fma_genres(hierarchy)
             vocab = load_vocabulary(vocab) if isinstance(vocab, str) else (vocab or fma_genre_vocabulary(genres))
             hierarchy = fma_genre_tree(genres, vocab)
-        if vocab is None:
-            vocab = TASK_VOCABULARIES.get(str(answers.extra.get("task")))
+        if vocab is None:  # the benchmark's own vocabulary (a dasheng NSynth file, a CMI-Bench GTZAN file)
+            from musiceval.data.benchmarks import benchmark_of
+
+            bench = benchmark_of(answers.extra, answers.format)
+            vocab = bench.defaults.get("vocab") if bench is not None else None
         if vocab is None:
             raise ValueError(f"{answers.source or 'answers'}: no vocabulary; set the factual option 'vocab' "
                              "(nsynth, gtzan, fma-top, musicnet-instruments, musicnet-composers or a vocabulary file)")
@@ -177,11 +182,24 @@ class FactualProtocol(Protocol):
                           failures=tuple(s.failures) + tuple(unparsed))
 
     def chances(self, metric: str) -> tuple[Chance, ...]:
-        if metric != "f1" or not self.result.scores["correct"]["f1"].n >= 2:
+        """F1's answer-blind strategies: the permutation null (predictions permuted across items)
+        and the best constant label set (one set given as the answer to every item), paired by item."""
+        correct = self.result.scores["correct"]["f1"]
+        if metric != "f1" or correct.n < 2:
             return ()
         null = self.result.null_f1
+        truths = dict(zip(self.data.ids, self.data.truths))
+        ids = sorted(correct.ids)
+        group = dict(zip(correct.ids, correct.groups or correct.ids))
+        labels, values = best_constant_label_set([self._canonical(truths[i]) for i in ids])
+        constant = ItemScores("f1", ids, values, groups=[group[i] for i in ids], condition="best constant label set")
         return (Chance("permutation", float(null.mean()), name="permutation chance",
-                       description=self.result.metrics["chance"]["method"], null=null),)
+                       description=self.result.metrics["chance"]["method"], null=null),
+                Chance("baseline", constant.mean(), name="best constant label set", scores=constant,
+                       description=f"always answering {', '.join(labels) or 'nothing'}"))
+
+    def _canonical(self, labels) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for c in (self.vocab.canonical(x) for x in labels) if c is not None))
 
     def samples(self) -> Iterator[dict[str, Any]]:
         truths = dict(zip(self.data.ids, self.data.truths))

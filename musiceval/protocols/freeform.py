@@ -1,6 +1,6 @@
 """Free-form QA (protocol 1) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :class:`musiceval.scoring.freeform.FreeformEvaluation` (today's numbers). Metrics are every
+Wraps :class:`musiceval.scoring.freeform.FreeformEvaluation`. Metrics are every
 metric registered for the free-form protocol in :data:`musiceval.metrics.registry.METRICS`
 (the builtins bleu, bleu4, meteor, rouge_l, cider, bertscore, clap_text, clap_audio,
 sentence_cosine, plus any registered by another module), and ``parse_rate``: the answer is a
@@ -43,6 +43,7 @@ class FreeformProtocol(Protocol):
             self.headline = self._metrics[0]
         self.model = model
         self.source = source
+        self.derived = tuple(c for c in evaluation.derived if c in self.conditions)
 
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FreeformProtocol":

@@ -1,6 +1,6 @@
 """CMI-Bench MIR tasks as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.metrics.mir.score_task` (today's numbers). Metrics are the task's per-item
+Wraps :func:`musiceval.metrics.mir.score_task`. Metrics are the task's per-item
 metrics (headline first: ``accuracy``, ``weighted_score``, ``r2``, ``f_measure``, ``wer``,
 ``item_roc_auc``, ``item_f1``, ``overall_accuracy`` or a captioning score) and ``parse_rate``
 (the response parsed; an unparsed response is scored by the task's rule, 0 or the mean for
@@ -67,7 +67,7 @@ class MirProtocol(Protocol):
 
     def __init__(self, task: str, records: dict[str, list[OutputRecord]], *, compat: str | None = None, embed=None,
                  bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",
-                 query_prefix: str = "", baseline_memo=None):
+                 query_prefix: str = "", baseline_memo=None, derived: tuple[str, ...] = ()):
         from musiceval.metrics.mir import FAMILIES
 
         self.task = task
@@ -83,6 +83,7 @@ class MirProtocol(Protocol):
         self.source = source
         self._query_prefix = query_prefix
         self._baseline_memo = baseline_memo
+        self.derived = tuple(derived)
         self._results: dict[str, Any] = {}
         correct = self.result("correct")
         if self.family == "captioning":
@@ -126,6 +127,7 @@ class MirProtocol(Protocol):
                                     r.group, r.other) for r in rc if r.item_id in partner]
             if derived:
                 records["random"] = derived
+        derived_conditions = ("random",) if "random" in records and "random" not in answers.conditions() else ()
         family = FAMILIES[task]
         embed = opts.get("embed")
         if family == "tagging" and embed is None:
@@ -152,7 +154,7 @@ class MirProtocol(Protocol):
             memo = BaselineStore(opts["cache_dir"])
         return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,
                    failures=list(answers.failures) + answers.orphans(), model=answers.model_name(), source=answers.source,
-                   query_prefix=query_prefix, baseline_memo=memo)
+                   query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions)
 
     def result(self, condition: str = "correct"):
         """The :class:`~musiceval.metrics.mir.TaskResult` of ``condition`` (scored once)."""

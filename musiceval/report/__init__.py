@@ -20,11 +20,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from musiceval.report.load import ReportInputError, clean_gate, clean_run, parse_json, read_json_file, read_samples
+from musiceval.report.load import (ReportInputError, clean_gate, clean_run, clean_sample, parse_json, read_json_file,
+                                   read_samples)
 from musiceval.report.view import verdict
 from musiceval.stats import adjust, holm
 
-__all__ = ["ReportInputError", "merge", "read_parts", "rebuild", "verdict", "write_reports", "write_run"]
+__all__ = ["ArtefactError", "ReportInputError", "check_artefacts", "merge", "read_parts", "rebuild", "render_reports",
+           "verdict", "write_artefacts", "write_atomically", "write_error_results", "write_reports", "write_run"]
 
 _DECIDED = ("PASS", "FAIL", "INCONCLUSIVE")
 _ROW_TYPES = ("gate", "scores", "table", "bars", "error", "sample", "source")
@@ -78,7 +80,8 @@ def read_parts(results_dir: Path, session: str | None = None) -> list[dict[str, 
 
 def merge(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     """Combine rows into one run, apply Holm across the decided gates that carry a p-value, and
-    set the run's ``verdict`` (see :func:`musiceval.report.view.verdict`) unless a row set it."""
+    set a provisional ``verdict`` from the gates alone (:func:`musiceval.report.view.verdict`; the
+    pytest plugin replaces it with the session's verdict, :mod:`musiceval.verdict`)."""
     gates = sorted((r for r in rows if r.get("type") == "gate"), key=lambda g: (str(g.get("protocol") or ""), str(g["name"])))
     tested = [g for g in gates if g["outcome"] in _DECIDED and isinstance(g.get("p_value"), (int, float))]
     alpha = float(tested[0].get("alpha") or 0.05) if tested else 0.05
@@ -107,49 +110,165 @@ def merge(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class ArtefactError(OSError):
+    """An artefact of the results directory could not be written (full disk, read-only file system):
+    one line naming the file and the cause."""
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(r, allow_nan=False, default=str) + "\n" for r in rows).encode("utf-8")
+
+
+def _digest(data: bytes) -> dict[str, Any]:
+    import hashlib
+
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def write_atomically(files: dict[Path, bytes]) -> None:
+    """Write every file to a temporary sibling, then rename them all into place: a full disk or a
+    read-only file system leaves the old files (or none), never a torn one. Raises
+    :class:`ArtefactError` naming the file; the temporary files are removed."""
+    import os
+
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            tmp = path.with_name(f".{path.name}.tmp")
+            staged.append((tmp, path))
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except OSError as exc:
+        for tmp, _ in staged:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+        where = exc.filename or (staged[-1][1] if staged else "the results directory")
+        raise ArtefactError(f"cannot write {where}: {exc.strerror or exc}; free space or pass "
+                            "--musiceval-results-dir DIR on a writable disk") from None
+
+
+def write_artefacts(results_dir: Path, run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """``scores.jsonl``, ``samples.jsonl`` (when answers were logged), ``report.md``,
+    ``report.html`` and ``results.json`` (with the sha256 of the others, so a reader can tell a torn
+    or altered directory), written atomically together (:func:`write_atomically`)."""
+    results_dir = Path(results_dir)
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArtefactError(f"cannot write {results_dir}: {exc.strerror or exc}") from None
+    data = {results_dir / "scores.jsonl": _jsonl([r for r in rows if r["type"] == "scores"])}
+    samples = [{k: v for k, v in r.items() if k != "type"} for r in rows if r["type"] == "sample"]
+    if samples:
+        data[results_dir / "samples.jsonl"] = _jsonl(samples)
+    run["artefacts"] = {path.name: _digest(blob) for path, blob in data.items()}
+    if samples:
+        shown = [row for row, _ in (clean_sample(s, "samples.jsonl") for s in samples) if row is not None]
+    else:  # a samples.jsonl written directly (not through parts) is left alone and shown
+        shown, _ = read_samples(results_dir / "samples.jsonl", "samples.jsonl")
+    reports, _ = render_reports(results_dir, run, shown)
+    data.update({results_dir / name: text.encode("utf-8") for name, text in reports.items()})
+    data[results_dir / "results.json"] = json.dumps(run, indent=2, allow_nan=False, default=str).encode("utf-8")
+    write_atomically(data)
+
+
+def write_error_results(results_dir: Path, run: dict[str, Any]) -> bool:
+    """After a failed :func:`write_artefacts`: a ``results.json`` that says ERROR and why, and no
+    report that could say otherwise (stale reports are removed). False when even that fails."""
+    results_dir = Path(results_dir)
+    for name in ("report.md", "report.html", "scores.jsonl", "samples.jsonl"):
+        try:
+            (results_dir / name).unlink()
+        except OSError:
+            pass
+    slim = {k: v for k, v in run.items() if k not in ("tables", "bars")}
+    slim["artefacts"] = {}
+    try:
+        write_atomically({results_dir / "results.json": json.dumps(slim, indent=2, allow_nan=False, default=str).encode("utf-8")})
+    except ArtefactError:
+        try:
+            (results_dir / "results.json").unlink()
+        except OSError:
+            pass
+        return False
+    return True
+
+
 def write_run(results_dir: Path, meta: dict[str, Any], *, session: str | None = None) -> dict[str, Any]:
+    """Merge the parts of ``results_dir`` (of ``session``) and write every artefact (a verdict from
+    the gates alone; the pytest plugin writes the session's own)."""
     rows = read_parts(results_dir, session)
     run = merge(rows, meta)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / "results.json").write_text(json.dumps(run, indent=2, allow_nan=False, default=str), encoding="utf-8")
-    with open(results_dir / "scores.jsonl", "w", encoding="utf-8") as fh:
-        for r in rows:
-            if r["type"] == "scores":
-                fh.write(json.dumps(r, allow_nan=False) + "\n")
-    samples = [r for r in rows if r["type"] == "sample"]
-    if samples:  # answers logged through parts; a samples.jsonl written directly is left alone
-        with open(results_dir / "samples.jsonl", "w", encoding="utf-8") as fh:
-            for r in samples:
-                fh.write(json.dumps({k: v for k, v in r.items() if k != "type"}, allow_nan=False, default=str) + "\n")
-    write_reports(results_dir, run)
+    write_artefacts(Path(results_dir), run, rows)
     return run
 
 
-def write_reports(results_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
-    """Write ``report.md``, ``report.html`` and ``plots/``; returns the cleaned run (with ``verdict``
-    and ``problems``: the rows that were skipped, each naming its field)."""
+def render_reports(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]] | None = None,
+                   problems: list[str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """``({"report.md": text, "report.html": text}, problems)`` of a run (plots are written under
+    ``plots/``); ``problems`` are the rows that were skipped, each naming its field."""
     from musiceval.report.render import context, render_html, render_md
 
-    results_dir = Path(results_dir)
     clean = clean_run(run, "results.json")
     clean["verdict"] = clean["verdict"] or verdict(clean["gates"])
+    problems = clean["problems"] + list(problems or [])
+    ctx = context(Path(results_dir), clean, samples or [], problems)
+    return {"report.md": render_md(Path(results_dir), ctx), "report.html": render_html(Path(results_dir), ctx)}, problems
+
+
+def check_artefacts(results_dir: Path, run: dict[str, Any]) -> list[str]:
+    """What is wrong with the files beside ``results.json``: each must match the sha256 that
+    ``results.json`` recorded for it (a torn or altered ``scores.jsonl`` does not)."""
+    problems = []
+    for name, want in (run.get("artefacts") or {}).items():
+        if not isinstance(want, dict) or name not in ("scores.jsonl", "samples.jsonl"):
+            continue
+        path = Path(results_dir) / name
+        try:
+            got = _digest(path.read_bytes())
+        except OSError as exc:
+            problems.append(f"{path}: recorded in results.json but cannot be read ({exc.strerror or exc})")
+            continue
+        if got["sha256"] != want.get("sha256"):
+            problems.append(f"{path}: {got['bytes']} bytes do not match what results.json recorded "
+                            f"({want.get('bytes')} bytes, sha256 {str(want.get('sha256'))[:12]}): the file was torn or "
+                            "changed after the run; rerun the session")
+    return problems
+
+
+def write_reports(results_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite ``report.md``, ``report.html`` and ``plots/`` of a finished run (``musiceval report``);
+    returns the cleaned run (with ``verdict``, and ``problems``: skipped rows and artefacts that do
+    not match results.json, each naming its file)."""
+    results_dir = Path(results_dir)
+    clean = clean_run(run, "results.json")
     samples, sample_problems = read_samples(results_dir / "samples.jsonl", "samples.jsonl")
-    problems = clean["problems"] + sample_problems
-    ctx = context(results_dir, clean, samples, problems)
-    (results_dir / "report.md").write_text(render_md(results_dir, ctx), encoding="utf-8")
-    (results_dir / "report.html").write_text(render_html(results_dir, ctx), encoding="utf-8")
+    reports, problems = render_reports(results_dir, run, samples, sample_problems + check_artefacts(results_dir, clean))
+    write_atomically({results_dir / name: body.encode("utf-8") for name, body in reports.items()})
+    clean["verdict"] = clean["verdict"] or verdict(clean["gates"])
     clean["problems"] = problems
     clean["counts"] = dict(Counter(g["outcome"] for g in clean["gates"]))
     return clean
 
 
 def rebuild(results_dir: Path) -> dict[str, Any]:
-    """``musiceval report DIR``: the report of ``results.json``, or of ``parts/`` when the run did not finish."""
+    """``musiceval report DIR``: the report of ``results.json``, or of ``parts/`` when the run did not
+    finish (verdict ERROR: a session that did not finish decided nothing)."""
     results_dir = Path(results_dir)
     results = results_dir / "results.json"
     if results.is_file():
         return write_reports(results_dir, read_json_file(results, f"{results}"))
     if (results_dir / "parts").is_dir() and read_parts(results_dir):
-        run = write_run(results_dir, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
+        rows = read_parts(results_dir)
+        run = merge(rows, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
+        run["verdict"] = "ERROR"
+        run["verdict_detail"] = {"line": "musiceval: ERROR: the session did not finish (rebuilt from its parts)",
+                                 "reasons": ["the session did not finish: no verdict was written"]}
+        write_artefacts(results_dir, run, rows)
         return {**run, "problems": []}  # bad part rows are in run["errors"], shown in the report
     raise ReportInputError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")

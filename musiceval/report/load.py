@@ -12,6 +12,8 @@ report treats it as untrusted input:
 """
 from __future__ import annotations
 
+from musiceval.verdict import VERDICTS
+
 import json
 import math
 from pathlib import Path
@@ -167,7 +169,21 @@ def clean_run(raw: Any, label: str) -> dict[str, Any]:
     holm = raw.get("holm_failures", [])
     run["holm_failures"] = [text(h, 500) for h in holm] if isinstance(holm, list) else []
     verdict = raw.get("verdict")
-    run["verdict"] = verdict if verdict in ("PASSED", "FAILED", "NOTHING DECIDED") else None
+    run["verdict"] = verdict if verdict in VERDICTS else None
+    detail = raw.get("verdict_detail")
+    run["verdict_detail"] = {
+        "line": text(detail.get("line"), 2000),
+        "reasons": [text(r, 1000) for r in detail.get("reasons", [])[:50]] if isinstance(detail.get("reasons"), list) else [],
+        "models": [text(m, 200) for m in detail.get("models", [])[:20]] if isinstance(detail.get("models"), list) else [],
+        "self_checks": {text(k, 40): v for k, v in detail.get("self_checks", {}).items() if isinstance(v, int)}
+        if isinstance(detail.get("self_checks"), dict) else {},
+    } if isinstance(detail, dict) else None
+    sources = raw.get("sources", [])
+    run["sources"] = [{text(k, 80): (v if isinstance(v, (int, float)) and not isinstance(v, bool) else
+                                     v if isinstance(v, dict) and depth(v) <= MAX_DEPTH else text(v, 500))
+                       for k, v in row.items()} for row in sources[:2000] if isinstance(row, dict)] \
+        if isinstance(sources, list) else []
+    run["artefacts"] = raw.get("artefacts") if isinstance(raw.get("artefacts"), dict) else {}
     run["problems"] = problems
     return run
 

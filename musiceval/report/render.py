@@ -154,7 +154,10 @@ def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[
 def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]], problems: list[str]) -> dict[str, Any]:
     """Everything the templates show, computed once."""
     writer = _PlotWriter(results_dir)
-    gates = [gate_view(g) for g in run["gates"]]
+    detail = run.get("verdict_detail") or {}
+    declared = detail.get("models") or [m.get("name") for m in (run.get("meta") or {}).get("models") or []
+                                        if isinstance(m, dict)]
+    gates = [gate_view(_self_check_apart(g, declared)) for g in run["gates"]]
     run_verdict = run.get("verdict") or verdict(run["gates"])
     tables, bars = [], []
     for k, t in enumerate(run.get("tables", [])):
@@ -193,19 +196,51 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
     errors = [text(e.get("detail") if isinstance(e, dict) else e, 1000) for e in run.get("errors", [])]
     attention = [g for g in gates if g["outcome"] in ("FAIL", "INCONCLUSIVE") and not is_finding(g)]
     attention.sort(key=lambda g: (g["outcome"] != "FAIL", g.get("protocol") or "", g["name"]))
+    model_gates = [g for g in gates if not g["self_check"]]
     return {
-        "verdict": run_verdict, "banner": banner(run_verdict, run["gates"]),
-        "verdict_class": {"PASSED": "pass", "FAILED": "fail"}.get(run_verdict, "none"),
-        "meta": [(k, text(meta.get(k), 300)) for k in ("model", "seed", "strict", "started", "finished") if k in meta],
+        "verdict": run_verdict, "banner": text(detail.get("line"), 2000) or banner(run_verdict, run["gates"]),
+        "reasons": [text(r, 1000) for r in detail.get("reasons") or []][:20],
+        "verdict_class": {"PASSED": "pass", "FAILED": "fail", "ERROR": "fail"}.get(run_verdict, "none"),
+        "meta": [("model" if len(declared) == 1 else "models", text(", ".join(map(str, declared)), 300))] * bool(declared)
+                + [(k, text(meta.get(k), 300)) for k in ("seed", "strict", "started", "finished") if k in meta],
+        "sources": [_source_view(r) for r in run.get("sources") or [] if isinstance(r, dict)],
         "versions": ", ".join(f"{text(k, 40)} {text(v, 40)}" for k, v in versions.items()),
         "provenance": [(text(k, 80), text(v if not isinstance(v, (dict, list)) else json.dumps(v, default=str), 500))
                        for k, v in list(provenance.items())[:40]],
-        "counts": {o: sum(g["outcome"] == o for g in gates) for o in ("FAIL", "INCONCLUSIVE", "PASS", "FINDING", "SKIPPED")},
+        "counts": {o: sum(g["outcome"] == o for g in model_gates) for o in ("FAIL", "INCONCLUSIVE", "PASS", "FINDING", "SKIPPED")},
+        "n_self_checks": len(gates) - len(model_gates),
         "attention": attention, "protocols": protocols,
         "n_findings": sum(len(p["findings"]) for p in protocols),
         "n_skipped": sum(len(p["skipped"]) for p in protocols),
         "holm_failures": run.get("holm_failures", []),
         "errors": errors, "problems": problems, "cap": MAX_SAMPLES_PER_PROTOCOL, "generator": __version__,
+    }
+
+
+def _self_check_apart(g: dict[str, Any], declared: list[str]) -> dict[str, Any]:
+    """A gate of the suite's self-checks goes to its own section, never among the model's gates."""
+    from musiceval.verdict import SELF_CHECK, subject_of
+
+    # without declared models (a run not written by the plugin) only rows marked as self-checks are
+    own = subject_of(g, declared) == SELF_CHECK if declared else g.get("subject") == SELF_CHECK
+    return {**g, "self_check": own, "protocol": f"self-checks: {g.get('protocol') or 'suite'}" if own else g.get("protocol")}
+
+
+def _source_view(row: dict[str, Any]) -> dict[str, Any]:
+    """One answer file: where every line went, the share of its benchmark it covers, what a rule left out."""
+    expected, answered = row.get("expected"), row.get("answered")
+    covers = (f"covers {answered:,} of {expected:,} items of {text(row.get('benchmark'), 200)}"
+              if isinstance(expected, int) and isinstance(answered, int) else
+              f"{answered} items answered (benchmark size unknown)" if isinstance(answered, int) else "")
+    excluded = row.get("excluded") if isinstance(row.get("excluded"), dict) else {}
+    return {
+        "id": text(row.get("id"), 300), "file": text(row.get("file"), 300), "covers": covers,
+        "records": row.get("records"), "unreadable": row.get("unreadable") or 0,
+        "unreadable_lines": [text(x, 500) for x in (row.get("unreadable_lines") or [])[:20]]
+        if isinstance(row.get("unreadable_lines"), list) else [],
+        "cap": f"scored the first {row['cap']} records only (a cap set in the config)" if isinstance(row.get("cap"), int) else "",
+        "excluded": [f"{text(rule, 100)}: {v.get('n')} items ({text(v.get('why'), 300)})" for rule, v in excluded.items()
+                     if isinstance(v, dict)],
     }
 
 

@@ -19,7 +19,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-VERDICTS = ("PASSED", "FAILED", "NOTHING DECIDED")
 _DIFFERENCE = re.compile(r" - | − | minus |[<>](?!\s*[\d.])| beats | vs\.? | over ", re.IGNORECASE)
 
 
@@ -29,11 +28,15 @@ def is_finding(g: dict[str, Any]) -> bool:
 
 
 def verdict(gates: list[dict[str, Any]]) -> str:
-    """FAILED if any gate FAILs; PASSED if one PASSes and none FAILs or is INCONCLUSIVE; else NOTHING DECIDED."""
+    """The word the gates alone give (for results without a session verdict, :mod:`musiceval.verdict`
+    decides with the session's errors): FAILED if any gate FAILs; PASSED if one PASSes and none
+    FAILs or is INCONCLUSIVE; INCONCLUSIVE if one is; else NOTHING DECIDED."""
     outcomes = Counter(g.get("outcome") for g in gates if not is_finding(g))
     if outcomes["FAIL"]:
         return "FAILED"
-    if outcomes["PASS"] and not outcomes["INCONCLUSIVE"]:
+    if outcomes["INCONCLUSIVE"]:
+        return "INCONCLUSIVE"
+    if outcomes["PASS"]:
         return "PASSED"
     return "NOTHING DECIDED"
 
@@ -59,10 +62,12 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
         diff = bool(_DIFFERENCE.search(g.get("name") or ""))
         what = f"{metric} {'difference' if diff else 'value'} as named (a finding, never a gate)"
         bar, chance, kind = None, g.get("baseline"), "finding: difference" if diff else "finding: value"
-    elif test.startswith("bootstrap CI of the mean"):
-        what, bar, chance, kind = f"mean {metric}", thr, g.get("baseline"), "mean"
-    elif test.startswith("paired") or test.startswith("exact McNemar"):
-        what, bar, chance, kind = f"paired difference in {metric}", thr if thr is not None else 0.0, None, "difference"
+    elif "interval of the mean" in test or "CI of the mean" in test or test.startswith("census"):
+        bar = g["bar"] if g.get("bar") is not None else thr
+        what, chance, kind = (f"{metric} (counted exactly)" if test.startswith("census") else f"mean {metric}"), None, "mean"
+    elif test.startswith(("paired", "exact McNemar", "exact:", "non_inferior", "superior")) or "McNemar" in test:
+        bar = g["bar"] if g.get("bar") is not None else thr if thr is not None else 0.0
+        what, chance, kind = f"paired difference in {metric}", None, "difference"
     else:
         chance = g.get("baseline") if g.get("baseline") is not None else thr
         what = f"{metric} minus chance" + (f" ({chance:.4g})" if chance is not None else "")

@@ -176,7 +176,7 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
             failures if condition == "correct" else cond_failures, hierarchy)
         predictions[condition] = dict(zip(ids, preds))
     correct = predictions["correct"]
-    ids = list(correct)
+    ids = sorted(correct)  # item-id order: the permutation null does not move with the file's line order
     enough = len(ids) >= 2
     null = (permutation_null_f1([correct[i] for i in ids], [truths[i] for i in ids], n_permutations=n_permutations, seed=seed)
             if enough else np.array([np.nan]))

@@ -201,7 +201,10 @@ class FreeformEvaluation:
         for condition, per_draw in draws.items():
             self.texts[condition] = [per_draw[k] for k in sorted(per_draw)]
         self.unpaired: tuple[str, ...] = ()
+        #: conditions derived from the answers rather than recorded (Random: another clip's answer)
+        self.derived: tuple[str, ...] = ()
         if "random" not in self.texts and "correct" in by_condition:
+            self.derived = ("random",)
             ids = list(prompts)
             rr = random_recorded_responses(ids, [prompts[i] for i in ids], [by_condition["correct"][i] for i in ids],
                                            seed, draws=random_draws, clips=[self.items[i].group or self.items[i].audio or i for i in ids])

@@ -7,12 +7,14 @@ turned into a finding keeps its estimate and interval; the report says which is 
 
 The checks:
 
-- :func:`beats_chance`: a metric against each of the protocol's chance levels (exact binomial for
-  0/1 outcomes against a fixed rate; a permutation null; a trivial baseline paired by item);
+- :func:`beats_chance`: a metric against each of the protocol's chance levels, the strongest
+  answer-blind strategies (exact binomial for 0/1 outcomes against a fixed rate; a permutation
+  null; a constant answer, an answer permutation or a trivial baseline paired by item);
 - :func:`listens`: "the model listens": Correct against the best control condition (random audio,
-  white noise, text only, silence), paired by item and clustered by track; its estimate is the
-  audio-dependence score. When Correct and the control score identically on every item (an
-  adapter that drops the audio) the gate FAILs: the answers provably do not depend on the audio;
+  white noise, text only, silence), or, when the answers hold none, against the same answers
+  moved to other items (the answer permutation), paired by item and clustered by track; its
+  estimate is the audio-dependence score. When Correct and the control score identically on every
+  item (an adapter that drops the audio) the gate FAILs: the answers provably do not depend on it;
 - :func:`parse_rate`: the share of answers the protocol's parser could read (IFR, generalised);
 - :func:`correct_beats`: Correct against one other condition on one metric.
 """
@@ -26,7 +28,7 @@ import numpy as np
 
 from musiceval.gates import Gate
 from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
-from musiceval.records import GateResult, Outcome, align_paired
+from musiceval.records import GateResult, Outcome
 from musiceval.suite.config import CheckRule
 
 _DECIDED = (Outcome.PASS, Outcome.FAIL, Outcome.INCONCLUSIVE)
@@ -57,7 +59,7 @@ class CheckGate(Gate):
             if row.get("type") == "gate":
                 row = {**row, **extra}
             elif row.get("type") == "scores":  # per-item scores: joinable with a later run's by source
-                row = {**row, "model": model, "source": source, "check": check}
+                row = {**row, "model": model, "source": source, "check": check, "higher_is_better": higher_is_better}
             parent_sink(row)
 
         config = replace(parent.config, protocol=protocol or parent.config.protocol)
@@ -68,22 +70,15 @@ class CheckGate(Gate):
         """The configured margin: a ``[checks]`` rule's, else ``default`` (the protocol's)."""
         return self.rule.margin if self.rule is not None and self.rule.margin is not None else float(default)
 
-    #: set by :func:`listens` when Correct and the control agree on every item: the answers
-    #: provably do not depend on the audio, so an undecided comparison is a FAIL
-    identical_to_control = ""
-
     #: set by :func:`census_at_least`: the scores cover every item there is, so the mean is exact
     census = False
 
     def _conclude(self, result: GateResult, inputs=()) -> GateResult:
+        result = replace(result, check=self.check)
         if self.census and result.outcome is not Outcome.FINDING:
             exact = Outcome.PASS if result.estimate >= result.threshold else Outcome.FAIL
             result = replace(result, outcome=exact, ci=(result.estimate, result.estimate), p_value=None,
                              test="census: every item counted, no sampling uncertainty")
-        if self.identical_to_control and result.outcome is Outcome.INCONCLUSIVE:
-            result = replace(result, outcome=Outcome.FAIL,
-                             detail=f"{result.detail}; Correct and {self.identical_to_control} score identically on "
-                                    f"every one of the {result.n} items: the answers do not depend on the audio")
         if self.role == "finding" and result.outcome in _DECIDED:
             why = (self.rule.reason if self.rule is not None and self.rule.gate is False and self.rule.reason
                    else "a finding by design: recorded with its interval, never a release condition")
@@ -133,37 +128,54 @@ def beats_chance(gate: Gate, run: Protocol, metric: str, chance: Chance, *, marg
     return g.greater_than_chance(scores, level, name=name, protocol=run.name, metric=metric)
 
 
+def _describe(run: Protocol, condition: str) -> str:
+    return f"{condition} (answer permutation: another clip's answer to the same prompt)" if condition in run.derived \
+        else condition
+
+
 def control_means(run: Protocol, metric: str) -> dict[str, float]:
-    """Mean of ``metric`` under Correct and each control, on the items Correct and that control share."""
-    correct = run.scores(metric, "correct")
-    out = {"correct": correct.mean()}
+    """Mean of ``metric`` under Correct and each control (recorded or derived), and under the
+    answer permutation when no control was recorded."""
+    out = {"correct": run.scores(metric, "correct").mean()}
     for control in run.controls():
-        out[control] = run.scores(metric, control).mean()
+        out[_describe(run, control)] = run.scores(metric, control).mean()
+    if not run.recorded_controls():
+        permuted = run.answer_permutation(metric)
+        if permuted is not None and "random" not in run.derived:
+            out["answer permutation"] = permuted.mean()
     return out
 
 
 def listens(gate: Gate, run: Protocol, metric: str | None = None, *, margin: float = 0.0) -> GateResult | None:
-    """"The model listens": ``metric`` (default the headline) on Correct beats the best control.
+    """"The model listens": ``metric`` (default the headline) on Correct beats the best control,
+    paired by item.
 
-    The best control is the one whose mean is closest to Correct's from below (the hardest
-    comparison); returns None when the protocol has no control condition.
+    With controls (random audio, white noise, text only, silence; the derived Random of answers to
+    a shared prompt counts too) the best control is the one whose mean is closest to Correct's from
+    below (the hardest comparison). Without any, the evidence is the answer permutation
+    (:meth:`~musiceval.protocols.base.Protocol.answer_permutation`: the same answers moved to other
+    items), and the gate is named so. Answers that score the same as their control on every item
+    FAIL exactly (:meth:`musiceval.gates.Gate.paired_greater`). Returns None when the protocol has
+    neither.
     """
     metric = metric or run.headline
-    controls = run.controls()
-    if not controls:
-        return None
     info = run.metric_info(metric)
     sign = 1.0 if info.higher_is_better else -1.0
     correct = run.scores(metric, "correct")
-    best = max(controls, key=lambda c: sign * run.scores(metric, c).mean() if run.scores(metric, c).n else -math.inf)
-    other = run.scores(metric, best)
+    controls = run.controls()
+    if controls:
+        best = max(controls, key=lambda c: sign * run.scores(metric, c).mean() if run.scores(metric, c).n else -math.inf)
+        other = run.scores(metric, best)
+        against = _describe(run, best) + (f" (the best of {', '.join(controls)})" if len(controls) > 1 else "")
+    else:
+        permuted = run.answer_permutation(metric)
+        if permuted is None:
+            return None
+        other, against = permuted, "the same answers moved to other items (answer permutation: no control recorded)"
     g = bind(gate, run, "listens", metric, default_role="gate")
     margin = g.margin(margin)
     a, b = (correct, other) if info.higher_is_better else (other, correct)
-    va, vb, _, _ = align_paired(a, b)
-    if va.size and np.array_equal(va, vb):
-        g.identical_to_control = best
-    name = f"{run.model} {run.source} listens: {metric} Correct beats {best} (best of {', '.join(controls)})"
+    name = f"{run.model} {run.source} listens: {metric} Correct beats {against}"
     return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
 
 
@@ -196,3 +208,39 @@ def census_at_least(gate: Gate, scores, threshold: float, *, name: str, check: s
     g = CheckGate(gate, check=check, model=model, protocol=protocol, rule=getattr(gate, "rule_for", lambda c: None)(check))
     g.census = True
     return g.at_least(scores, threshold, name=name, protocol=protocol)
+
+
+def readable(gate: Gate, run: Protocol, allowed: int) -> GateResult:
+    """Every line of the answer file could be read (at most ``allowed`` unreadable lines: torn
+    JSON, wrong types). A census, decided exactly; the detail names the first unreadable lines
+    (``file:line: reason``)."""
+    account = run.accounting  # type: ignore[attr-defined]
+    g = bind(gate, run, "readable", default_role="gate")
+    bad = len(account.unreadable)
+    where = "; ".join(f"{f.item_id}: {f.reason}" for f in account.unreadable[:5])
+    more = f" (+{bad - 5} more)" if bad > 5 else ""
+    return g._conclude(GateResult(
+        name=f"{run.model} {run.source}: every line of the answer file is readable ({allowed} unreadable allowed)",
+        outcome=Outcome.PASS if bad <= allowed else Outcome.FAIL, estimate=float(bad), ci=(float(bad), float(bad)),
+        p_value=None, n=account.records, threshold=float(allowed), bar=float(allowed), protocol=run.name,
+        metric="unreadable lines", test="census: every line counted, no sampling uncertainty", n_failed=bad,
+        detail=(f"{bad} of {account.records} lines unreadable: {where}{more}; fix or regenerate the file, or allow "
+                "them with [defaults] max_unreadable" if bad else f"all {account.records} lines read")))
+
+
+def coverage(gate: Gate, run: Protocol, minimum: float) -> GateResult | None:
+    """The answers cover at least ``minimum`` of the benchmark's items (``covers X of N items``); a
+    census, decided exactly. None when the benchmark's size is unknown (set ``expected_items``)."""
+    account = run.accounting  # type: ignore[attr-defined]
+    if not account.expected:
+        return None
+    g = bind(gate, run, "coverage", default_role="gate")
+    share = min(account.answered, account.expected) / account.expected
+    cap = f"; scored the first {account.cap} records (a cap set in the config)" if account.cap else ""
+    return g._conclude(GateResult(
+        name=f"{run.model} {run.source} covers {account.answered:,} of {account.expected:,} items of "
+             f"{account.benchmark or 'the benchmark'} (at least {minimum:.0%})",
+        outcome=Outcome.PASS if share >= minimum else Outcome.FAIL, estimate=share, ci=(share, share), p_value=None,
+        n=account.expected, threshold=minimum, bar=minimum, protocol=run.name, metric="coverage",
+        test="census: every item counted, no sampling uncertainty",
+        detail=f"{account.answered:,} of {account.expected:,} items answered ({share:.1%}){cap}"))

@@ -56,10 +56,10 @@ else:  # pragma: no cover
 CONFIG_FILE = "musiceval.toml"
 #: protocols that read answer files, and the options an answers entry may set for each
 ANSWER_OPTIONS: dict[str, tuple[str, ...]] = {
-    "choice": ("matcher",),
-    "factual": ("vocab", "extractor", "chunks", "hierarchy", "labels_field", "n_permutations"),
-    "freeform": ("rewrites", "random_draws", "data_dir", "metrics", "keep_compared_only"),
-    "mir": ("compat", "encoder", "tagging_items", "captioning_items"),
+    "choice": ("matcher", "expected_items"),
+    "factual": ("vocab", "extractor", "chunks", "hierarchy", "labels_field", "n_permutations", "expected_items"),
+    "freeform": ("rewrites", "random_draws", "data_dir", "metrics", "keep_compared_only", "expected_items"),
+    "mir": ("compat", "encoder", "tagging_items", "captioning_items", "expected_items"),
 }
 _ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
 _MODEL_KEYS = ("name", "live", "args", "answers")
@@ -307,6 +307,9 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
         raise ConfigError(f"{at}: answer file {target} not found; fix 'file' (paths are relative to the config file)")
     if "dir" in entry and not target.is_dir():
         raise ConfigError(f"{at}: answers directory {target} not found; fix 'dir'")
+    expected = entry.get("expected_items")
+    if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int) or expected < 1):
+        raise ConfigError(f"{at}: 'expected_items' must be the benchmark's number of items (an integer >= 1), got {expected!r}")
     return dict(entry)
 
 
@@ -332,6 +335,48 @@ def _checks(raw: Any, where: str) -> tuple[CheckRule, ...]:
             raise ConfigError(f"{at}: a gate turned into a finding needs a 'reason' (the report shows it)")
         out.append(CheckRule(pattern, gate, float(margin) if margin is not None else None, reason))
     return tuple(out)
+
+
+def apply_options(config: SuiteConfig, options: list[str]) -> SuiteConfig:
+    """``config`` with ``PROTOCOL.KEY=VALUE`` settings applied (``--musiceval-option``): a threshold
+    key of the section (``choice.min_parse_rate=0.95``, ``defaults.alpha=0.01``) overlays the section,
+    an answers option (``factual.vocab=nsynth``, ``mir.compat=cmi-bench``) goes to every answers entry
+    of that protocol. ``VALUE`` is read as a TOML value when it is one (``0.95``, ``true``,
+    ``["a", "b"]``), else as a string. Unknown sections and keys raise :class:`ConfigError`."""
+    thresholds = {section: dict(values) for section, values in config.thresholds.items()}
+    raw: dict[str, dict[str, Any]] = {}
+    answer_options: dict[str, dict[str, Any]] = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        section, dot, name = key.strip().partition(".")
+        if not sep or not dot or not name:
+            raise ConfigError(f"--musiceval-option {option!r}: expected PROTOCOL.KEY=VALUE, e.g. factual.vocab=nsynth")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except (tomllib.TOMLDecodeError, RecursionError):
+            value = text
+        in_schema = section in SCHEMA and name in SCHEMA[section]
+        in_answers = section in ANSWER_OPTIONS and name in ANSWER_OPTIONS[section]
+        if in_schema:
+            raw.setdefault(section, {})[name] = value
+        if in_answers:
+            answer_options.setdefault(section, {})[name] = value
+        if in_schema or in_answers:
+            continue
+        if section not in SCHEMA:
+            raise unknown_key_error(section, SCHEMA, f"--musiceval-option {option!r}: section")
+        else:
+            known = sorted({*SCHEMA[section], *ANSWER_OPTIONS.get(section, ())})
+            raise unknown_key_error(name, known, f"--musiceval-option {option!r}: [{section}]")
+    if raw:
+        overlay = validate_thresholds(raw, "--musiceval-option")
+        for section, values in raw.items():
+            for name in values:
+                thresholds[section][name] = overlay[section][name]
+    models = tuple(ModelDecl(m.name, m.live, m.args, tuple(
+        _answers({**a, **answer_options.get(a["protocol"], {})}, f"--musiceval-option ({m.name})", config.root)
+        for a in m.answers)) for m in config.models)
+    return SuiteConfig(config.path, config.root, models, thresholds, config.checks, config.required, config.baseline)
 
 
 def config_for_answers(path: str | Path, *, protocol: str | None = None, name: str | None = None,

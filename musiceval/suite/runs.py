@@ -6,11 +6,36 @@ the model (vocab, rewrites, compat ...), and the run (seed, cache directory).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings
+from musiceval.records import ItemFailure
 from musiceval.suite.config import Source, SuiteConfig
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """Where every line of one answer file went: scored (or an unparseable answer, which counts
+    against the parse rate), or unreadable (torn JSON, wrong types: the input is corrupt), and how
+    much of its benchmark the file covers."""
+
+    #: records read (responses of every condition plus unreadable lines)
+    records: int
+    unreadable: tuple[ItemFailure, ...]
+    #: distinct items with a Correct answer
+    answered: int
+    #: the benchmark the file belongs to and its number of items (None: unknown)
+    benchmark: str | None
+    expected: int | None
+    #: the scoring cap in force (score the first N records; None: every record)
+    cap: int | None
+
+    def as_row(self) -> dict[str, Any]:
+        return {"records": self.records, "unreadable": len(self.unreadable),
+                "unreadable_lines": [f"{f.item_id}: {f.reason}" for f in self.unreadable[:20]],
+                "answered": self.answered, "benchmark": self.benchmark, "expected": self.expected, "cap": self.cap}
 
 #: threshold keys of each protocol section that are protocol options
 _FROM_THRESHOLDS = {
@@ -42,12 +67,21 @@ def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_
     """Load ``source``'s answers (format detected from the content unless declared) and build its protocol."""
     from musiceval.data.formats import load_answers
 
+    from musiceval.data.benchmarks import benchmark_of
+
     answers = load_answers(source.path, source.format, protocol=source.protocol)
-    settings = ProtocolSettings(seed=seed, options=protocol_options(source, config, cache_dir=cache_dir))
+    options = protocol_options(source, config, cache_dir=cache_dir)
+    settings = ProtocolSettings(seed=seed, options=options)
     run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]
     run.model = source.model
     run.source = source.label
     run.items_sha256 = items_fingerprint(answers.items)  # type: ignore[attr-defined]
+    bench = benchmark_of(answers.extra, answers.format)
+    expected = source.options.get("expected_items") or (bench.items if bench is not None else None)
+    run.accounting = Accounting(  # type: ignore[attr-defined]
+        records=len(answers.responses) + len(answers.failures), unreadable=tuple(answers.failures),
+        answered=len({r.item_id for r in answers.responses if r.condition == "correct"}),
+        benchmark=bench.name if bench is not None else None, expected=expected, cap=options.get("max_items"))
     return run
 
 

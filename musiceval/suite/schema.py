@@ -46,7 +46,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "ci_method": Key(str, "auto", "interval method: auto (chosen per data shape, calibrated), bca or percentile"),
         "power": Key(float, 0.8, "power at which every regression gate states its minimum detectable effect"),
         "adjust": Key(str, "holm", "family-wise control across the regression gates of a run: holm or bh"),
-        "inconclusive": Key(str, "xfail", "how an INCONCLUSIVE gate is reported outside --strict: xfail or fail"),
+        "inconclusive": Key(str, "fail", "a required gate that is INCONCLUSIVE: fail (verdict INCONCLUSIVE, exit 1) "
+                                          "or xfail (the same verdict, exit 0)"),
+        "min_coverage": Key((int, float), 1.0, "coverage gate: share of the benchmark's items the answers must cover"),
+        "max_unreadable": Key(int, 0, "readability gate: unreadable lines (torn JSON, wrong types) tolerated per file"),
+        "self_checks": Key(bool, False, "run the suite's self-checks (tiny live model, text encoders) with the gates"),
     },
     "choice": {
         **_MARGINS,
@@ -84,8 +88,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "compat": Key(str, "", "'' (corrected rules), cmi-bench (the toolkit's rules, quirks included) or cmi-bench@35235cb / "
                             "cmi-bench@2cafca5 (evaluate.py at that commit)"),
         "encoder": Key(str, "minilm", "text encoder of the tagging tasks"),
-        "tagging_items": Key(int, 80, "score the first N records of tagging files (0 = all)"),
-        "captioning_items": Key(int, 24, "score the first N records of captioning files (0 = all)"),
+        "tagging_items": Key(int, 0, "score only the first N records of tagging files (0 = all; a cap is printed in the verdict)"),
+        "captioning_items": Key(int, 0, "score only the first N records of captioning files (0 = all; a cap is printed in the verdict)"),
         "bertscore_model": Key(str, "minilm", "captioning BERTScore model"),
         "bertscore_layers": Key(int, 6, "captioning BERTScore layer"),
         "live_max_tokens": Key(int, 128, "live answer length for a real model"),
@@ -152,6 +156,10 @@ def validate_thresholds(raw: Mapping[str, Any], source: str) -> dict[str, dict[s
         raise ConfigError(f"{source}: [defaults] adjust must be 'holm' or 'bh' (Benjamini-Hochberg)")
     if not 0 < out["defaults"]["alpha"] < 1:
         raise ConfigError(f"{source}: [defaults] alpha must be between 0 and 1")
+    if not 0 <= out["defaults"]["min_coverage"] <= 1:
+        raise ConfigError(f"{source}: [defaults] min_coverage must be a share between 0 and 1")
+    if out["defaults"]["max_unreadable"] < 0:
+        raise ConfigError(f"{source}: [defaults] max_unreadable must be 0 or more")
     return out
 
 

@@ -72,8 +72,14 @@ def test_choice_equals_todays_scoring_and_counts_unanswered_as_unparsed():
     assert acc.ids == ifr.ids == today.item_scores().ids
     unanswered = int(round((1 - ifr.mean()) * ifr.n))
     assert unanswered >= 1 and [f.reason.startswith("unparsed:") for f in acc.failures].count(True) == unanswered
-    (chance,) = p.chances("accuracy")
+    chance, constant, permuted = p.chances("accuracy")
     assert chance.kind == "fixed" and chance.value == 0.25 and chance.name == "uniform chance 1/4"
+    # the best constant answer: the most frequent correct letter of the first 200 MuChoMusic keys
+    keys = [json.loads(line)["answer"] for line in CHOICE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    top = max("ABCD", key=keys.count)
+    assert constant.kind == "baseline" and constant.value == keys.count(top) / len(keys) and f"({top})" in constant.description
+    assert permuted.kind == "baseline" and permuted.name == "answer permutation" and 0.15 < permuted.value < 0.35
+    assert constant.scores.ids == permuted.scores.ids == tuple(sorted(acc.ids))
     assert p.chances(PARSE_RATE) == ()
     out = check_shapes(p)
     assert out["accuracy"] == today.metrics()["accuracy"] and out["n"] == 200 and out["n_failed"] == unanswered
@@ -115,8 +121,10 @@ def test_factual_equals_todays_scoring_with_derived_random_and_permutation_chanc
             s, t = p.scores(metric, condition), today.scores[condition][metric]
             assert s.ids == t.ids and np.array_equal(s.values, t.values)
     assert p.scores("f1").mean() > p.scores("f1", "random").mean()
-    (chance,) = p.chances("f1")
+    chance, constant = p.chances("f1")
     assert chance.kind == "permutation" and len(chance.null) == 2000 and np.array_equal(chance.null, today.null_f1)
+    assert constant.kind == "baseline" and constant.name == "best constant label set"
+    assert 0 < constant.value < p.scores("f1").mean() and p.derived == ("random",)
     assert p.chances("precision") == ()
     pr = p.scores(PARSE_RATE)
     assert pr.ids == p.scores("f1").ids and set(pr.values) <= {0.0, 1.0}

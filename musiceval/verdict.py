@@ -1,0 +1,145 @@
+"""The one verdict of a session about the declared model, computed once from what happened.
+
+SPEC ("What the verdict means"): **PASSED** means pytest's session passed and every required gate
+about the declared model passed. The other words, in the order they win:
+
+=================  ==========================================================================  ====
+verdict            when                                                                        exit
+=================  ==========================================================================  ====
+``ERROR``          a test errored or timed out, a collection failed, a baseline was refused as  1
+                   not comparable, an artefact could not be written, or a self-check of the
+                   suite failed (its machinery cannot be trusted)
+``FAILED``         a gate about the declared model FAILed (its test failed), or under           1
+                   ``--strict`` a PASS did not survive Holm's correction
+``INCONCLUSIVE``   a required gate about the declared model could not decide (its interval      1
+                   straddles the bar), or a required check pattern matched no PASS; exit 0
+                   only with ``--musiceval-inconclusive xfail``
+``NOTHING          no gate about the declared model decided anything (PASS or FAIL); exit 0     1
+DECIDED``          only with ``--musiceval-allow-empty``
+``PASSED``         none of the above                                                            0
+=================  ==========================================================================  ====
+
+Gates are about the declared model when their ``subject`` is ``"model"``: the suite's own
+self-checks (its tiny live model, text encoders, machinery) never count, and findings never count.
+A gate is required when the suite config has no ``[release] required`` profile, or when its check id
+matches one of the profile's patterns. The terminal's last line, ``results.json``, the reports and
+the JUnit file all print :attr:`Verdict.line`.
+"""
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+VERDICTS = ("PASSED", "FAILED", "INCONCLUSIVE", "NOTHING DECIDED", "ERROR")
+MODEL, SELF_CHECK = "model", "self-check"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    word: str
+    #: why the word is not PASSED (or what PASSED rests on), one sentence each
+    reasons: tuple[str, ...]
+    #: outcome -> count over the gates about the declared model (findings and N/A included)
+    counts: Mapping[str, int]
+    #: required gates about the declared model, and how many of them passed
+    required: int
+    passed: int
+    models: tuple[str, ...]
+    exit_code: int
+    #: outcome -> count over the suite's self-checks
+    self_checks: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def line(self) -> str:
+        """``musiceval: PASSED: MiDashengLM-7B: 12 of 12 required gates passed (3 findings, 4 N/A)``."""
+        who = ", ".join(self.models) or "no model declared"
+        names = {"FINDING": ("finding", "findings"), "N/A": ("not applicable",) * 2, "SKIPPED": ("skipped",) * 2}
+        extra = ", ".join(f"{self.counts[k]} {names[k][self.counts[k] != 1]}" for k in names if self.counts.get(k))
+        core = f"{self.passed} of {self.required} required gates passed"
+        failed, open_ = self.counts.get("FAIL", 0), self.counts.get("INCONCLUSIVE", 0)
+        if failed:
+            core += f", {failed} failed"
+        if open_:
+            core += f", {open_} inconclusive"
+        text = f"musiceval: {self.word}: {who}: {core}" + (f" ({extra})" if extra else "")
+        return text + (f"; {self.reasons[0]}" if self.reasons and self.word != "PASSED" else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"word": self.word, "line": self.line, "reasons": list(self.reasons), "counts": dict(self.counts),
+                "required": self.required, "passed": self.passed, "models": list(self.models),
+                "exit_code": self.exit_code, "self_checks": dict(self.self_checks)}
+
+
+def is_finding(g: Mapping[str, Any]) -> bool:
+    return g.get("outcome") == "FINDING" or str(g.get("role") or "").startswith("finding")
+
+
+def subject_of(g: Mapping[str, Any], declared: Iterable[str]) -> str:
+    """``"model"`` for a gate about a declared model, else ``"self-check"`` (the suite's own machinery)."""
+    if g.get("subject") == SELF_CHECK:
+        return SELF_CHECK
+    return MODEL if str(g.get("model") or "") in set(declared) else SELF_CHECK
+
+
+def is_required(g: Mapping[str, Any], required: Sequence[str]) -> bool:
+    if not required:
+        return True
+    check = str(g.get("check") or "")
+    return any(fnmatch.fnmatchcase(check, p) or fnmatch.fnmatchcase(p, check) for p in required)
+
+
+def decide(
+    gates: Sequence[Mapping[str, Any]],
+    *,
+    declared: Sequence[str],
+    required: Sequence[str] = (),
+    errors: Sequence[str] = (),
+    strict: bool = False,
+    holm_failures: Sequence[str] = (),
+    inconclusive: str = "fail",
+    allow_empty: bool = False,
+    pytest_exit: int = 0,
+) -> Verdict:
+    """The verdict (see the module docstring). ``errors`` are one-line descriptions of what went wrong
+    in the session (errored tests, timeouts, refused baselines, artefacts not written)."""
+    model_gates = [g for g in gates if subject_of(g, declared) == MODEL]
+    self_checks = [g for g in gates if subject_of(g, declared) == SELF_CHECK]
+    counts = Counter(("FINDING" if is_finding(g) else str(g.get("outcome"))) for g in model_gates)
+    gating = [g for g in model_gates if not is_finding(g)]
+    req = [g for g in gating if is_required(g, required) and g.get("outcome") in ("PASS", "FAIL", "INCONCLUSIVE", "SKIPPED")]
+    passed = sum(g.get("outcome") == "PASS" for g in req)
+    failed_self = [g for g in self_checks if g.get("outcome") == "FAIL" and not is_finding(g)]
+    missing = [p for p in required if not any(g.get("outcome") == "PASS" and is_required(g, [p]) for g in gating)]
+    reasons: list[str] = []
+    if errors or failed_self:
+        word = "ERROR"
+        reasons += list(errors) + [f"a self-check of the suite failed: {g.get('name')}" for g in failed_self]
+    elif any(g.get("outcome") == "FAIL" for g in gating) or (strict and holm_failures):
+        word = "FAILED"
+        reasons += [f"FAIL: {g.get('name')}" for g in gating if g.get("outcome") == "FAIL"]
+        reasons += [f"not significant after Holm correction (--strict): {n}" for n in holm_failures] if strict else []
+    elif any(g.get("outcome") == "INCONCLUSIVE" for g in req) or missing:
+        word = "INCONCLUSIVE"
+        for g in req:
+            if g.get("outcome") == "INCONCLUSIVE":
+                more = f" (about {g['n_to_decide']} items would decide it)" if g.get("n_to_decide") else ""
+                reasons.append(f"undecided: {g.get('name')}{more}")
+        reasons += [f"required check without a PASS: {p}" for p in missing]
+    elif not any(g.get("outcome") in ("PASS", "FAIL") for g in gating):
+        word = "NOTHING DECIDED"
+        reasons.append("no gate about the declared model decided anything: everything was skipped, not "
+                       "applicable, INCONCLUSIVE or a FINDING")
+    else:
+        word = "PASSED"
+    skipped = [g for g in req if g.get("outcome") == "SKIPPED"]
+    if skipped and word == "PASSED":
+        reasons.append(f"{len(skipped)} required gate(s) skipped (they fail under --musiceval-strict)")
+    exit_code = {"PASSED": 0, "FAILED": 1, "ERROR": 1,
+                 "INCONCLUSIVE": 0 if inconclusive == "xfail" and not strict else 1,
+                 "NOTHING DECIDED": 0 if allow_empty else 1}[word]
+    if word != "PASSED" and pytest_exit > 1:  # interrupted, internal or usage error: keep pytest's code
+        exit_code = pytest_exit
+    return Verdict(word, tuple(reasons), dict(counts), len(req), passed, tuple(declared), exit_code,
+                   dict(Counter(str(g.get("outcome")) for g in self_checks)))
