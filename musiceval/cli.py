@@ -110,9 +110,13 @@ def _run_report(args: argparse.Namespace) -> int:
     with progress.bar(1, desc=f"report {results_dir.name}", unit="report") as bar:
         run = rebuild(results_dir)
         bar.update(1)
-    skipped = f"; {len(run['problems'])} bad row(s) skipped, listed under Errors" if run["problems"] else ""
+    torn = [p for p in run["problems"] if "do not match what results.json recorded" in p or "cannot be read" in p]
+    rows = len(run["problems"]) - len(torn)
+    skipped = f"; {rows} bad row(s) skipped, listed under Errors" if rows else ""
     print(f"{results_dir / 'report.html'}  {run['verdict']} ({', '.join(f'{v} {k}' for k, v in run['counts'].items())}){skipped}")
-    return 0
+    for problem in torn:  # the directory contradicts its own results.json: its verdict cannot be trusted
+        print(f"musiceval: error: {problem}", file=sys.stderr)
+    return EXIT_INPUT_ERROR if torn else 0
 
 
 def _write_per_item(path: str, out: ScoreOutput) -> None:

@@ -346,6 +346,8 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
         "baseline": (rel(Path(suite.baseline["results"])) if suite.baseline.get("results")
                      else suite.baseline["model"].name if suite.baseline.get("model") else None),
         "adjust": suite.thresholds["defaults"]["adjust"],
+        # the margins and options every gate used (musiceval compare reads its regression margins here)
+        "thresholds": suite.thresholds,
         "models": [{"name": m.name, "live": redact(m.live) if m.live else None,
                     "answers": [s.id for s in suite.sources() if s.model == m.name]}
                    for m in suite.models],
@@ -937,7 +939,9 @@ def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exits
     return decide(run["gates"], declared=[m.name for m in suite.models], required=suite.required,
                   errors=[*errors, *(e["detail"] for e in run["errors"])], strict=_strict(config),
                   holm_failures=run["holm_failures"], inconclusive=inconclusive,
-                  allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus)
+                  allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus,
+                  capped=[f"{r['id']}: first {r['cap']} of {r['records']} records" for r in run["sources"]
+                          if isinstance(r.get("cap"), int) and isinstance(r.get("records"), int) and r["records"] > r["cap"]])
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

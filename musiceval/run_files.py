@@ -119,6 +119,22 @@ def _score_rows(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return score_rows, failure_rows
 
 
+def _check_digest(path: Path, recorded: Any) -> None:
+    """Refuse a file that does not match the sha256 results.json recorded for it (torn or altered)."""
+    import hashlib
+
+    if not isinstance(recorded, dict) or not recorded.get("sha256"):
+        return
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultsError(f"{path}: recorded in results.json but cannot be read ({exc.strerror or exc}); "
+                           "rerun the session") from None
+    if hashlib.sha256(data).hexdigest() != recorded["sha256"]:
+        raise ResultsError(f"{path}: {len(data)} bytes do not match what results.json recorded ({recorded.get('bytes')} "
+                           "bytes): the file was torn or changed after the run; rerun the session")
+
+
 def load(results_dir: str | Path) -> Run:
     """Read ``results.json`` and ``scores.jsonl`` of a musiceval run.
 
@@ -137,6 +153,7 @@ def load(results_dir: str | Path) -> Run:
     score_rows: list[dict[str, Any]] = []
     failure_rows: list[dict[str, Any]] = []
     scores_path = results_dir / "scores.jsonl"
+    _check_digest(scores_path, (run.get("artefacts") or {}).get("scores.jsonl"))
     if scores_path.exists():
         score_rows, failure_rows = _score_rows(scores_path)
     scores = pd.DataFrame(score_rows, columns=["item_id", "condition", "metric", "value", "group", "gate", "protocol",

@@ -50,6 +50,8 @@ class Verdict:
     exit_code: int
     #: outcome -> count over the suite's self-checks
     self_checks: Mapping[str, int] = field(default_factory=dict)
+    #: answer sources scored with a cap on their items (``"MU-LLaMA/mir/MTT: first 80 of 150 records"``)
+    capped: tuple[str, ...] = ()
 
     @property
     def line(self) -> str:
@@ -64,12 +66,15 @@ class Verdict:
         if open_:
             core += f", {open_} inconclusive"
         text = f"musiceval: {self.word}: {who}: {core}" + (f" ({extra})" if extra else "")
+        if self.capped:
+            more = f" and {len(self.capped) - 1} more" if len(self.capped) > 1 else ""
+            text += f"; capped: {self.capped[0]}{more}"
         return text + (f"; {self.reasons[0]}" if self.reasons and self.word != "PASSED" else "")
 
     def as_dict(self) -> dict[str, Any]:
         return {"word": self.word, "line": self.line, "reasons": list(self.reasons), "counts": dict(self.counts),
                 "required": self.required, "passed": self.passed, "models": list(self.models),
-                "exit_code": self.exit_code, "self_checks": dict(self.self_checks)}
+                "exit_code": self.exit_code, "self_checks": dict(self.self_checks), "capped": list(self.capped)}
 
 
 def is_finding(g: Mapping[str, Any]) -> bool:
@@ -101,6 +106,7 @@ def decide(
     inconclusive: str = "fail",
     allow_empty: bool = False,
     pytest_exit: int = 0,
+    capped: Sequence[str] = (),
 ) -> Verdict:
     """The verdict (see the module docstring). ``errors`` are one-line descriptions of what went wrong
     in the session (errored tests, timeouts, refused baselines, artefacts not written)."""
@@ -142,4 +148,4 @@ def decide(
     if word != "PASSED" and pytest_exit > 1:  # interrupted, internal or usage error: keep pytest's code
         exit_code = pytest_exit
     return Verdict(word, tuple(reasons), dict(counts), len(req), passed, tuple(declared), exit_code,
-                   dict(Counter(str(g.get("outcome")) for g in self_checks)))
+                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped))

@@ -193,3 +193,23 @@ def test_live(gate, music_lm, model_spec):
     assert any(p.name == "results.json" for p in files) and any(p.parent.name == "parts" for p in files)
     leaks = [str(p) for p in files if SECRET in p.read_text(encoding="utf-8", errors="replace")]
     assert leaks == []
+
+
+def test_report_and_compare_refuse_a_results_dir_whose_files_contradict_results_json(tmp_path, capsys):
+    """A scores.jsonl torn or changed after the run: ``musiceval report`` says so and exits 2, and a
+    comparison refuses it as a baseline."""
+    from musiceval import results
+    from musiceval.cli import main
+    from musiceval.run_files import ResultsError
+    from tests.report_run import make_run
+
+    make_run(tmp_path)
+    assert main(["report", str(tmp_path)]) == 0
+    scores = tmp_path / "scores.jsonl"
+    scores.write_bytes(scores.read_bytes()[: len(scores.read_bytes()) // 2])  # torn at half its size
+    capsys.readouterr()
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "scores.jsonl" in err and "do not match what results.json recorded" in err
+    with pytest.raises(ResultsError, match="torn or changed after the run"):
+        results.load(tmp_path)
