@@ -102,7 +102,7 @@ class Gate:
 
     def _interval(self, values: np.ndarray, groups: Sequence[str] | None, seed: int) -> stats.Interval:
         if self.calibrated:
-            bnd = intervals.skew_t(values, groups=groups, alpha=self.config.alpha)
+            bnd = intervals.one_sample_interval(values, groups=groups, alpha=self.config.alpha)
             return stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}")
         return stats.paired_bootstrap_ci(
             values,

@@ -76,7 +76,7 @@ def test_choice_text_prints_interval_and_n(capsys):
     assert cli.main(["score", "choice", str(CHOICE)]) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.strip().startswith("accuracy ") and "[" in x)
-    m = re.fullmatch(r"\s*accuracy\s+0\.6850\s+\[(0\.\d{3}), (0\.\d{3})\]\s+n=200\s+\(calibrated interval; 1 unparsed\)", line)
+    m = re.fullmatch(r"\s*accuracy\s+0\.6850\s+\[(0\.\d{3}), (0\.\d{3})\]\s+n=200\s+\(exact binomial test \+ Clopper-Pearson CI; 1 unparsed\)", line)
     assert m and float(m[1]) < 0.685 < float(m[2]), line
     assert "vs uniform chance 1/4: 0.2500" in out
 

@@ -135,3 +135,14 @@ def test_rule_follows_higher_is_better():
          "higher_is_better": False, "alpha": 0.1}
     text = rule(g, scale(g))
     assert text.startswith("PASS when the upper end of the 90% interval of the mean wer is below 0.3")
+
+
+def test_a_parse_rate_gate_shows_its_threshold_as_the_bar_not_a_chance_level():
+    from musiceval.report.view import scale
+
+    g = {"outcome": "FAIL", "metric": "parse_rate", "threshold": 0.5, "bar": 0.5, "estimate": 0.09,
+         "test": "calibrated interval of the mean (exact binomial test + Clopper-Pearson CI; shape=binary)"}
+    sc = scale(g)
+    assert sc["bar"] == 0.5 and sc["chance"] is None and sc["kind"] == "mean"
+    census = {**g, "test": "census: every item counted, no sampling uncertainty", "metric": "coverage"}
+    assert scale(census)["bar"] == 0.5 and "counted exactly" in scale(census)["what"]
