@@ -11,7 +11,7 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
 
     [[model.answers]]                          # answer files in the benchmarks' native layouts
     protocol = "choice"                        # choice | factual | freeform | mir
-    file = "runs/v2/muchomusic.jsonl"          # or dir = "runs/v2/cmi-bench" (mir: <model>_<task>.jsonl)
+    file = "runs/v2/muchomusic.jsonl"          # or dir = "runs/v2/cmi-bench" (mir: <model>_<task>.jsonl, one model)
     # format = "dasheng-choice"                # detected from the content when absent
     # label, and protocol options: vocab, matcher, rewrites, compat ...
 
@@ -156,17 +156,8 @@ def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
             options[key] = str((root / options[key]))
     protocol, fmt = entry["protocol"], entry.get("format")
     if "dir" in entry:
-        from musiceval.data.cmibench import task_from_filename
-
-        folder = root / entry["dir"]
-        sources = []
-        for path in sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*.json")):
-            try:
-                _, task = task_from_filename(path)
-            except ValueError:
-                continue
-            sources.append(Source(model, protocol, path, task, fmt, options, task=task))
-        return sources
+        return [Source(model, protocol, e.path, e.task, fmt, options, task=e.task)
+                for e in _outputs_dir(root / entry["dir"], f"model {model!r}")]
     path = root / entry["file"]
     task = ""
     if protocol == "mir":
@@ -307,7 +298,20 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
         raise ConfigError(f"{at}: answer file {target} not found; fix 'file' (paths are relative to the config file)")
     if "dir" in entry and not target.is_dir():
         raise ConfigError(f"{at}: answers directory {target} not found; fix 'dir'")
+    if "dir" in entry:
+        _outputs_dir(target, at)
     return dict(entry)
+
+
+def _outputs_dir(folder: Path, at: str) -> list[Any]:
+    """The task files of one model's CMI-Bench outputs directory; several models' files are a
+    :class:`ConfigError` (:func:`musiceval.data.cmibench.outputs_dir`)."""
+    from musiceval.data.cmibench import CmiBenchFormatError, outputs_dir
+
+    try:
+        return outputs_dir(folder)
+    except CmiBenchFormatError as exc:
+        raise ConfigError(f"{at}: {exc}") from None
 
 
 def _checks(raw: Any, where: str) -> tuple[CheckRule, ...]:
@@ -341,6 +345,7 @@ def config_for_answers(path: str | Path, *, protocol: str | None = None, name: s
     path = Path(path)
     if path.is_dir():
         entry: dict[str, Any] = {"protocol": "mir", "dir": str(path.resolve())}
+        _outputs_dir(path, f"--musiceval-model recorded:{path}")
         label = name or path.name
     elif path.is_file():
         from musiceval.data.formats import FormatError, detect_format
