@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from musiceval.extraction.vocabulary import BUILTIN as BUILTIN_VOCABULARIES
 from musiceval.suite.schema import ConfigError, SCHEMA, unknown_key_error, validate_thresholds
 
 if sys.version_info >= (3, 11):
@@ -154,6 +155,9 @@ def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
     for key in ("rewrites", "hierarchy", "data_dir"):
         if isinstance(options.get(key), str) and options[key]:
             options[key] = str((root / options[key]))
+    vocab = options.get("vocab")
+    if isinstance(vocab, str) and vocab not in BUILTIN_VOCABULARIES and (root / vocab).is_file():
+        options["vocab"] = str(root / vocab)
     protocol, fmt = entry["protocol"], entry.get("format")
     if "dir" in entry:
         return [Source(model, protocol, e.path, e.task, fmt, options, task=e.task)
