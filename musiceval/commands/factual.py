@@ -55,6 +55,7 @@ import os
 from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
 from musiceval.data.factual_files import FORMATS, read_records
 from musiceval.extraction import Vocabulary, load_vocabulary
+from musiceval.ranges import AT_LEAST_ONE, arg
 from musiceval.scoring.factual import CHUNK_RULES, Extract, extractor_agreement, llm_extractor, rule_extractor
 
 
@@ -77,7 +78,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-cassette", default=None, help="vcrpy cassette recording every extractor call (default "
                         ".musiceval/cassettes/factual-<FILE name>-<model>.yaml)")
     parser.add_argument("--llm-replay", action="store_true", help="replay the cassette only, without a key (always on CI)")
-    parser.add_argument("--n-permutations", type=int, default=1000, help="permutations for the chance level (default: %(default)s)")
+    parser.add_argument("--n-permutations", type=arg(AT_LEAST_ONE), default=1000, help="permutations for the chance level (default: %(default)s)")
 
 
 def _vocabulary(args) -> tuple[Vocabulary, dict | None]:

@@ -29,6 +29,7 @@ import json
 import sys
 from pathlib import Path
 
+from musiceval.ranges import NON_NEGATIVE_INT, POSITIVE, arg
 from musiceval.records import Item, ItemFailure
 
 FORMATS = ("dasheng", "musiceval", "musicqa", "captions")
@@ -58,8 +59,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cassette", type=Path, help="vcrpy cassette recording every call (default <out>.cassette.yaml)")
     parser.add_argument("--cache-dir", type=Path, help="content-addressed cache of rewrites (a rerun calls nothing)")
     parser.add_argument("--replay", action="store_true", help="replay the cassette only; never call the endpoint")
-    parser.add_argument("--max-items", type=int, default=0, help="rewrite at most this many items (0 = all)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds")
+    parser.add_argument("--max-items", type=arg(NON_NEGATIVE_INT), default=0, help="rewrite at most this many items (0 = all)")
+    parser.add_argument("--timeout", type=arg(POSITIVE), default=60.0, help="per-request timeout in seconds")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musiceval.extraction.vocabulary import BUILTIN as BUILTIN_VOCABULARIES
-from musiceval.suite.schema import ConfigError, SCHEMA, unknown_key_error, validate_thresholds
+from musiceval.ranges import NON_NEGATIVE
+from musiceval.suite.schema import ANSWER_OPTIONS, ConfigError, SCHEMA, check_value, unknown_key_error, validate_thresholds
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,13 +56,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_FILE = "musiceval.toml"
-#: protocols that read answer files, and the options an answers entry may set for each
-ANSWER_OPTIONS: dict[str, tuple[str, ...]] = {
-    "choice": ("matcher",),
-    "factual": ("vocab", "extractor", "chunks", "hierarchy", "labels_field", "n_permutations"),
-    "freeform": ("rewrites", "random_draws", "data_dir", "metrics", "keep_compared_only"),
-    "mir": ("compat", "encoder", "tagging_items", "captioning_items"),
-}
 _ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
 _MODEL_KEYS = ("name", "live", "args", "answers")
 _TOP_LEVEL = (*SCHEMA, "model", "checks", "release", "baseline")
@@ -198,6 +192,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(f"{path}: arrays or tables nested too deeply to read; a suite config needs a few levels, "
+                          "flatten the file") from None
 
 
 def load_config(explicit: str | Path | None = None, root: str | Path = ".", *,
@@ -293,6 +290,11 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
     for key in entry:
         if key not in allowed:
             raise unknown_key_error(key, allowed, at)
+        if key in ANSWER_OPTIONS[protocol]:
+            check_value(entry[key], ANSWER_OPTIONS[protocol][key], f"{at}: {key}")
+    for key in ("file", "dir", "format", "label"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ConfigError(f"{at}: '{key}' must be a string, got {type(entry[key]).__name__} ({entry[key]!r})")
     if ("file" in entry) == ("dir" in entry):
         raise ConfigError(f"{at}: give exactly one of 'file' or 'dir'")
     if "dir" in entry and protocol != "mir":
@@ -304,7 +306,23 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
         raise ConfigError(f"{at}: answers directory {target} not found; fix 'dir'")
     if "dir" in entry:
         _outputs_dir(target, at)
+    _check_option_paths(entry, at, base)
     return dict(entry)
+
+
+#: answers options naming a path relative to the config, and what it must be
+_OPTION_PATHS = {"rewrites": ("file", Path.is_file), "hierarchy": ("file", Path.is_file), "data_dir": ("directory", Path.is_dir)}
+
+
+def _check_option_paths(entry: Mapping[str, Any], at: str, base: Path) -> None:
+    """Files and folders an answers entry names exist (read at start-up for the provenance)."""
+    for key, (what, exists) in _OPTION_PATHS.items():
+        if entry.get(key) and not exists(base / entry[key]):
+            raise ConfigError(f"{at}: {key} {what} {base / entry[key]} not found; fix '{key}' (paths are relative to the config file)")
+    vocab = entry.get("vocab")
+    if vocab and vocab not in BUILTIN_VOCABULARIES and not (base / vocab).is_file():
+        raise ConfigError(f"{at}: vocab {vocab!r} is neither a built-in ({', '.join(BUILTIN_VOCABULARIES)}) nor a file "
+                          f"({base / vocab} not found); fix 'vocab' (paths are relative to the config file)")
 
 
 def _outputs_dir(folder: Path, at: str) -> list[Any]:
@@ -332,8 +350,8 @@ def _checks(raw: Any, where: str) -> tuple[CheckRule, ...]:
         gate, margin, reason = rule.get("gate"), rule.get("margin"), rule.get("reason", "")
         if gate is not None and not isinstance(gate, bool):
             raise ConfigError(f"{at}: 'gate' must be true (a release gate) or false (a finding)")
-        if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))):
-            raise ConfigError(f"{at}: 'margin' must be a number in the metric's units")
+        if margin is not None and margin not in NON_NEGATIVE:
+            raise ConfigError(f"{at}: 'margin' must be {NON_NEGATIVE.describe()} in the metric's units, got {margin!r}")
         if not isinstance(reason, str):
             raise ConfigError(f"{at}: 'reason' must be a string")
         if gate is False and not reason.strip():
