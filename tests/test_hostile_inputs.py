@@ -88,8 +88,11 @@ class Case:
 
 
 def _score_counts(objs: list[dict]) -> int:
+    """Scored, failed, and left out of every condition by a named rule (#27)."""
+    from musiceval.exclusions import left_out_of_every_condition
+
     obj = objs[-1]
-    return int(obj["n"]) + int(obj["n_failed"])
+    return int(obj["n"]) + int(obj["n_failed"]) + left_out_of_every_condition(obj.get("excluded", {}))
 
 
 CHOICE = {"audio": "a.wav", "question": "Which genre?", "choices": ["Reggae", "Pop", "Rock", "Ska"], "answer": "A",

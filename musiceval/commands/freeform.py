@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.conditions import load_rewrites
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.scoring.freeform import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
@@ -105,7 +105,8 @@ def score(args: argparse.Namespace) -> ScoreOutput:
             for f in s.failures:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
     bar.close()
-    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model}
+    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model,
+                             **excluded_entry(protocol)}
     headline = {m: run.scores(m, "correct") for m in metrics} if "correct" in conditions else {}
     paired_scores = {m: (run.scores(m, "correct"), run.scores(m, "random")) for m in metrics} \
         if "correct" in conditions and "random" in conditions else {}

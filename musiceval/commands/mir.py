@@ -31,7 +31,7 @@ import argparse
 import os
 from typing import Any
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.data.cmibench import TASKS, CmiBenchFormatError
 from musiceval.metrics.mir import TaskError
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
@@ -133,7 +133,7 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
         metrics=result.metrics,
         per_item=per_item,
         failures=failures,
-        extra={"task": result.task, "model": answers.model, "compat": result.compat,
+        extra={"task": result.task, "model": answers.model, "compat": result.compat, **excluded_entry(protocol),
                "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes,
                **result.models},
     )

@@ -25,6 +25,7 @@ from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.exclusions import Exclusion
 from musiceval.records import ItemFailure, ItemScores
 
 #: vocabulary of a CMI-Bench factual file by its task
@@ -154,6 +155,9 @@ class FactualProtocol(Protocol):
     @property
     def failures(self) -> list[ItemFailure]:
         return list(self.result.failures)
+
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        return tuple(self.result.excluded)
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
