@@ -111,6 +111,8 @@ def load_dasheng_musicqa(path: str | Path) -> FreeformData:
             reference = strip_question_prefix(question, answer)
             if item_id in seen:
                 raise ValueError(f"duplicate item {item_id!r}")
+            if not answer.strip():
+                raise ValueError("reference ('answer') is empty; nothing to score against")
             if not reference:
                 copies.append(item_id)
                 continue

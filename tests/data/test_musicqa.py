@@ -170,3 +170,13 @@ def test_every_duplicate_record_is_a_counted_failure_with_its_line(tmp_path):
                      "--conditions", "correct"]) == 0
     obj = json.loads(out.getvalue())
     assert obj["n"] + obj["n_failed"] == 12
+
+
+def test_a_blank_reference_is_a_failure_and_a_copy_of_the_question_is_left_out(tmp_path):
+    row = {"question": "Describe the audio", "audio": "audios_eval_000001_ab.flac", "model_output": "calm", "model_name": "M"}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({**row, "answer": "   "}) + "\n"
+                    + json.dumps({**row, "audio": "audios_eval_000002_cd.flac", "answer": "Describe the audio?"}) + "\n")
+    data = load_dasheng_musicqa(path)
+    assert [f.reason for f in data.failures] == ["d.jsonl:1: reference ('answer') is empty; nothing to score against"]
+    assert [(e.rule, e.ids) for e in data.excluded] == [("reference_copies_question", ("audios_eval_000002_cd.flac",))]
