@@ -21,6 +21,7 @@ from typing import Sequence
 
 from musiceval import __version__, progress
 from musiceval.llm.client import MissingAPIKey
+from musiceval.ranges import NON_NEGATIVE_INT, arg
 from musiceval.records import to_jsonable
 from musiceval.redact import redact
 from musiceval.commands import InputError, ScoreOutput, format_choices, load_scorers
@@ -33,7 +34,7 @@ def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     p.add_argument("--format", choices=list(formats), default=None,
                    help="input layout (default: detected from the file's content)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0, help="seed of every random choice (default 0)")
     p.add_argument("--per-item", metavar="FILE", help="write per-item scores and failures as JSON lines")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     progress.add_progress_arguments(p)

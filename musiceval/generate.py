@@ -57,6 +57,7 @@ from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Mu
 from musiceval.models.cache import ResponseCache, cache_key, redact_spec
 from musiceval.data.jsonl import has_lone_surrogate
 from musiceval.data.manifest import ManifestError, load_manifest
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, NON_NEGATIVE_INT, arg
 from musiceval.records import Item, ItemFailure, Response, to_jsonable
 from musiceval.redact import redact
 
@@ -322,14 +323,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
                         help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     parser.add_argument("--out", type=Path, default=None, help="also write the responses as musiceval JSON lines")
-    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (openai-compatible)")
-    parser.add_argument("--batch-size", type=int, default=None, help="(item, condition) pairs per model call, cached as each finishes (default: max(16, 4*concurrency))")
+    parser.add_argument("--concurrency", type=arg(AT_LEAST_ONE), default=8, help="requests in flight (openai-compatible)")
+    parser.add_argument("--batch-size", type=arg(AT_LEAST_ONE), default=None, help="(item, condition) pairs per model call, cached as each finishes (default: max(16, 4*concurrency))")
     parser.add_argument("--device", default=None, help="torch device for hf: models (default cuda if present)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    parser.add_argument("--max-tokens", type=int, default=256, help="answer length limit (default 256)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds sampling, the random pairing and the noise (default 0)")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N items")
-    parser.add_argument("--random-draws", type=int, default=1, help="independent Random pairings per item (default 1)")
+    parser.add_argument("--temperature", type=arg(NON_NEGATIVE), default=0.0, help="0 = greedy (default)")
+    parser.add_argument("--max-tokens", type=arg(AT_LEAST_ONE), default=256, help="answer length limit (default 256)")
+    parser.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0, help="seeds sampling, the random pairing and the noise (default 0)")
+    parser.add_argument("--limit", type=arg(AT_LEAST_ONE), default=None, help="only the first N items")
+    parser.add_argument("--random-draws", type=arg(AT_LEAST_ONE), default=1, help="independent Random pairings per item (default 1)")
     from musiceval import progress as _progress
 
     _progress.add_progress_arguments(parser)

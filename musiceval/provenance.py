@@ -5,10 +5,11 @@ A fingerprint has two sides:
 - the **scorer side** (what must be identical for two runs to be comparable): per protocol the
   prompt template (sha256 of its text), the versions of the code that turns answers into scores
   (choice matcher, factual extractor and prompts, MIR parsers and compat rules, free-form metrics:
-  the ``*_VERSION`` constants of those modules), the sha256 of every dataset / answer-key file, and
-  the seed (it draws distractors and random-audio pairings, i.e. it decides the questions);
+  the ``*_VERSION`` constants of those modules), the sha256 of every data file the scorer reads
+  (vocabularies, hierarchies, rewrites: :mod:`musiceval.suite.files`), and the seed (it draws
+  distractors and random-audio pairings, i.e. it decides the questions);
 - the **model side** (what a comparison is about): model spec (credentials redacted), revision,
-  decoding settings and backend.
+  decoding settings, backend, and the sha256 of each answer file (the model's output).
 
 The musiceval version is recorded for the record only: a new release that does not bump a
 component version scores the same way, so it does not block a comparison.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 #: the version constants of each scoring component: (module, constant)
 COMPONENTS: dict[str, tuple[str, str]] = {
@@ -87,6 +88,7 @@ def fingerprint(
     decoding: Mapping[str, Any] | None = None,
     seed: int | None = None,
     backend: str = "",
+    answer_files: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> dict[str, Any]:
     """The provenance record of a run (store it as ``meta["provenance"]`` of ``results.json``).
 
@@ -103,11 +105,17 @@ def fingerprint(
         The model side: spec (credentials redacted), revision, decoding settings, backend.
     seed
         The run seed (scorer side: it draws distractors and random-audio pairings).
+    answer_files : ``{source id: path}``
+        The model's answer files; stored as sha256 on the model side (two releases' answers
+        always differ, so they never block a comparison).
+
+    Each distinct file is read once, however many names it is recorded under.
     """
     import musiceval
 
+    sha256 = _hasher()
     files = data_files.items() if isinstance(data_files, Mapping) else ((Path(p).name, p) for p in data_files)
-    shared_data = {str(name): file_sha256(path) for name, path in files}
+    shared_data = {str(name): sha256(path) for name, path in files}
     per_protocol: dict[str, dict[str, Any]] = {}
     names = list(protocols)
     for name in names:
@@ -117,7 +125,7 @@ def fingerprint(
         if prompts and name in prompts:
             entry["prompt"] = text_sha256(prompts[name])
         if spec.get("data"):
-            entry["data"] = {str(k): file_sha256(v) for k, v in spec["data"].items()}
+            entry["data"] = {str(k): sha256(v) for k, v in spec["data"].items()}
         per_protocol[name] = entry
     for name, template in (prompts or {}).items():
         per_protocol.setdefault(name, {"versions": component_versions(PROTOCOL_COMPONENTS.get(name) or COMPONENTS)})
@@ -126,8 +134,25 @@ def fingerprint(
         "musiceval": musiceval.__version__,
         "scorer": {"protocols": per_protocol, "data": shared_data, "seed": seed},
         "model": {"spec": _redact(model) if model else "", "revision": revision, "decoding": dict(decoding or {}),
-                  "backend": backend},
+                  "backend": backend, "answers": {str(k): sha256(v) for k, v in (answer_files or {}).items()}},
     }
+
+
+def _hasher() -> Callable[[str | os.PathLike[str]], str]:
+    """:func:`file_sha256` remembering each file it read; an unreadable file is recorded as such
+    (``"unreadable: <reason>"``) rather than stopping the run whose provenance it is."""
+    seen: dict[str, str] = {}
+
+    def sha256(path: str | os.PathLike[str]) -> str:
+        key = os.path.abspath(os.fspath(path))
+        if key not in seen:
+            try:
+                seen[key] = file_sha256(key)
+            except OSError as exc:
+                seen[key] = f"unreadable: {exc.strerror or exc}"
+        return seen[key]
+
+    return sha256
 
 
 def scorer_side(fp: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,7 +161,7 @@ def scorer_side(fp: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def model_side(fp: Mapping[str, Any]) -> dict[str, Any]:
-    """What a comparison is about: model spec, revision, decoding settings, backend."""
+    """What a comparison is about: model spec, revision, decoding settings, backend, answer files."""
     return dict(fp.get("model", {}))
 
 

@@ -334,11 +334,13 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
     live = suite.live_models()
     seed = int(_opt(config, "musiceval_seed", 0))
     from musiceval.models.fixtures import model_args_from_config
+    from musiceval.suite.files import answer_files, data_files
 
     provenance = fingerprint(protocols=sorted({s.protocol for s in suite.sources()}), seed=seed,
                              model=live[0].live if live else ",".join(m.name for m in suite.models),
                              decoding=model_args_from_config(config) if live else None,
-                             backend="live" if live else "recorded")
+                             backend="live" if live else "recorded",
+                             data_files=data_files(suite), answer_files=answer_files(suite))
     return {
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "model": suite.models[0].name if len(suite.models) == 1 else "",

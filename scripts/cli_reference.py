@@ -51,6 +51,16 @@ def render() -> str:
              "each text's token embeddings: about 420 MB for one model's CMI-Bench captions with MiniLM): "
              "`musiceval cache` lists rows and MB per encoder, `musiceval cache --drop 'bertscore:*'` "
              "deletes an encoder's rows and compacts the file.",
+             "- **Numbers** are checked against their range (`musiceval.ranges`, the rule the suite config "
+             "uses): every number is finite (`nan`, `inf` are refused); counts (`--n-permutations`, "
+             "`--random-draws`, `--max-triplets`, `--max-tokens`, `--limit` ...) are integers >= 1, seeds >= 0, "
+             "`--alpha` and `--power` in (0, 1), margins and `--temperature` >= 0, `power --drop` > 0. A number "
+             "out of range exits 2 with argparse's usage line and one error line naming the flag, the range and "
+             "the value.",
+             "- **Every record accounted for**: `musiceval score` prints `n` (scored), `n_failed` (unreadable "
+             "records and answers) and, when a protocol's rule left items out, `excluded` "
+             "(`{rule: {n, ids, why, conditions}}`, `musiceval.exclusions`; e.g. a MusicQA reference that only "
+             "copies the question, or an item with no Random partner, out of Random only).",
              "- `musiceval --version` prints the installed version.", ""]
 
     def section(title: str, p: argparse.ArgumentParser, level: int) -> None:

@@ -88,8 +88,11 @@ class Case:
 
 
 def _score_counts(objs: list[dict]) -> int:
+    """Scored, failed, and left out of every condition by a named rule (#27)."""
+    from musiceval.exclusions import left_out_of_every_condition
+
     obj = objs[-1]
-    return int(obj["n"]) + int(obj["n_failed"])
+    return int(obj["n"]) + int(obj["n_failed"]) + left_out_of_every_condition(obj.get("excluded", {}))
 
 
 CHOICE = {"audio": "a.wav", "question": "Which genre?", "choices": ["Reggae", "Pop", "Rock", "Ska"], "answer": "A",
@@ -315,3 +318,46 @@ def test_hostile_input_other_formats(command, fmt, template, text_field, klass, 
     assert code is not None, f"hang: {command} --format {fmt} on {klass}"
     assert exc is None, f"uncaught {type(exc).__name__}: {exc}"
     assert "Traceback" not in stderr and code in ALLOWED_EXIT, stderr[-2000:]
+
+
+# -- side inputs (#27): files a command reads beside its answers ------------------------------------
+REPO = Path(__file__).resolve().parents[1]
+GTZAN_ANSWERS = str(REPO / "fixtures" / "factual" / "ltu_GTZAN.jsonl")
+#: side input -> (its valid record, the text field, the command reading it as ``path``); an unusable
+#: side file must be blamed by name, never the answer file beside it
+SIDE_INPUTS: dict[str, tuple[dict[str, Any], str, Callable[[Path], list[str]]]] = {
+    "vocab": ({"name": "genres", "labels": ["rock", "pop"]}, "name",
+              lambda p: ["score", "factual", GTZAN_ANSWERS, "--vocab", str(p), "--json"]),
+    "ontology": ({"id": "/m/0kpv1t", "name": "Music genre", "child_ids": []}, "name",
+                 lambda p: ["score", "triplets", "--triplets", "genre", "--ontology", str(p), "--json"]),
+}
+
+
+@pytest.mark.parametrize("klass", JSONL_CLASSES)
+@pytest.mark.parametrize("side", sorted(SIDE_INPUTS))
+def test_hostile_side_input_is_named_in_the_error(side, klass, tmp_path, monkeypatch):
+    _skip_if_root(klass)
+    monkeypatch.chdir(tmp_path)
+    template, text_field, argv = SIDE_INPUTS[side]
+    path, _ = make_jsonl(klass, tmp_path / f"{side}.json", template, id_field=None, text_field=text_field, n=1)
+    code, _, stderr, exc = run_cli(argv(path))
+    assert code is not None, f"hang: {side} {klass}"
+    assert exc is None, f"uncaught {type(exc).__name__}: {exc}"
+    assert "Traceback" not in stderr and code in ALLOWED_EXIT, stderr[-2000:]
+    if code == 2:
+        line = [ln for ln in stderr.splitlines() if ln.strip()][-1]
+        assert str(path) in line and GTZAN_ANSWERS not in line, line
+
+
+@pytest.mark.parametrize("klass", JSONL_CLASSES)
+def test_hostile_suite_config_is_a_config_error(klass, tmp_path):
+    """The same bytes as a ``musiceval.toml``: read, or refused with a ConfigError naming the file."""
+    from musiceval.suite.config import load_config
+    from musiceval.suite.schema import ConfigError
+
+    _skip_if_root(klass)
+    path, _ = make_jsonl(klass, tmp_path / "musiceval.toml", {"name": "m"}, id_field=None, text_field="name", n=1)
+    try:
+        load_config(path, tmp_path)
+    except ConfigError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc)

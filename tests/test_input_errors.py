@@ -107,3 +107,81 @@ def test_results_load_names_the_scores_line_and_field(tmp_path):
     (tmp_path / "scores.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({**good, "ids": ["a", "b"]}) + "\n")
     with pytest.raises(results.ResultsError, match=r"scores.jsonl:2: fields 'ids' and 'values'"):
         results.load(tmp_path)
+
+
+# -- issue #27: no traceback, one line naming the input and the fix ---------------------------------
+GTZAN = "fixtures/factual/ltu_GTZAN.jsonl"
+
+
+def _refused(argv, capsys) -> str:
+    """Exit 2 without a traceback; the one error line (argparse prints its usage line above it)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse: usage, then one error line
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, flag, allowed", [
+    (["power", "run", "--metric", "accuracy", "--drop", "nan"], "--drop", "a finite number > 0"),
+    (["power", "run", "--metric", "accuracy", "--drop=inf"], "--drop", "a finite number > 0"),
+    (["power", "run", "--metric", "accuracy", "--drop", "0.02", "--alpha", "1"], "--alpha", "in (0, 1)"),
+    (["power", "run", "--metric", "accuracy", "--drop", "0.02", "--correlation", "-1"], "--correlation", "in (-1, 1)"),
+    (["score", "factual", GTZAN, "--vocab", "gtzan", "--n-permutations", "0"], "--n-permutations", "an integer >= 1"),
+    (["score", "factual", GTZAN, "--vocab", "gtzan", "--n-permutations", "-5"], "--n-permutations", "an integer >= 1"),
+    (["score", "factual", GTZAN, "--vocab", "gtzan", "--seed", "-1"], "--seed", "an integer >= 0"),
+    (["score", "freeform", "x.jsonl", "--random-draws", "0"], "--random-draws", "an integer >= 1"),
+    (["score", "triplets", "--triplets", "genre", "--max-triplets", "0"], "--max-triplets", "an integer >= 1"),
+    (["compare", "a", "b", "--alpha", "nan"], "--alpha", "in (0, 1)"),
+    (["compare", "a", "b", "--margin", "mir/accuracy=-0.1"], "--margin", "a finite number >= 0"),
+    (["generate", "--model", "x", "--dataset", "x", "--max-tokens", "0"], "--max-tokens", "an integer >= 1"),
+    (["rewrite", "x", "--model", "m", "--out", "o", "--timeout", "inf"], "--timeout", "a finite number > 0"),
+])
+def test_numbers_out_of_range_are_refused_naming_the_flag_and_the_range(argv, flag, allowed, capsys):
+    line = _refused(argv, capsys)
+    assert flag in line and allowed in line
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("[]", "expected a JSON object"),
+    ('{"labels": {"rock": 5}}', "label 'rock' needs a non-empty name and a list of synonym strings"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+])
+def test_a_bad_vocabulary_file_is_blamed_not_the_answer_file(tmp_path, capsys, content, problem):
+    vocab = tmp_path / "genres.json"
+    vocab.write_text(content)
+    line = _refused(["score", "factual", GTZAN, "--vocab", str(vocab), "--json"], capsys)
+    assert str(vocab) in line and problem in line and "ltu_GTZAN" not in line
+
+
+def test_a_vocabulary_given_as_a_list_of_labels_is_read(tmp_path, capsys):
+    vocab = tmp_path / "genres.json"
+    vocab.write_text('{"labels": ["rock", "pop"]}')
+    assert main(["score", "factual", GTZAN, "--vocab", str(vocab), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["per_label"]) == {"rock", "pop"}
+
+
+def test_an_ontology_without_the_genre_class_names_the_file_and_the_fix(tmp_path, capsys):
+    ontology = tmp_path / "ontology.json"
+    ontology.write_text(json.dumps([{"id": "/m/04rlf", "name": "Music", "child_ids": []}]))
+    line = _refused(["score", "triplets", "--triplets", "genre", "--ontology", str(ontology), "--json"], capsys)
+    assert str(ontology) in line and "/m/0kpv1t (genre)" in line and "--ontology" in line
+
+
+def test_power_json_is_standard_json(tmp_path, capsys):
+    (tmp_path / "results.json").write_text('{"meta": {}, "gates": []}')
+    (tmp_path / "scores.jsonl").write_text(json.dumps({"metric": "accuracy", "condition": "correct", "protocol": "mir",
+                                                       "ids": ["a", "b"], "values": [1.0, 0.0]}) + "\n")
+    assert main(["power", str(tmp_path), "--metric", "accuracy", "--drop", "1e-9", "--json"]) == 0
+
+    def refuse(constant):
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    out = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert out["drop"] == 1e-9 and out["pilot_items"] == 2 and out["items_needed"] > 10**18
+    line = _refused(["power", str(tmp_path), "--metric", "accuracy", "--drop", "1e-300", "--json"], capsys)
+    assert "--drop 1e-300: no finite number of items" in line

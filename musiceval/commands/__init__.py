@@ -15,7 +15,8 @@ Each protocol's module (:data:`PROTOCOL_MODULES`) registers its command with :fu
 - ``score(args) -> ScoreOutput`` does the work and returns plain data.
 
 The CLI prints ``{"protocol": .., "n": .., "n_failed": .., "metrics": {..}, **extra}`` and writes
-``per_item`` rows as JSON lines to ``--per-item``. Input problems that make the whole file unusable
+``per_item`` rows as JSON lines to ``--per-item``; ``extra["excluded"]`` (:func:`excluded_entry`)
+counts the items a named rule left out, so scored + failed + left out accounts for every record. Input problems that make the whole file unusable
 raise :class:`InputError` (exit code 2, one line naming file, line and field); one bad item is a
 row in ``failures`` instead.
 """
@@ -135,6 +136,15 @@ def load_protocol_answers(path, fmt: str | None, protocol: str):
         return load_answers(path, name, protocol)
     except (FormatError, FileNotFoundError) as exc:
         raise InputError(str(exc)) from None
+
+
+def excluded_entry(protocol: Any) -> dict[str, Any]:
+    """``{"excluded": {rule: {n, ids, why, conditions}}}`` of a protocol whose rules left items out
+    (:mod:`musiceval.exclusions`), else ``{}``: with ``n`` and ``n_failed``, it accounts for every record."""
+    from musiceval.exclusions import summarize
+
+    found = protocol.exclusions()
+    return {"excluded": summarize(found)} if found else {}
 
 
 def load_scorers() -> dict[str, Scorer]:

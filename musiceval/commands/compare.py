@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from musiceval.compare import DEFAULT_MARGIN, NotComparable, compare_runs, format_table, leaderboard
+from musiceval.ranges import LEVEL, NON_NEGATIVE, arg
 from musiceval.records import to_jsonable
 
 EXIT_REGRESSION = 1
@@ -31,8 +33,10 @@ def _margins(values: list[str]) -> tuple[float, dict[str, float]]:
         try:
             number = float(num)
         except ValueError:
-            raise ValueError(f"--margin {v!r}: expected a number or KEY=NUMBER "
-                                             "(KEY: protocol/metric, metric or protocol)") from None
+            number = math.nan
+        if number not in NON_NEGATIVE:
+            raise ValueError(f"--margin {v!r}: expected {NON_NEGATIVE.describe()} or KEY=NUMBER "
+                             "(KEY: protocol/metric, metric or protocol)")
         if sep:
             per_key[key] = number
         else:
@@ -49,8 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="metric for which lower is better (WER, CER, MAE... are recognised by name)")
     parser.add_argument("--condition", action="append", default=None, metavar="NAME",
                         help="condition to compare (repeatable; default: correct; 'all' for every condition)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided interval level 1-alpha (default 0.05)")
-    parser.add_argument("--power", type=float, default=0.8, help="power of the minimum detectable effect (default 0.8)")
+    parser.add_argument("--alpha", type=arg(LEVEL), default=0.05, help="two-sided interval level 1-alpha (default 0.05)")
+    parser.add_argument("--power", type=arg(LEVEL), default=0.8, help="power of the minimum detectable effect (default 0.8)")
     parser.add_argument("--adjust", choices=["holm", "bh"], default="holm",
                         help="p-value adjustment across comparisons (default holm)")
     parser.add_argument("--json", action="store_true", help="print one JSON object: rows, leaderboard, notes")

@@ -22,8 +22,10 @@ File formats and the chunk / manifest layout: :mod:`musiceval.data.factual_files
 
 P/R/F1 are macro over items (per-item then averaged), ``micro_*`` from summed counts; accuracy is
 exact set match (for single-label tasks: the true label and nothing else). Empty cases follow
-:mod:`musiceval.metrics.sets`. Items whose true label is outside the vocabulary, whose answer the
-LLM extractor could not extract, or that have no Random partner are per-item failures.
+:mod:`musiceval.metrics.sets`. Items whose true label is outside the vocabulary or whose answer the
+LLM extractor could not extract are per-item failures; items with no Random partner are left out
+of Random by the rule ``no_random_partner`` (counted in ``random.n_unpaired`` and under
+``excluded``), not failures.
 
 Options:
 
@@ -52,9 +54,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.data.factual_files import FORMATS, read_records
 from musiceval.extraction import Vocabulary, load_vocabulary
+from musiceval.ranges import AT_LEAST_ONE, arg
 from musiceval.scoring.factual import CHUNK_RULES, Extract, extractor_agreement, llm_extractor, rule_extractor
 
 
@@ -77,7 +80,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-cassette", default=None, help="vcrpy cassette recording every extractor call (default "
                         ".musiceval/cassettes/factual-<FILE name>-<model>.yaml)")
     parser.add_argument("--llm-replay", action="store_true", help="replay the cassette only, without a key (always on CI)")
-    parser.add_argument("--n-permutations", type=int, default=1000, help="permutations for the chance level (default: %(default)s)")
+    parser.add_argument("--n-permutations", type=arg(AT_LEAST_ONE), default=1000, help="permutations for the chance level (default: %(default)s)")
 
 
 def _vocabulary(args) -> tuple[Vocabulary, dict | None]:
@@ -163,6 +166,7 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
                  **{m: float(correct[m].values[k]) for m in correct}} for k, i in enumerate(correct["f1"].ids)]
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
     extra = {"vocab": vocab.name, "extractor": args.extractor, "format": args.format or answers.format, "model": protocol.model,
+             **excluded_entry(protocol),
              "per_label": result.per_label}
     if args.agreement:
         agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm, chunks=args.chunks)

@@ -12,8 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.conditions import load_rewrites
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.scoring.freeform import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
 
 
@@ -30,12 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"comma-separated, from {','.join(METRICS)} and any metric registered with "
                              "musiceval.metrics.registry.register_metric")
     parser.add_argument("--conditions", default="correct,random", help=f"comma-separated, from {','.join(FREEFORM_CONDITIONS)}")
-    parser.add_argument("--random-draws", type=int, default=1, help="independent Random derangements, averaged per item")
+    parser.add_argument("--random-draws", type=arg(AT_LEAST_ONE), default=1, help="independent Random derangements, averaged per item")
     parser.add_argument("--rewrites", help="Skyline/Adversarial JSONL (fixtures/freeform/rewrites_handwritten.jsonl layout)")
     parser.add_argument("--sentence-encoder", default="minilm", help="encoder of sentence_cosine (minilm, st:<dir>)")
     parser.add_argument("--clap", default=None, help="CLAP hub id, directory or LAION .pt (default $MUSICEVAL_CLAP or laion/larger_clap_music)")
     parser.add_argument("--bertscore-model", default="minilm", help="bert-score model dir or hub id (minilm = bundled all-MiniLM-L6-v2)")
-    parser.add_argument("--bertscore-layers", type=int, default=6)
+    parser.add_argument("--bertscore-layers", type=arg(NON_NEGATIVE_INT), default=6)
     parser.add_argument("--bertscore-baseline", default=None, help="TSV (LAYER,P,R,F) for baseline rescaling")
     from musiceval.cache_dir import add_cache_dir_argument
 
@@ -104,7 +105,8 @@ def score(args: argparse.Namespace) -> ScoreOutput:
             for f in s.failures:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
     bar.close()
-    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model}
+    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model,
+                             **excluded_entry(protocol)}
     headline = {m: run.scores(m, "correct") for m in metrics} if "correct" in conditions else {}
     paired_scores = {m: (run.scores(m, "correct"), run.scores(m, "random")) for m in metrics} \
         if "correct" in conditions and "random" in conditions else {}

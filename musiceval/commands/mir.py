@@ -31,9 +31,10 @@ import argparse
 import os
 from typing import Any
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.data.cmibench import TASKS, CmiBenchFormatError
 from musiceval.metrics.mir import TaskError
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.scoring.mir import DEFAULT_ENCODER, name_models
 
 
@@ -56,10 +57,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bertscore-model", default=None, metavar="MODEL",
                    help="captioning BERTScore model: minilm (bundled; the default), a hub id or a local directory; "
                         "--compat cmi-bench defaults to the toolkit's roberta-large; none skips BERTScore")
-    p.add_argument("--bertscore-layers", type=int, default=None, metavar="N",
+    p.add_argument("--bertscore-layers", type=arg(NON_NEGATIVE_INT), default=None, metavar="N",
                    help="BERTScore layer (default: 6 for minilm, 17 for roberta-large and in compat mode, "
                         "else bert-score's table)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
+    p.add_argument("--threads", type=arg(AT_LEAST_ONE), default=None, metavar="N",
                    help="torch threads of the tagging encoder and captioning BERTScore (default: torch's, one per "
                         "core); 1 on a machine other jobs share (a cold tagging run was 4x faster there); same results")
     p.add_argument("--strict", action="store_true",
@@ -136,7 +137,7 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
         metrics=result.metrics,
         per_item=per_item,
         failures=failures,
-        extra={"task": result.task, "model": answers.model, "compat": result.compat,
+        extra={"task": result.task, "model": answers.model, "compat": result.compat, **excluded_entry(protocol),
                "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes,
                **result.models},
     )

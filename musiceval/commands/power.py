@@ -19,6 +19,8 @@ import math
 
 from musiceval import stats
 from musiceval.compare import paired_differences
+from musiceval.ranges import CORRELATION, LEVEL, POSITIVE, arg
+from musiceval.records import to_jsonable
 from musiceval.regression import in_points, say_effect
 
 
@@ -27,22 +29,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", required=True, help="metric name as recorded in scores.jsonl")
     parser.add_argument("--protocol", help="protocol of the metric (needed when several protocols use the name)")
     parser.add_argument("--condition", default="correct", help="condition (default: correct)")
-    parser.add_argument("--drop", required=True, type=float,
+    parser.add_argument("--drop", required=True, type=arg(POSITIVE),
                         help="the drop to detect, in the metric's units (0.02 = 2 points of accuracy)")
     parser.add_argument("--against", metavar="RUN", help="a second run of the same items: real paired differences")
-    parser.add_argument("--correlation", type=float, default=0.5,
+    parser.add_argument("--correlation", type=arg(CORRELATION), default=0.5,
                         help="assumed per-item correlation of two systems when --against is absent (default 0.5)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level as in the gates (default 0.05)")
-    parser.add_argument("--power", type=float, default=0.8, help="power (default 0.8)")
+    parser.add_argument("--alpha", type=arg(LEVEL), default=0.05, help="two-sided level as in the gates (default 0.05)")
+    parser.add_argument("--power", type=arg(LEVEL), default=0.8, help="power (default 0.8)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.drop <= 0:
-        raise ValueError(f"--drop must be positive (metric units), got {args.drop}")
-    if not -1 < args.correlation < 1:
-        raise ValueError(f"--correlation must be in (-1, 1), got {args.correlation}")
     values, groups, source = paired_differences(args.run, args.against, metric=args.metric,
                                                 protocol=args.protocol, condition=args.condition)
     deff = stats.design_effect(values, groups)
@@ -54,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if not math.isfinite(sd) or sd == 0:
         raise ValueError(f"{args.run}: the pilot's {args.metric} has no spread ({source}); a power analysis needs "
                          "at least two different per-item values")
-    needed = stats.required_items(sd, args.drop, alpha=args.alpha, power=args.power, deff=deff)
+    try:
+        needed = stats.required_items(sd, args.drop, alpha=args.alpha, power=args.power, deff=deff)
+    except OverflowError:
+        raise ValueError(f"--drop {args.drop:g}: no finite number of items detects a drop that small; pass a larger "
+                         "drop, in the metric's units") from None
     mde_now = stats.minimum_detectable_effect(sd, values.size, alpha=args.alpha, power=args.power, deff=deff)
     points = in_points(values) if args.against is None else in_points(abs(values))
     out = {
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         "mde_at_pilot_size": mde_now, "source": source, "assumption": assumption,
     }
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(to_jsonable(out), allow_nan=False))  # an infinite MDE (one pilot item) is null, never Infinity
         return 0
     print(f"to detect a drop of {say_effect(args.drop, points)} in {args.metric} at alpha {args.alpha:g} "
           f"(one-sided {args.alpha / 2:g}) with power {args.power:g}: {needed} items")

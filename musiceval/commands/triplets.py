@@ -10,6 +10,7 @@ from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
 from musiceval.data.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
 from musiceval.data.triplets import TripletFileError
 from musiceval.encoders import EmbeddingCache, load_text_encoder
+from musiceval.ranges import AT_LEAST_ONE, arg
 from musiceval.scoring.triplets import MODES, evaluate_triplets, load_triplets
 
 
@@ -18,7 +19,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--triplets", default=None, help="genre, instrument, or a CSV with header anchor,positive,negative (default: FILE)")
     parser.add_argument("--prompts", default="paper", choices=MODES, help="prompt set or text variant")
     parser.add_argument("--ontology", default=None, help="AudioSet ontology.json (default: the bundled copy)")
-    parser.add_argument("--max-triplets", type=int, default=None, help="score a seeded sample of at most N triplets (--seed)")
+    parser.add_argument("--max-triplets", type=arg(AT_LEAST_ONE), default=None, help="score a seeded sample of at most N triplets (--seed)")
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")

@@ -4,7 +4,8 @@ An :class:`AnswerSet` is what :func:`musiceval.data.formats.load_answers` return
 protocol's ``from_answers`` reads: the items (questions with their references or labels), the
 model's responses (each under a ``condition``: ``correct`` or a control such as ``random``,
 ``noise``, ``text_only``), and the records that could not be read (per-item failures, counted,
-never dropped).
+never dropped), and the items a format's rule leaves out (``excluded``: counted under the rule,
+:mod:`musiceval.exclusions`).
 
 Pairing responses with items (:meth:`AnswerSet.pairs`): by item id, except where a dataset asks
 the same item differently per response (multiple choice shuffles the options per run); such a
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from musiceval.exclusions import Exclusion
 from musiceval.records import Item, ItemFailure, Response
 
 
@@ -38,6 +40,8 @@ class AnswerSet:
     #: the answer format's registry name (e.g. ``dasheng-choice``)
     format: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: items left out by a named rule of the format (e.g. a reference that only copies the question)
+    excluded: list[Exclusion] = field(default_factory=list)
 
     @property
     def aligned(self) -> bool:

@@ -61,25 +61,46 @@ class OntologyNode:
     restrictions: tuple[str, ...] = ()
 
 
+class MissingClass(KeyError, ValueError):
+    """The ontology has no class of that id or name: the message names the ontology file and the fix."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 @dataclass(frozen=True)
 class Ontology:
     """Classes by id in file order, plus the entries that could not be read (one failure each)."""
 
     nodes: Mapping[str, OntologyNode]
     failures: tuple[ItemFailure, ...] = ()
+    #: the file read, for messages
+    source: str = ""
 
     def by_name(self, name: str) -> OntologyNode:
         for node in self.nodes.values():
             if node.name == name:
                 return node
-        raise KeyError(f"no ontology class named {name!r}")
+        raise MissingClass(f"{self.source or 'ontology'}: no ontology class named {name!r}")
 
     def subtree(self, which: str) -> "Subtree":
-        """The ``"genre"`` or ``"instrument"`` subtree (or any class id / class name as root)."""
+        """The ``"genre"`` or ``"instrument"`` subtree (or any class id / class name as root).
+
+        Raises
+        ------
+        MissingClass
+            When the ontology holds no such class (an ontology without "Music genre" asked for
+            the genre triplets): naming the file, the class and the fix.
+        """
         root = SUBTREE_ROOTS.get(which, which)
-        if root not in self.nodes:
-            root = self.by_name(which).id
-        return Subtree.build(self, root)
+        if root in self.nodes:
+            return Subtree.build(self, root)
+        try:
+            return Subtree.build(self, self.by_name(which).id)
+        except MissingClass:
+            wanted = f"class {root} ({which})" if which in SUBTREE_ROOTS else f"class {which!r}"
+            raise MissingClass(f"{self.source or 'ontology'}: no {wanted} to build triplets from; pass the full "
+                               f"AudioSet ontology with --ontology ({ONTOLOGY_HINT})") from None
 
 
 def _parse_node(raw: Any, index: int) -> OntologyNode:
@@ -144,7 +165,7 @@ def load_ontology(path: str | os.PathLike[str] | None = None) -> Ontology:
                 node.id, node.name, node.description,
                 tuple(c for c in node.child_ids if c in nodes), node.restrictions,
             )
-    return Ontology(nodes=nodes, failures=tuple(failures))
+    return Ontology(nodes=nodes, failures=tuple(failures), source=str(path))
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,52 @@ def task_from_filename(path: str | os.PathLike[str]) -> tuple[str, str]:
     )
 
 
+@dataclass(frozen=True)
+class OutputsEntry:
+    """One task file of a CMI-Bench outputs directory."""
+
+    path: Path
+    model: str
+    task: str
+
+
+def outputs_dir(folder: str | os.PathLike[str]) -> list[OutputsEntry]:
+    """The task files of ONE model's CMI-Bench outputs directory, ``*.jsonl`` then ``*.json``, sorted.
+
+    Files whose name ends with no known task are not outputs and are left out (``notes.jsonl``).
+    A gate is about one model, so a directory holding several models' files
+    (``mullama_GTZAN.jsonl`` beside ``ltu_GTZAN.jsonl``) is refused, as are two files of one task
+    (their gates would carry the same name). A file named by its task alone (``GTZAN.jsonl``)
+    names no model and joins the directory's model.
+
+    Raises
+    ------
+    CmiBenchFormatError
+        Naming the directory, the models or files found, and the fix.
+    """
+    folder = Path(folder)
+    entries = []
+    for path in sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*.json")):
+        try:
+            model, task = task_from_filename(path)
+        except ValueError:
+            continue
+        entries.append(OutputsEntry(path, model, task))
+    models = sorted({e.model for e in entries if e.model})
+    if len(models) > 1:
+        raise CmiBenchFormatError(
+            f"{folder}: CMI-Bench outputs of {len(models)} models ({', '.join(models)}) in one directory; a gate is "
+            "about one model: put each model's <model>_<task>.jsonl files in a directory of its own, or declare "
+            "one [[model]] per model in musiceval.toml, each with its own [[model.answers]] dir")
+    seen: dict[str, Path] = {}
+    for e in entries:
+        if e.task in seen:
+            raise CmiBenchFormatError(f"{folder}: two files hold task {e.task} ({seen[e.task].name}, {e.path.name}); "
+                                      "keep one file per task")
+        seen[e.task] = e.path
+    return entries
+
+
 _DATA_DIR = re.compile(r"(?:^|/)(?:test)?data/")
 
 

@@ -151,7 +151,8 @@ def load_dasheng_freeform(path: Path) -> AnswerSet:
     from musiceval.data.musicqa import load_dasheng_musicqa
 
     data = load_dasheng_musicqa(path)
-    return AnswerSet(list(data.items), list(data.responses), list(data.failures), source=str(path), format="dasheng-musicqa")
+    return AnswerSet(list(data.items), list(data.responses), list(data.failures), source=str(path), format="dasheng-musicqa",
+                     excluded=list(data.excluded))
 
 
 @register_format("musiceval-choice", protocols=("choice",),

@@ -16,8 +16,10 @@ xiaomi-research/dasheng-lm ``evaluate/jsonl``): JSON lines with ``question``, ``
 ``audio`` file name; the group is the MTG-Jamendo track number (``013063``), since the ~9
 questions of one track are not independent. Some references carry a copy of the question as a
 prefix (``"Describe the audio: The audio is ..."``, 8 of the 400 shipped rows; 4 more are
-*only* the question): :func:`strip_question_prefix` removes ``<question without '?'>:``; a
-reference that is nothing but the question is a per-item failure. :func:`load_dasheng_musicqa`.
+*only* the question): :func:`strip_question_prefix` removes ``<question without '?'>:``; an
+item whose reference is nothing but the question is left out by the rule
+``reference_copies_question`` (``FreeformData.excluded``, :mod:`musiceval.exclusions`): counted,
+not a failure of the model. :func:`load_dasheng_musicqa`.
 
 **musiceval free-form** JSON lines: ``id``, ``question``, ``reference`` (string or list of strings),
 ``response`` (the model's answer; ``null`` = no output, scored as empty), optional ``prompt``
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from musiceval.data.jsonl import read_json_objects
+from musiceval.exclusions import Exclusion, exclude
 from musiceval.records import Item, ItemFailure, Response
 
 _TRACK_RE = re.compile(r"^audios_[a-z]+_(\d+)_[0-9a-f]+\.\w+$")
@@ -46,6 +49,8 @@ class FreeformData:
     items: list[Item] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
     failures: list[ItemFailure] = field(default_factory=list)
+    #: items left out by a named rule (:mod:`musiceval.exclusions`), counted, not failures
+    excluded: list[Exclusion] = field(default_factory=list)
 
 
 def strip_question_prefix(question: str, answer: str) -> str:
@@ -92,6 +97,7 @@ def load_dasheng_musicqa(path: str | Path) -> FreeformData:
     """Load the dasheng recorded MusicQA layout (module docstring); strips question prefixes."""
     path = Path(path)
     data, seen, failed = FreeformData(), set(), set()
+    copies: list[str] = []  # references that are only the question: left out by rule, not failures
     for where, obj in _read_jsonl(path):
         if isinstance(obj, ItemFailure):
             data.failures.append(obj)
@@ -103,10 +109,13 @@ def load_dasheng_musicqa(path: str | Path) -> FreeformData:
             answer = _text_field(obj, "answer")
             output = _text_field(obj, "model_output", allow_none=True)
             reference = strip_question_prefix(question, answer)
-            if not reference:
-                raise ValueError("reference ('answer') is only a copy of the question; nothing to score against")
             if item_id in seen:
                 raise ValueError(f"duplicate item {item_id!r}")
+            if not answer.strip():
+                raise ValueError("reference ('answer') is empty; nothing to score against")
+            if not reference:
+                copies.append(item_id)
+                continue
         except ValueError as exc:
             # a record whose id was already used fails under its own file:line, so every duplicate is counted
             failed_id = where if item_id in seen or item_id in failed else item_id
@@ -119,6 +128,7 @@ def load_dasheng_musicqa(path: str | Path) -> FreeformData:
                                meta={"dataset": obj.get("dataset_name"), "answer_raw": answer}))
         data.responses.append(Response(item_id=item_id, condition="correct", model=str(obj.get("model_name") or "unknown"),
                                        prompt=str(obj.get("prompt") or question), text=output))
+    data.excluded.extend(exclude("reference_copies_question", copies, detail=path.name))
     return data
 
 

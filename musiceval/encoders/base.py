@@ -8,7 +8,8 @@ Conventions
   five conditions; prompts are shared by thousands of triplets) and maps rows back.
 - :class:`~musiceval.encoders.embedding_cache.EmbeddingCache` keeps embeddings on disk keyed by
   (encoder id, sha256 of the text) in one SQLite file (WAL mode), so a rerun, or another xdist
-  worker, never embeds a string twice; rows are validated (shape, finiteness) on read.
+  worker, never embeds a string twice; rows are validated (finiteness, the shape the encoder's own
+  rows have, one row checked against the encoder when no shape is recorded) on read.
 - :class:`LazyEncoder` wraps an encoder spec and loads the model on its first ``encode``: with a
   warm cache, scoring never loads a model.
 """
@@ -18,7 +19,7 @@ from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from musiceval.encoders.embedding_cache import EmbeddingCache
+from musiceval.encoders.embedding_cache import EmbeddingCache, shape_fits
 
 
 @runtime_checkable
@@ -70,14 +71,19 @@ def load_text_encoder(spec: str) -> TextEncoder:
     return _REGISTRY["st"](spec)
 
 
-def get_rows(cache, cache_id: str, keys: list[str]) -> dict[str, np.ndarray]:
-    """``{key: row}`` for the keys ``cache`` holds under ``cache_id`` (``get_many`` when it has one)."""
+def get_rows(cache, cache_id: str, keys: list[str], *, shape: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:
+    """``{key: row}`` for the keys ``cache`` holds under ``cache_id`` (``get_many`` when it has one);
+    with ``shape``, rows of another shape are misses (``-1``: any length on that axis)."""
     if cache is None or not keys:
         return {}
     if hasattr(cache, "get_many"):
-        return cache.get_many(cache_id, keys)
-    hits = {k: cache.get(cache_id, k) for k in keys}
-    return {k: v for k, v in hits.items() if v is not None}
+        rows = cache.get_many(cache_id, keys, shape=shape) if shape is not None else cache.get_many(cache_id, keys)
+    else:
+        hits = {k: cache.get(cache_id, k) for k in keys}
+        rows = {k: v for k, v in hits.items() if v is not None}
+    if shape is None:
+        return rows
+    return {k: v for k, v in rows.items() if shape_fits(np.shape(v), shape)}
 
 
 def put_rows(cache, cache_id: str, rows: list[tuple[str, np.ndarray]]) -> None:
@@ -91,34 +97,71 @@ def put_rows(cache, cache_id: str, rows: list[tuple[str, np.ndarray]]) -> None:
             cache.put(cache_id, key, v)
 
 
+def row_signature(row: np.ndarray) -> tuple[int, ...]:
+    """The shape every row of one encoder shares: a vector's shape; for a table (token rows), any
+    number of rows (``-1``) of a fixed width."""
+    shape = tuple(int(d) for d in np.shape(row))
+    return shape if len(shape) < 2 else (-1, *shape[1:])
+
+
+def recorded_row_shape(cache, cache_id: str) -> tuple[int, ...] | None:
+    """The row shape ``cache`` recorded for ``cache_id`` (None: none recorded, or a cache that
+    keeps no records)."""
+    get = getattr(cache, "row_shape", None)
+    return get(cache_id) if get is not None else None
+
+
+def record_row_shape(cache, cache_id: str, shape: tuple[int, ...]) -> None:
+    """Record the shape of the rows the encoder behind ``cache_id`` has just computed."""
+    put = getattr(cache, "set_row_shape", None)
+    if put is not None:
+        put(cache_id, shape)
+
+
+def same_row(fresh: np.ndarray, cached: np.ndarray, *, atol: float = 1e-3) -> bool:
+    """Whether a cached row is the encoder's own: same shape, values equal up to the last bits
+    that another padded batch changes (another encoder's rows differ far more)."""
+    fresh, cached = np.asarray(fresh, np.float32), np.asarray(cached, np.float32)
+    return fresh.shape == cached.shape and bool(np.allclose(fresh, cached, atol=atol, rtol=atol))
+
+
 def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encode: Callable[[list], object],
                    cache: EmbeddingCache | None) -> np.ndarray:
     """One row per key, in order: each distinct key read from ``cache`` under ``cache_id`` or,
     when absent, encoded once (with the others missing) from its payload and stored.
 
-    ``encode`` runs only when some key is missing, so a lazily loaded encoder
-    (:class:`LazyEncoder`) loads its model only on a cache miss. Cached rows whose shape differs
-    from the freshly encoded rows (or from the other cached rows) are recomputed, never mixed.
+    A cached row is used only when it is the encoder's own (docs/hardening.md): the cache records
+    the shape of the rows the encoder computed (:func:`record_row_shape`), and rows of another
+    shape are misses. Under an id with no recorded shape (a store written before shapes were
+    recorded, an edited or a foreign one) one cached row is encoded again and compared
+    (:func:`same_row`): when it differs, every cached row under the id is another encoder's and is
+    recomputed. ``encode`` runs only when some key is missing or that check is due, so a lazily
+    loaded encoder (:class:`LazyEncoder`) on a cache it wrote loads no model.
     """
     payload_of: dict[str, object] = {}
     for key, payload in zip(keys, payloads):
         payload_of.setdefault(key, payload)
-    vectors = get_rows(cache, cache_id, list(payload_of))
-    missing = [k for k in payload_of if k not in vectors]
-    shape = None
-    if missing:
-        new = np.asarray(encode([payload_of[k] for k in missing]), dtype=np.float32)
-        shape = new.shape[1:]
-        vectors.update(zip(missing, new))
-        put_rows(cache, cache_id, [(k, vectors[k]) for k in missing])
-    elif vectors:
-        shapes = [v.shape for v in vectors.values()]
-        shape = max(set(shapes), key=shapes.count)
-    odd = [k for k, v in vectors.items() if v.shape != shape]
-    if odd:  # a row cached with another shape (an edited or foreign store): recompute it
-        fixed = np.asarray(encode([payload_of[k] for k in odd]), dtype=np.float32)
-        vectors.update(zip(odd, fixed))
-        put_rows(cache, cache_id, [(k, vectors[k]) for k in odd])
+
+    def run(todo: list[str]) -> dict[str, np.ndarray]:
+        return dict(zip(todo, np.asarray(encode([payload_of[k] for k in todo]), dtype=np.float32))) if todo else {}
+
+    shape = recorded = recorded_row_shape(cache, cache_id)
+    vectors = get_rows(cache, cache_id, list(payload_of), shape=shape)
+    fresh: dict[str, np.ndarray] = {}
+    if vectors and shape is None:  # nothing says the encoder wrote these rows: check one
+        probe = next(iter(vectors))
+        fresh = run([probe])
+        if not same_row(fresh[probe], vectors[probe]):
+            vectors = {}
+    fresh.update(run([k for k in payload_of if k not in vectors and k not in fresh]))
+    if fresh:
+        shape = row_signature(next(iter(fresh.values())))
+        # rows cached under the shape the encoder had before (its weights changed under the same id)
+        fresh.update(run([k for k, v in vectors.items() if k not in fresh and not shape_fits(v.shape, shape)]))
+        vectors.update(fresh)
+        put_rows(cache, cache_id, list(fresh.items()))
+        if shape != recorded:
+            record_row_shape(cache, cache_id, shape)
     if not keys:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([vectors[k] for k in keys])

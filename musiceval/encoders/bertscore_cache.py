@@ -23,7 +23,11 @@ import hashlib
 from pathlib import Path
 from typing import Any, Sequence
 
-from musiceval.encoders.base import get_rows, length_batches, put_rows
+import numpy as np
+
+from musiceval.encoders.base import (get_rows, length_batches, put_rows, record_row_shape, recorded_row_shape,
+                                     row_signature, same_row)
+from musiceval.encoders.embedding_cache import shape_fits
 
 
 def scorer_id(scorer: Any) -> str:
@@ -141,6 +145,14 @@ def _has_any(model: str, names: Sequence[str]) -> bool:
         return False
 
 
+def token_rows_table(embs: Any, idf: Any) -> np.ndarray:
+    """bert-score's batch of token embeddings ``[B, L, D]`` and idf weights ``[B, L]`` as one
+    float32 ``[B, L, D + 1]`` array (the idf weight as the last column): the cached row layout."""
+    import torch
+
+    return torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
+
+
 #: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 64 tokens by default)
 TOKENS_PER_TEXT = 64
 
@@ -174,20 +186,45 @@ class TokenCachedBERTScorer:
         """``{text: [L, D + 1] tensor}`` (token embeddings, then the idf weight as the last column):
         cached rows as they are read, the others embedded once and stored.
 
+        A cached row is used only when it is the model's own, as for sentence embeddings
+        (:func:`~musiceval.encoders.base._distinct_rows`): rows of another width than the recorded
+        one are misses, and under an id with no recorded width one cached row is embedded again
+        and compared first (all rows are recomputed when it differs).
+
         Missing texts are embedded longest first by token count (bert-score sorts by word count;
         by tokens, batches carry less padding), at most ``batch_size`` texts and
         ``batch_size * TOKENS_PER_TEXT`` padded tokens per batch
         (:func:`~musiceval.encoders.base.length_batches`)."""
         import torch
+
+        recorded = recorded_row_shape(self.cache, self.id)
+        found = get_rows(self.cache, self.id, sentences, shape=recorded or (-1, -1))
+        found = {s: v for s, v in found.items() if v.shape[0] >= 1 and v.shape[1] >= 2}
+        fresh: dict[str, Any] = {}
+        if found and recorded is None:  # nothing says this model wrote these rows: check one
+            probe = next(iter(found))
+            fresh = self._embed([probe], batch_size)
+            if not same_row(fresh[probe], found[probe]):
+                found = {}
+        fresh.update(self._embed([s for s in sentences if s not in found and s not in fresh], batch_size))
+        if fresh:
+            width = row_signature(next(iter(fresh.values())))
+            # rows cached under the width the model had before (other weights under the same id)
+            fresh.update(self._embed([s for s, v in found.items() if s not in fresh and not shape_fits(v.shape, width)],
+                                     batch_size))
+            found.update(fresh)
+            if width != recorded:
+                record_row_shape(self.cache, self.id, width)
+        return {s: torch.from_numpy(v) for s, v in found.items()}
+
+    def _embed(self, missing: list[str], batch_size: int) -> dict[str, np.ndarray]:
+        """``{text: [L, D + 1] row}`` of ``missing`` from the model, stored in the cache batch by batch."""
         from collections import defaultdict
 
         from bert_score.utils import get_bert_embedding
 
-        found = get_rows(self.cache, self.id, sentences)
-        stats = {s: torch.from_numpy(v) for s, v in found.items() if v.ndim == 2 and v.shape[1] >= 2 and v.shape[0] >= 1}
-        missing = [s for s in sentences if s not in stats]
         if not missing:
-            return stats
+            return {}
         tok = self.scorer._tokenizer  # (a lazily built scorer loads here, at the first missing text)
         idf_dict = defaultdict(lambda: 1.0)
         idf_dict[tok.sep_token_id] = 0
@@ -195,17 +232,17 @@ class TokenCachedBERTScorer:
         # token counts only order the batches (get_bert_embedding tokenises each text itself):
         # one batched tokenizer call instead of bert-score's sent_encode per text
         lengths = [len(ids) for ids in tok([s.strip() for s in missing], truncation=True, max_length=tok.model_max_length)["input_ids"]]
+        out: dict[str, np.ndarray] = {}
         for idx in length_batches(lengths, max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT):
             batch = [missing[i] for i in idx]
             embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
-            table = torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
+            table = token_rows_table(embs, idf)
             n_tokens = masks.sum(dim=1).cpu().tolist()
             rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, n_tokens))]
-            for sen, row in rows:
-                stats[sen] = torch.from_numpy(row)
+            out.update(rows)
             put_rows(self.cache, self.id, rows)
             self.n_embedded += len(batch)
-        return stats
+        return out
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
         """``(P, R, F1)`` tensors as ``BERTScorer.score(cands, refs)`` returns them (one reference or

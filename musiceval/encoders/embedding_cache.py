@@ -22,6 +22,11 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def shape_fits(shape: Sequence[int], expect: Sequence[int]) -> bool:
+    """Whether a row of ``shape`` has the ``expect``-ed shape (``-1`` there: any length on that axis)."""
+    return len(shape) == len(expect) and all(e == -1 or d == e for d, e in zip(shape, expect))
+
+
 class EmbeddingCache:
     """On-disk embedding cache: one SQLite file (``<root>/embeddings.sqlite3``, WAL mode).
 
@@ -33,8 +38,8 @@ class EmbeddingCache:
       readers never block the writer, a busy timeout instead of errors, one transaction per batch
       (:meth:`put_many`); a second writer of the same key replaces an identical row.
     - Validated on read: a row whose blob does not match its shape, whose shape differs from the
-      one asked for, or whose values are not all finite is a miss (recomputed and overwritten),
-      never used.
+      one asked for (the shape the encoder's own rows have, :meth:`row_shape`), or whose values are
+      not all finite is a miss (recomputed and overwritten), never used.
     - An unusable store (a corrupt or unwritable file, a read-only file system) degrades to no
       cache with one warning: values are computed, never wrong.
     """
@@ -46,8 +51,9 @@ class EmbeddingCache:
     # write and 0.8 s to read back, against 1.4 s and 0.3 s here. Its rows move over on first open.
     _SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (encoder TEXT NOT NULL, key TEXT NOT NULL, "
                "shape TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (encoder, key))")
-    # the encoder ids behind the hashes of ``vectors.encoder``, for :meth:`contents` and :meth:`drop`
-    _NAMES = "CREATE TABLE IF NOT EXISTS encoder_names (encoder TEXT PRIMARY KEY, name TEXT NOT NULL)"
+    # the encoder ids behind the hashes of ``vectors.encoder``, for :meth:`contents` and :meth:`drop`, and
+    # the shape of the rows the encoder itself produced (:meth:`row_shape`; NULL until it wrote some)
+    _NAMES = "CREATE TABLE IF NOT EXISTS encoder_names (encoder TEXT PRIMARY KEY, name TEXT NOT NULL, shape TEXT)"
 
     def __init__(self, root: str | os.PathLike[str], *, timeout: float = 60.0):
         self.root = Path(root)
@@ -76,6 +82,7 @@ class EmbeddingCache:
             conn.execute(self._SCHEMA)
             conn.execute(self._NAMES)
             self._migrate(conn)
+            self._add_shape_column(conn)
         except (sqlite3.Error, OSError) as exc:
             self._disable(exc)
             return None
@@ -95,6 +102,19 @@ class EmbeddingCache:
                              "SELECT encoder, key, shape, data FROM embeddings")
                 conn.execute("DROP TABLE embeddings")
 
+    @staticmethod
+    def _add_shape_column(conn: sqlite3.Connection) -> None:
+        """``encoder_names.shape`` added to a store written before row shapes were recorded (its
+        encoders then have no recorded shape: :func:`musiceval.encoders.base.embed_distinct` checks
+        one row against the encoder before using the others)."""
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(encoder_names)")}
+        if "shape" not in columns:
+            try:
+                conn.execute("ALTER TABLE encoder_names ADD COLUMN shape TEXT")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
     def _disable(self, exc: BaseException) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"
         warnings.warn(f"embedding cache {self.path} unusable ({self._broken}); embeddings are computed "
@@ -107,7 +127,7 @@ class EmbeddingCache:
     def _decode(self, shape_text: str, blob: bytes, expect: tuple[int, ...] | None) -> np.ndarray | None:
         try:
             shape = tuple(int(d) for d in shape_text.split(",") if d != "")
-            if any(d < 0 for d in shape) or (expect is not None and shape != tuple(expect)):
+            if any(d < 0 for d in shape) or (expect is not None and not shape_fits(shape, expect)):
                 raise ValueError("shape")
             if len(blob) != 4 * int(np.prod(shape, dtype=np.int64)):
                 raise ValueError("size")
@@ -126,7 +146,8 @@ class EmbeddingCache:
 
     def get_many(self, encoder_id: str, texts: Sequence[str], *,
                  shape: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:
-        """``{text: vector}`` for the texts cached (and valid) under ``encoder_id``."""
+        """``{text: vector}`` for the texts cached (and valid) under ``encoder_id``; with ``shape``,
+        rows of another shape are misses (``-1`` in ``shape``: any length on that axis)."""
         conn = self._conn()
         if conn is None or not texts:
             return {}
@@ -168,6 +189,38 @@ class EmbeddingCache:
                 conn.executemany("INSERT OR REPLACE INTO vectors (encoder, key, shape, data) VALUES (?, ?, ?, ?)", values)
                 if encoder_id not in self._named:
                     conn.execute("INSERT OR IGNORE INTO encoder_names (encoder, name) VALUES (?, ?)", (enc, encoder_id))
+            self._named.add(encoder_id)
+        except sqlite3.Error as exc:
+            self._disable(exc)
+
+    def row_shape(self, encoder_id: str) -> tuple[int, ...] | None:
+        """The shape of the rows ``encoder_id`` produced, as recorded by :meth:`set_row_shape`
+        (``-1``: any length on that axis), or None when none was recorded."""
+        conn = self._conn()
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT shape FROM encoder_names WHERE encoder = ?", (self._enc(encoder_id),)).fetchone()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
+        try:
+            return tuple(int(d) for d in row[0].split(",")) if row and row[0] else None
+        except ValueError:  # an edited store: no usable record
+            return None
+
+    def set_row_shape(self, encoder_id: str, shape: Sequence[int]) -> None:
+        """Record the shape of the rows ``encoder_id`` produces: from then on rows of another shape
+        under that id are misses. Called with rows the encoder has just computed, never with rows read back."""
+        conn = self._conn()
+        if conn is None:
+            return
+        try:
+            with conn:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("INSERT INTO encoder_names (encoder, name, shape) VALUES (?, ?, ?) "
+                             "ON CONFLICT(encoder) DO UPDATE SET shape = excluded.shape",
+                             (self._enc(encoder_id), encoder_id, ",".join(str(int(d)) for d in shape)))
             self._named.add(encoder_id)
         except sqlite3.Error as exc:
             self._disable(exc)

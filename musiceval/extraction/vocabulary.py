@@ -82,12 +82,24 @@ class Vocabulary:
         return self.surfaces.get(surface_key(term))
 
 
-def _from_mapping(name: str, raw: Mapping) -> Vocabulary:
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _from_mapping(name: str, raw: object) -> Vocabulary:
+    """A vocabulary from its JSON layout; ``ValueError`` names ``name`` and the field that is wrong."""
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"vocabulary {name!r}: expected a JSON object {{\"labels\": ...}}, got {type(raw).__name__}")
     labels = raw.get("labels")
-    if isinstance(labels, list):
+    if _strings(labels):
         labels = {label: [] for label in labels}
     if not isinstance(labels, Mapping) or not labels:
         raise ValueError(f"vocabulary {name!r}: 'labels' must be a non-empty object label -> [synonyms]")
+    bad = next((k for k, v in labels.items() if not k.strip() or not _strings(v)), None)
+    if bad is not None:
+        raise ValueError(f"vocabulary {name!r}: label {bad!r} needs a non-empty name and a list of synonym strings")
+    if not _strings(raw.get("ignore", [])):
+        raise ValueError(f"vocabulary {name!r}: 'ignore' must be a list of strings")
     return Vocabulary(
         name=str(raw.get("name", name)),
         labels=tuple(labels),
@@ -114,12 +126,21 @@ def load_vocabulary(spec: str | Path) -> Vocabulary:
             f"vocabulary {str(spec)!r} is neither a built-in ({', '.join(BUILTIN)}) nor a file; "
             "pass one of those names or a JSON/text vocabulary file"
         )
-    text = path.read_text("utf-8")
+    try:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); re-encode the vocabulary file as UTF-8") from None
     if path.suffix == ".json":
         try:
-            return _from_mapping(path.stem, json.loads(text))
+            raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc}); see musiceval/extraction/vocabulary.py for the layout") from exc
+            raise ValueError(f"{path}: not valid JSON ({exc}); see musiceval/extraction/vocabulary.py for the layout") from None
+        except RecursionError:
+            raise ValueError(f"{path}: nested too deeply to read; a vocabulary is {{\"labels\": {{label: [synonyms]}}}}") from None
+        try:
+            return _from_mapping(path.stem, raw)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}; see musiceval/extraction/vocabulary.py for the layout") from None
     labels: dict[str, list[str]] = {}
     for line in text.splitlines():
         line = line.strip()

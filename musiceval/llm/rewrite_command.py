@@ -19,8 +19,9 @@ OpenAI-compatible endpoint).
 Inputs (``--format``): ``dasheng`` and ``musiceval`` (free-form JSONL, see
 :mod:`musiceval.data.musicqa`), ``musicqa`` (MU-LLaMA's ``EvalMusicQA.json``), ``captions`` (Song
 Describer / MusicCaps CSV; the first caption is rewritten). Items without a reference and failed
-calls are listed on stderr, one line each; the rest is written. Exit status: 0 all rewritten, 1
-some items failed, 2 unusable input.
+calls are listed on stderr, one line each; items a rule of the format leaves out (a reference that
+only copies the question) are counted under ``excluded``, one stderr line per rule; the rest is
+written. Exit status: 0 all rewritten, 1 some items failed, 2 unusable input.
 """
 from __future__ import annotations
 
@@ -29,25 +30,28 @@ import json
 import sys
 from pathlib import Path
 
+from musiceval.ranges import NON_NEGATIVE_INT, POSITIVE, arg
+from musiceval.exclusions import Exclusion, summarize
 from musiceval.records import Item, ItemFailure
 
 FORMATS = ("dasheng", "musiceval", "musicqa", "captions")
 
 
-def load_items(path: str | Path, fmt: str) -> tuple[list[Item], list[ItemFailure]]:
-    """The items whose references are to be rewritten, and the records that could not be read."""
+def load_items(path: str | Path, fmt: str) -> tuple[list[Item], list[ItemFailure], list[Exclusion]]:
+    """The items whose references are to be rewritten, the records that could not be read, and the
+    items a rule of the format left out (a reference that only copies the question)."""
     from musiceval.data import musicqa
 
     if fmt == "captions":
         from musiceval.data.captions import load_captions
 
-        return load_captions(path)
+        return (*load_captions(path), [])
     loaders = {"dasheng": musicqa.load_dasheng_musicqa, "musiceval": musicqa.load_freeform_jsonl,
                "musicqa": musicqa.load_musicqa_release}
     if fmt not in loaders:
         raise ValueError(f"unknown --format {fmt!r}; choose from {', '.join(FORMATS)}")
     data = loaders[fmt](path)
-    return data.items, data.failures
+    return data.items, data.failures, data.excluded
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,8 +62,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cassette", type=Path, help="vcrpy cassette recording every call (default <out>.cassette.yaml)")
     parser.add_argument("--cache-dir", type=Path, help="content-addressed cache of rewrites (a rerun calls nothing)")
     parser.add_argument("--replay", action="store_true", help="replay the cassette only; never call the endpoint")
-    parser.add_argument("--max-items", type=int, default=0, help="rewrite at most this many items (0 = all)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds")
+    parser.add_argument("--max-items", type=arg(NON_NEGATIVE_INT), default=0, help="rewrite at most this many items (0 = all)")
+    parser.add_argument("--timeout", type=arg(POSITIVE), default=60.0, help="per-request timeout in seconds")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from musiceval.llm.client import make_client
     from musiceval.llm.rewrite import LLMRewriter, write_rewrites
 
-    items, failures = load_items(args.file, args.format)
+    items, failures, excluded = load_items(args.file, args.format)
     if args.max_items < 0:
         raise ValueError("--max-items must be >= 0")
     if args.max_items:
@@ -86,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
         write_rewrites(args.out, rewrites)
     for f in failures:
         print(f"musiceval rewrite: {f.item_id}: {f.reason}", file=sys.stderr)
+    left_out = summarize(excluded)
+    for rule, entry in left_out.items():
+        print(f"musiceval rewrite: {entry['n']} item(s) left out by {rule}: {entry['why']}", file=sys.stderr)
     print(json.dumps({"n": len(rewrites), "n_failed": len(failures), "calls": rewriter.n_calls,
-                      "out": str(args.out) if rewrites else None, "cassette": str(cassette), "mode": mode}))
+                      "out": str(args.out) if rewrites else None, "cassette": str(cassette), "mode": mode,
+                      **({"excluded": left_out} if left_out else {})}))
     return 1 if failures else 0

@@ -12,7 +12,9 @@ from one code path.
   groups, and the items that could not be scored (or were scored by an imputation rule, such as an
   unparsed answer counted wrong) as failures with their reason;
 - :meth:`Protocol.evaluate` -> ``{metric: value, ..., "n": .., "n_failed": .., "failures": [..]}``
-  (mir_eval's shape: an ordered dict of the headline numbers on the Correct condition);
+  (mir_eval's shape: an ordered dict of the headline numbers on the Correct condition), plus
+  ``"excluded"``: the items a named rule left out, counted per rule and never as failures
+  (:meth:`Protocol.exclusions`, :mod:`musiceval.exclusions`);
 - :meth:`Protocol.chances` -> the chance levels a metric is gated against: the strongest
   answer-blind strategies (SPEC, "What the verdict means": a uniform guess, the best constant
   answer, the file's own answers moved to other items, a task's trivial baselines);
@@ -32,6 +34,7 @@ from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from musiceval.exclusions import Exclusion, summarize
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.registry import Registry
 
@@ -136,6 +139,12 @@ class Protocol(abc.ABC):
         """Items that could not be read at all (file-level per-item failures)."""
         return []
 
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        """Items a named rule left out, of every condition or of some (:mod:`musiceval.exclusions`):
+        not scored there, and not failures either. A gate pairing two conditions does not count an
+        item left out of one of them as a failure."""
+        return ()
+
     def controls(self) -> tuple[str, ...]:
         """The control conditions present (recorded or derived), in :data:`CONTROL_CONDITIONS` order."""
         return tuple(c for c in CONTROL_CONDITIONS if c in self.conditions)
@@ -193,12 +202,19 @@ class Protocol(abc.ABC):
         out["failures"] = [{"item_id": i, "reason": r} for i, r in failed.items()]
         if notes:
             out["notes"] = notes
-        return out
+        return with_exclusions(out, self.exclusions())
 
     def samples(self) -> Iterator[dict[str, Any]]:
         """Per scored answer: ``item_id``, ``condition``, ``prompt``, ``answer``, ``parsed``,
         ``reference`` and the per-metric scores. Protocols override it with their fields."""
         return iter(())
+
+
+def with_exclusions(out: dict[str, Any], exclusions: tuple[Exclusion, ...]) -> dict[str, Any]:
+    """``out`` with ``"excluded"`` (:func:`musiceval.exclusions.summarize`) when a rule left items out."""
+    if exclusions:
+        out["excluded"] = summarize(exclusions)
+    return out
 
 
 PROTOCOLS: Registry[type[Protocol]] = Registry(

@@ -28,6 +28,7 @@ from typing import Any, Iterator, Mapping
 from musiceval.data.answers import AnswerSet
 from musiceval.metrics.sets import best_constant_label_set
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.exclusions import Exclusion
 from musiceval.records import ItemFailure, ItemScores
 
 METRIC_UNITS = {"precision": "macro precision (0-1)", "recall": "macro recall (0-1)", "f1": "macro F1 (0-1)",
@@ -159,6 +160,9 @@ class FactualProtocol(Protocol):
     @property
     def failures(self) -> list[ItemFailure]:
         return list(self.result.failures)
+
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        return tuple(self.result.excluded)
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:

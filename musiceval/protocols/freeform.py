@@ -26,8 +26,21 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet
-from musiceval.protocols.base import PARSE_RATE, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
+from musiceval.protocols.base import PARSE_RATE, MetricInfo, Protocol, ProtocolSettings, register_protocol, with_exclusions
 from musiceval.records import ItemFailure, ItemScores
+
+
+def _without_random(evaluation, recorded: bool) -> list[Exclusion]:
+    """Items answered under Correct that have no Random answer (no same-prompt partner for a derived
+    Random, no ``random`` row in a file that ``recorded`` them): out of Correct vs Random, by rule,
+    not failures."""
+    if "correct" not in evaluation.texts:
+        return []
+    answered = [i for draw in evaluation.texts["correct"] for i in draw if i in evaluation.items]
+    paired = {i for draw in evaluation.texts.get("random", []) for i in draw}
+    return exclude("no_random_partner", [i for i in answered if i not in paired], conditions=("random",),
+                   detail=NO_RANDOM_ROW if recorded else NO_SAME_PROMPT_PARTNER)
 
 
 @register_protocol
@@ -35,9 +48,11 @@ class FreeformProtocol(Protocol):
     name = "freeform"
     headline = "sentence_cosine"
 
-    def __init__(self, evaluation, *, metrics: tuple[str, ...] | None = None, model: str = "model", source: str = ""):
+    def __init__(self, evaluation, *, metrics: tuple[str, ...] | None = None, model: str = "model", source: str = "",
+                 excluded: tuple[Exclusion, ...] = ()):
         #: the wrapped :class:`musiceval.scoring.freeform.FreeformEvaluation`
         self.evaluation = evaluation
+        self._excluded = tuple(excluded)
         self._metrics = tuple(metrics) if metrics else None
         if self._metrics and "sentence_cosine" not in self._metrics:  # the first metric asked for leads
             self.headline = self._metrics[0]
@@ -58,10 +73,12 @@ class FreeformProtocol(Protocol):
             rewrites = load_rewrites(rewrites)
         data = FreeformData(items=list(answers.items), responses=list(answers.responses),
                             failures=list(answers.failures) + answers.orphans())
+        excluded = list(answers.excluded)
         if opts.get("keep_compared_only"):
             prompt_count = Counter(r.prompt for r in data.responses if r.condition == "correct")
             keep = {r.item_id for r in data.responses if r.condition == "correct" and prompt_count[r.prompt] > 1}
             keep |= set(rewrites or ())
+            excluded += exclude("not_compared", [it.id for it in data.items if it.id not in keep])
             data = FreeformData(items=[it for it in data.items if it.id in keep],
                                 responses=[r for r in data.responses if r.item_id in keep], failures=data.failures)
         models = Models(sentence_encoder=opts.get("sentence_encoder", "minilm"), clap=opts.get("clap"),
@@ -81,7 +98,9 @@ class FreeformProtocol(Protocol):
             unknown = [m for m in metrics if m not in metric_names("freeform")]
             if unknown:
                 raise KeyError(f"freeform: unknown metric(s) {unknown}; registered: {', '.join(metric_names('freeform'))}")
-        return cls(evaluation, metrics=tuple(metrics) if metrics else None, model=answers.model_name(), source=answers.source)
+        excluded += _without_random(evaluation, recorded="random" in answers.conditions())
+        return cls(evaluation, metrics=tuple(metrics) if metrics else None, model=answers.model_name(), source=answers.source,
+                   excluded=tuple(excluded))
 
     # ------------------------------------------------------------------ interface
 
@@ -100,6 +119,9 @@ class FreeformProtocol(Protocol):
     @property
     def failures(self) -> list[ItemFailure]:
         return list(self.evaluation.failures)
+
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        return self._excluded
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
@@ -153,7 +175,7 @@ class FreeformProtocol(Protocol):
         out["failures"] = [{"item_id": i, "reason": r} for i, r in failed.items()]
         if unavailable:
             out["unavailable"] = unavailable
-        return out
+        return with_exclusions(out, self.exclusions())
 
     def samples(self) -> Iterator[dict[str, Any]]:
         from musiceval.data.musicqa import item_references

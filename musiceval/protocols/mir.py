@@ -30,7 +30,9 @@ from collections import OrderedDict
 from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet
-from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
+from musiceval.protocols.base import (CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings,
+                                     register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.schemas import OutputRecord
 
@@ -67,7 +69,8 @@ class MirProtocol(Protocol):
 
     def __init__(self, task: str, records: dict[str, list[OutputRecord]], *, compat: str | None = None, embed=None,
                  bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",
-                 query_prefix: str = "", baseline_memo=None, derived: tuple[str, ...] = ()):
+                 query_prefix: str = "", baseline_memo=None, derived: tuple[str, ...] = (),
+                 excluded: tuple[Exclusion, ...] = ()):
         from musiceval.metrics.mir import FAMILIES
 
         self.task = task
@@ -79,6 +82,7 @@ class MirProtocol(Protocol):
         self._bertscorer = bertscorer
         self.bert_info = bert_info
         self._failures = list(failures)
+        self._excluded = tuple(excluded)
         self.model = model
         self.source = source
         self._query_prefix = query_prefix
@@ -112,12 +116,17 @@ class MirProtocol(Protocol):
             raise ValueError(f"{answers.source or 'answers'}: mir option 'compat': {exc}") from None
         max_items = opts.get("max_items")
         records = {"correct": _records(answers, "correct")}
+        excluded = list(answers.excluded)
         if max_items is not None:
+            beyond = records["correct"][int(max_items):]
+            excluded += exclude("beyond_max_items", [r.item_id for r in beyond],
+                                detail=f"first {int(max_items)} of {len(records['correct'])} records")
             records["correct"] = records["correct"][: int(max_items)]
         keep = {r.item_id for r in records["correct"]}
         for condition in answers.conditions():
             if condition != "correct":
                 records[condition] = [r for r in _records(answers, condition) if r.item_id in keep]
+        recorded_random = "random" in records
         if "random" not in records and len(records["correct"]) >= 2:
             rc = records["correct"]
             rr = random_recorded_responses([r.item_id for r in rc], [r.question for r in rc], [r.response for r in rc],
@@ -128,6 +137,9 @@ class MirProtocol(Protocol):
             if derived:
                 records["random"] = derived
         derived_conditions = ("random",) if "random" in records and "random" not in answers.conditions() else ()
+        paired = {r.item_id for r in records.get("random", ())}
+        excluded += exclude("no_random_partner", [r.item_id for r in records["correct"] if r.item_id not in paired],
+                            conditions=("random",), detail=NO_RANDOM_ROW if recorded_random else NO_SAME_PROMPT_PARTNER)
         family = FAMILIES[task]
         embed = opts.get("embed")
         if family == "tagging" and embed is None:
@@ -154,7 +166,7 @@ class MirProtocol(Protocol):
             memo = BaselineStore(opts["cache_dir"])
         return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,
                    failures=list(answers.failures) + answers.orphans(), model=answers.model_name(), source=answers.source,
-                   query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions)
+                   query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions, excluded=tuple(excluded))
 
     def result(self, condition: str = "correct"):
         """The :class:`~musiceval.metrics.mir.TaskResult` of ``condition`` (scored once)."""
@@ -181,6 +193,9 @@ class MirProtocol(Protocol):
     @property
     def failures(self) -> list[ItemFailure]:
         return list(self._failures)
+
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        return self._excluded
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
@@ -235,11 +250,11 @@ class MirProtocol(Protocol):
 
     def evaluate(self) -> dict[str, Any]:
         base = super().evaluate()
-        out: dict[str, Any] = OrderedDict((k, v) for k, v in base.items() if k not in ("n", "n_failed", "failures"))
+        out: dict[str, Any] = OrderedDict((k, v) for k, v in base.items() if k not in ("n", "n_failed", "failures", "excluded"))
         for k, v in self.result("correct").metrics.items():
             out.setdefault(k, v)
         out["n"], out["n_failed"], out["failures"] = base["n"], base["n_failed"], base["failures"]
-        return out
+        return with_exclusions(out, self.exclusions())
 
     def samples(self) -> Iterator[dict[str, Any]]:
         for condition in self.conditions:

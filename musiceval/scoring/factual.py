@@ -9,12 +9,13 @@ conditions, options and output).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from musiceval.data.errors import InputError
+from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.extraction import Vocabulary, extract_labels
 from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
 from musiceval.records import ItemFailure, ItemScores
@@ -85,6 +86,8 @@ class FactualResult:
     metrics: dict
     per_label: dict
     failures: list[ItemFailure]
+    #: items left out by a named rule (no Random partner), counted, not failures
+    excluded: list[Exclusion] = field(default_factory=list)
 
 
 def _condition_scores(condition, ids, preds, truths, groups, failures, hierarchy) -> tuple[dict[str, ItemScores], dict]:
@@ -160,8 +163,7 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
         for i in data.ids:
             if i not in truths:
                 continue
-            if i not in source:
-                cond_failures.append(ItemFailure(i, "no other item shares this prompt: no Random answer"))
+            if i not in source:  # no Random partner: left out of Correct vs Random by rule (``excluded``)
                 continue
             labels, reason = _predict(source[i], extracted, chunks)
             if labels is None:
@@ -185,7 +187,9 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
     if "random" in conditions:
         metrics["random"]["n_unpaired"] = len(unpaired)
     per_label = per_label_scores([correct[i] for i in ids], [truths[i] for i in ids], labels=list(vocab.labels))
-    return FactualResult(scores, predictions, null, metrics, dict(per_label), failures)
+    excluded = exclude("no_random_partner", [i for i in unpaired if i in correct], conditions=("random",),
+                       detail=NO_RANDOM_ROW if data.random_texts is not None else NO_SAME_PROMPT_PARTNER)
+    return FactualResult(scores, predictions, null, metrics, dict(per_label), failures, excluded)
 
 
 def extractor_agreement(data: FactualSet, vocab: Vocabulary, a: Extract, b: Extract, *, chunks: str | None = None) -> dict:

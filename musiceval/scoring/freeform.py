@@ -62,12 +62,19 @@ class _MemoryCache:
 
     def __init__(self) -> None:
         self._store: dict[tuple[str, str], np.ndarray] = {}
+        self._shapes: dict[str, tuple[int, ...]] = {}  # only this run's encoders write here
 
     def get(self, encoder_id: str, text: str) -> np.ndarray | None:
         return self._store.get((encoder_id, text))
 
     def put(self, encoder_id: str, text: str, vector: np.ndarray) -> None:
         self._store[(encoder_id, text)] = vector
+
+    def row_shape(self, encoder_id: str) -> tuple[int, ...] | None:
+        return self._shapes.get(encoder_id)
+
+    def set_row_shape(self, encoder_id: str, shape: tuple[int, ...]) -> None:
+        self._shapes[encoder_id] = tuple(shape)
 
 
 class RowsEncoder:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from musiceval.data.audio import AudioError, resolve_audio_path
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.data.cmibench import OutputRecord, audio_key, load_instructions
 from musiceval.metrics.mir import FAMILIES, TaskError, TaskResult, score_task
 from musiceval.records import Item, ItemFailure, Response
@@ -179,15 +180,15 @@ def configure(ap) -> None:
     ap.add_argument("--data-dir", type=Path, default=None, help="root the audio paths are relative to (default --instructions)")
     ap.add_argument("--tasks", default="GS_key,Nsynth_pitch,gtzan_beat,Nsynth_instrument", help="comma-separated CMI-Bench tasks")
     ap.add_argument("--split", default="test", help="instruction split to run ('all' for every line)")
-    ap.add_argument("--limit", type=int, default=None, help="first N instructions per task")
+    ap.add_argument("--limit", type=arg(AT_LEAST_ONE), default=None, help="first N instructions per task")
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(ap, "response cache (DIR/responses)")
     ap.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
                     help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     ap.add_argument("--out", type=Path, default=None, help="write <model>_<task>.jsonl output files here")
-    ap.add_argument("--max-tokens", type=int, default=256)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-tokens", type=arg(AT_LEAST_ONE), default=256)
+    ap.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0)
     ap.add_argument("--device", default=None, help="torch device for hf: models")
     from musiceval import progress
 

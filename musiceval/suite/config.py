@@ -11,7 +11,7 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
 
     [[model.answers]]                          # answer files in the benchmarks' native layouts
     protocol = "choice"                        # choice | factual | freeform | mir
-    file = "runs/v2/muchomusic.jsonl"          # or dir = "runs/v2/cmi-bench" (mir: <model>_<task>.jsonl)
+    file = "runs/v2/muchomusic.jsonl"          # or dir = "runs/v2/cmi-bench" (mir: <model>_<task>.jsonl, one model)
     # format = "dasheng-choice"                # detected from the content when absent
     # label, and protocol options: vocab, matcher, rewrites, compat ...
 
@@ -46,7 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from musiceval.suite.schema import ConfigError, SCHEMA, unknown_key_error, validate_thresholds
+from musiceval.extraction.vocabulary import BUILTIN as BUILTIN_VOCABULARIES
+from musiceval.ranges import NON_NEGATIVE
+from musiceval.suite.schema import ANSWER_OPTIONS, ConfigError, SCHEMA, check_value, unknown_key_error, validate_thresholds
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,13 +56,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_FILE = "musiceval.toml"
-#: protocols that read answer files, and the options an answers entry may set for each
-ANSWER_OPTIONS: dict[str, tuple[str, ...]] = {
-    "choice": ("matcher", "expected_items"),
-    "factual": ("vocab", "extractor", "chunks", "hierarchy", "labels_field", "n_permutations", "expected_items"),
-    "freeform": ("rewrites", "random_draws", "data_dir", "metrics", "keep_compared_only", "expected_items"),
-    "mir": ("compat", "encoder", "tagging_items", "captioning_items", "expected_items"),
-}
 _ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
 _MODEL_KEYS = ("name", "live", "args", "answers")
 _TOP_LEVEL = (*SCHEMA, "model", "checks", "release", "baseline")
@@ -154,19 +149,13 @@ def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
     for key in ("rewrites", "hierarchy", "data_dir"):
         if isinstance(options.get(key), str) and options[key]:
             options[key] = str((root / options[key]))
+    vocab = options.get("vocab")
+    if isinstance(vocab, str) and vocab not in BUILTIN_VOCABULARIES and (root / vocab).is_file():
+        options["vocab"] = str(root / vocab)
     protocol, fmt = entry["protocol"], entry.get("format")
     if "dir" in entry:
-        from musiceval.data.cmibench import task_from_filename
-
-        folder = root / entry["dir"]
-        sources = []
-        for path in sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*.json")):
-            try:
-                _, task = task_from_filename(path)
-            except ValueError:
-                continue
-            sources.append(Source(model, protocol, path, task, fmt, options, task=task))
-        return sources
+        return [Source(model, protocol, e.path, e.task, fmt, options, task=e.task)
+                for e in _outputs_dir(root / entry["dir"], f"model {model!r}")]
     path = root / entry["file"]
     task = ""
     if protocol == "mir":
@@ -203,6 +192,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(f"{path}: arrays or tables nested too deeply to read; a suite config needs a few levels, "
+                          "flatten the file") from None
 
 
 def load_config(explicit: str | Path | None = None, root: str | Path = ".", *,
@@ -298,6 +290,11 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
     for key in entry:
         if key not in allowed:
             raise unknown_key_error(key, allowed, at)
+        if key in ANSWER_OPTIONS[protocol]:
+            check_value(entry[key], ANSWER_OPTIONS[protocol][key], f"{at}: {key}")
+    for key in ("file", "dir", "format", "label"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ConfigError(f"{at}: '{key}' must be a string, got {type(entry[key]).__name__} ({entry[key]!r})")
     if ("file" in entry) == ("dir" in entry):
         raise ConfigError(f"{at}: give exactly one of 'file' or 'dir'")
     if "dir" in entry and protocol != "mir":
@@ -307,10 +304,36 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
         raise ConfigError(f"{at}: answer file {target} not found; fix 'file' (paths are relative to the config file)")
     if "dir" in entry and not target.is_dir():
         raise ConfigError(f"{at}: answers directory {target} not found; fix 'dir'")
-    expected = entry.get("expected_items")
-    if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int) or expected < 1):
-        raise ConfigError(f"{at}: 'expected_items' must be the benchmark's number of items (an integer >= 1), got {expected!r}")
+    if "dir" in entry:
+        _outputs_dir(target, at)
+    _check_option_paths(entry, at, base)
     return dict(entry)
+
+
+#: answers options naming a path relative to the config, and what it must be
+_OPTION_PATHS = {"rewrites": ("file", Path.is_file), "hierarchy": ("file", Path.is_file), "data_dir": ("directory", Path.is_dir)}
+
+
+def _check_option_paths(entry: Mapping[str, Any], at: str, base: Path) -> None:
+    """Files and folders an answers entry names exist (read at start-up for the provenance)."""
+    for key, (what, exists) in _OPTION_PATHS.items():
+        if entry.get(key) and not exists(base / entry[key]):
+            raise ConfigError(f"{at}: {key} {what} {base / entry[key]} not found; fix '{key}' (paths are relative to the config file)")
+    vocab = entry.get("vocab")
+    if vocab and vocab not in BUILTIN_VOCABULARIES and not (base / vocab).is_file():
+        raise ConfigError(f"{at}: vocab {vocab!r} is neither a built-in ({', '.join(BUILTIN_VOCABULARIES)}) nor a file "
+                          f"({base / vocab} not found); fix 'vocab' (paths are relative to the config file)")
+
+
+def _outputs_dir(folder: Path, at: str) -> list[Any]:
+    """The task files of one model's CMI-Bench outputs directory; several models' files are a
+    :class:`ConfigError` (:func:`musiceval.data.cmibench.outputs_dir`)."""
+    from musiceval.data.cmibench import CmiBenchFormatError, outputs_dir
+
+    try:
+        return outputs_dir(folder)
+    except CmiBenchFormatError as exc:
+        raise ConfigError(f"{at}: {exc}") from None
 
 
 def _checks(raw: Any, where: str) -> tuple[CheckRule, ...]:
@@ -327,8 +350,8 @@ def _checks(raw: Any, where: str) -> tuple[CheckRule, ...]:
         gate, margin, reason = rule.get("gate"), rule.get("margin"), rule.get("reason", "")
         if gate is not None and not isinstance(gate, bool):
             raise ConfigError(f"{at}: 'gate' must be true (a release gate) or false (a finding)")
-        if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))):
-            raise ConfigError(f"{at}: 'margin' must be a number in the metric's units")
+        if margin is not None and margin not in NON_NEGATIVE:
+            raise ConfigError(f"{at}: 'margin' must be {NON_NEGATIVE.describe()} in the metric's units, got {margin!r}")
         if not isinstance(reason, str):
             raise ConfigError(f"{at}: 'reason' must be a string")
         if gate is False and not reason.strip():
@@ -386,6 +409,7 @@ def config_for_answers(path: str | Path, *, protocol: str | None = None, name: s
     path = Path(path)
     if path.is_dir():
         entry: dict[str, Any] = {"protocol": "mir", "dir": str(path.resolve())}
+        _outputs_dir(path, f"--musiceval-model recorded:{path}")
         label = name or path.name
     elif path.is_file():
         from musiceval.data.formats import FormatError, detect_format

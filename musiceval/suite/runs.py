@@ -79,8 +79,11 @@ def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_
     bench = benchmark_of(answers.extra, answers.format)
     expected = source.options.get("expected_items") or (bench.items if bench is not None else None)
     run.accounting = Accounting(  # type: ignore[attr-defined]
-        records=len(answers.responses) + len(answers.failures), unreadable=tuple(answers.failures),
-        answered=len({r.item_id for r in answers.responses if r.condition == "correct"}),
+        records=len(answers.responses) + len(answers.failures) + sum(len(e.ids) for e in answers.excluded),
+        unreadable=tuple(answers.failures),
+        # an item a rule of the format left out (a reference that copies the question) was answered too
+        answered=len({r.item_id for r in answers.responses if r.condition == "correct"}
+                     | {i for e in answers.excluded if not e.conditions for i in e.ids}),
         benchmark=bench.name if bench is not None else None, expected=expected, cap=options.get("max_items"))
     return run
 

@@ -130,6 +130,6 @@ def test_missing_file_names_the_download(tmp_path):
         load_ontology(tmp_path / "nope.json")
 
 
-def test_unknown_subtree_is_a_key_error(ontology):
+def test_unknown_subtree_is_a_key_error_naming_the_class(ontology):
     with pytest.raises(KeyError, match="Polka"):
         ontology.subtree("Polka")

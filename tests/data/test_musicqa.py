@@ -59,12 +59,14 @@ def test_question_prefix_is_stripped_from_dasheng_references():
     assert strip_question_prefix("Describe the audio", "Describe the audio") == ""
 
 
-def test_dasheng_fixture_loads_with_groups_prompts_and_counted_failures():
+def test_dasheng_fixture_loads_with_groups_prompts_and_counted_exclusions():
     data = load_dasheng_musicqa(FIXTURE)
     assert len(data.items) == 396 and len(data.responses) == 396
-    # the 4 rows whose reference is only the question are counted failures, with the reason
-    assert len(data.failures) == 4
-    assert all("only a copy of the question" in f.reason and "dev_midashenglm.jsonl:" in f.reason for f in data.failures)
+    # the 4 rows whose reference is only the question are left out by rule, counted with the file, not failures
+    assert data.failures == []
+    (rule,) = data.excluded
+    assert rule.rule == "reference_copies_question" and len(rule.ids) == 4 and "dev_midashenglm.jsonl" in rule.why
+    assert len(data.items) + len(rule.ids) == 400
     assert not any(it.reference.lower().startswith(it.question.rstrip("?").lower() + ":") for it in data.items)
     assert len({it.group for it in data.items}) == 45
     first = data.items[0]
@@ -168,3 +170,13 @@ def test_every_duplicate_record_is_a_counted_failure_with_its_line(tmp_path):
                      "--conditions", "correct"]) == 0
     obj = json.loads(out.getvalue())
     assert obj["n"] + obj["n_failed"] == 12
+
+
+def test_a_blank_reference_is_a_failure_and_a_copy_of_the_question_is_left_out(tmp_path):
+    row = {"question": "Describe the audio", "audio": "audios_eval_000001_ab.flac", "model_output": "calm", "model_name": "M"}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({**row, "answer": "   "}) + "\n"
+                    + json.dumps({**row, "audio": "audios_eval_000002_cd.flac", "answer": "Describe the audio?"}) + "\n")
+    data = load_dasheng_musicqa(path)
+    assert [f.reason for f in data.failures] == ["d.jsonl:1: reference ('answer') is empty; nothing to score against"]
+    assert [(e.rule, e.ids) for e in data.excluded] == [("reference_copies_question", ("audios_eval_000002_cd.flac",))]

@@ -151,7 +151,9 @@ def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_st
     conn.close()
     enc = CountingEncoder()
     np.testing.assert_array_equal(embed_distinct(enc, texts, cache=EmbeddingCache(tmp_path)), want)
-    assert enc.n_encoded == 0
+    assert enc.n_encoded == 1  # the old store recorded no row shape: one row is checked against the encoder
+    np.testing.assert_array_equal(embed_distinct(enc, texts, cache=EmbeddingCache(tmp_path)), want)
+    assert enc.n_encoded == 1  # checked once: warm from then on
     conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()

@@ -91,3 +91,17 @@ def test_an_input_without_references_is_an_input_error(tmp_path, monkeypatch, ca
     path.write_bytes(content)
     code, _, err = run(capsys, path, "--model", "m", "--out", tmp_path / "o.jsonl", "--replay")
     assert code == 2 and "no item with a reference" in err
+
+
+def test_a_reference_that_copies_the_question_is_counted_as_left_out(dataset, tmp_path, monkeypatch, capsys):
+    rows = [json.loads(line) for line in dataset.read_text("utf-8").splitlines()]
+    rows[3]["answer"] = rows[3]["question"]
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    monkeypatch.delenv("CI", raising=False)
+    with FakeOpenAIServer(fake_llm) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, summary, err = run(capsys, dataset, "--model", "fake-model", "--out", tmp_path / "rw.jsonl")
+    assert code == 1 and summary["n"] == 3 and summary["n_failed"] == 1  # the blank reference of row 5
+    assert summary["excluded"]["reference_copies_question"]["n"] == 1
+    assert "1 item(s) left out by reference_copies_question" in err

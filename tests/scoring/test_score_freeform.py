@@ -25,7 +25,8 @@ def run(file, fmt, *extra):
 def test_dasheng_correct_and_random_json_shape_and_values():
     out = run(DASHENG, "dasheng", "--metrics", "bleu,rouge_l,cider", "--conditions", "correct,random", "--seed", "3")
     js = out.as_json()
-    assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 4
+    assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 0
+    assert js["excluded"]["reference_copies_question"]["n"] == 4  # 396 + 4: every line of the file
     assert set(js["metrics"]) == {"correct", "random"} and set(js["metrics"]["correct"]) == {"bleu", "rouge_l", "cider"}
     data = load_dasheng_musicqa(DASHENG)
     refs = [it.reference for it in data.items]
@@ -34,7 +35,7 @@ def test_dasheng_correct_and_random_json_shape_and_values():
     assert js["n_scored"]["random"] == 229 and js["random_unpaired"] == 167
     assert set(js["correct_on_random_items"]) == {"bleu", "rouge_l", "cider"}
     assert {"item_id", "condition", "bleu"} <= set(out.per_item[0])
-    assert all("only a copy of the question" in f["error"] for f in out.failures)
+    assert out.failures == [] and js["excluded"]["no_random_partner"]["n"] == js["random_unpaired"]
     again = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--seed", "3").as_json()
     assert again["metrics"]["random"]["bleu"] == pytest.approx(js["metrics"]["random"]["bleu"])
     other = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--seed", "4").as_json()
@@ -85,7 +86,8 @@ def test_cli_prints_the_documented_json():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     js = json.loads(proc.stdout)
-    assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 4
+    assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 0
+    assert js["excluded"]["reference_copies_question"]["n"] == 4
     assert set(js["metrics"]["random"]) == {"bleu", "bleu4", "rouge_l"}
 
 
