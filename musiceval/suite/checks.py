@@ -28,7 +28,7 @@ import numpy as np
 
 from musiceval.gates import Gate
 from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
-from musiceval.records import GateResult, Outcome
+from musiceval.records import GateResult, ItemScores, Outcome
 from musiceval.suite.config import CheckRule
 
 _DECIDED = (Outcome.PASS, Outcome.FAIL, Outcome.INCONCLUSIVE)
@@ -174,6 +174,7 @@ def listens(gate: Gate, run: Protocol, metric: str | None = None, *, margin: flo
         other, against = permuted, "the same answers moved to other items (answer permutation: no control recorded)"
     g = bind(gate, run, "listens", metric, default_role="gate")
     margin = g.margin(margin)
+    correct = without_excluded(run, correct, other.condition)
     a, b = (correct, other) if info.higher_is_better else (other, correct)
     name = f"{run.model} {run.source} listens: {metric} Correct beats {against}"
     return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
@@ -188,13 +189,26 @@ def parse_rate(gate: Gate, run: Protocol, minimum: float) -> GateResult:
                       metric=PARSE_RATE)
 
 
+def without_excluded(run: Protocol, scores: ItemScores, condition: str) -> ItemScores:
+    """``scores`` without the items a rule of ``run`` leaves out of ``condition`` (an item with no
+    Random partner is out of Correct vs Random): they are counted under the rule, not as unpaired
+    failures of the comparison."""
+    out = {i for e in run.exclusions() if e.conditions and e.applies_to(condition) for i in e.ids}
+    if not out & set(scores.ids):
+        return scores
+    keep = [k for k, i in enumerate(scores.ids) if i not in out]
+    return ItemScores(scores.metric, [scores.ids[k] for k in keep], scores.values[keep],
+                      groups=[scores.groups[k] for k in keep] if scores.groups is not None else None,
+                      condition=scores.condition, failures=tuple(f for f in scores.failures if f.item_id not in out))
+
+
 def correct_beats(gate: Gate, run: Protocol, metric: str, other: str, *, check: str, margin: float = 0.0,
                   a: str = "correct") -> GateResult:
     """``metric`` under condition ``a`` beats condition ``other`` (paired; role from the metric)."""
     info = run.metric_info(metric)
     g = bind(gate, run, check, metric)
     margin = g.margin(margin)
-    x, y = run.scores(metric, a), run.scores(metric, other)
+    x, y = without_excluded(run, run.scores(metric, a), other), run.scores(metric, other)
     if not info.higher_is_better:
         x, y = y, x
     return g.paired_greater(x, y, name=f"{run.model} {run.source} {metric}: {a} > {other}", margin=margin,
