@@ -364,6 +364,12 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- parametrization
 
 
+def defining_module(function: Any, fallback: Any = None) -> Any:
+    """The module that defines a test function: a gate imported into a repository's entry module
+    (``from musiceval.evals.release_gates import *``) keeps its own ``PROTOCOL(S)`` and ``pytestmark``."""
+    return sys.modules.get(getattr(function, "__module__", ""), fallback) or fallback
+
+
 def _protocols_of(module: Any) -> tuple[str, ...]:
     many = getattr(module, "PROTOCOLS", None)
     if many:
@@ -376,7 +382,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "source" not in metafunc.fixturenames:
         return
     suite: SuiteConfig = _state(metafunc.config)["suite"]
-    protocols = _protocols_of(metafunc.module)
+    protocols = _protocols_of(defining_module(metafunc.function, metafunc.module))
     sources = [s for p in protocols for s in suite.sources(p)]
     if sources:
         metafunc.parametrize("source", [pytest.param(s, id=s.id) for s in sources])
@@ -395,6 +401,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     state = _state(config)
     keep, dropped = [], []
     for item in items:
+        _inherit_module_marks(item)
         subject, _ = _subject_of(item, state["suite"])
         source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
         if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models:
@@ -409,6 +416,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         state["deselected_self_checks"] = len(dropped)
         if _is_worker(config):
             config.workeroutput["musiceval_deselected"] = len(dropped)  # type: ignore[attr-defined]
+
+
+def _inherit_module_marks(item: pytest.Item) -> None:
+    """An imported gate gets the ``pytestmark`` of the module that defines it (an xdist group, the
+    self-check mark) as if it were collected there."""
+    function = getattr(item, "function", None)
+    module = defining_module(function)
+    if module is None or module is getattr(item, "module", None):
+        return
+    marks = getattr(module, "pytestmark", [])
+    for mark in marks if isinstance(marks, list) else [marks]:
+        item.add_marker(mark)
 
 
 def _subject_of(item: pytest.Item, suite: SuiteConfig) -> tuple[str, str]:
@@ -641,8 +660,11 @@ def _protocol_of(item: pytest.Item) -> str:
     source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
     if isinstance(source, Source):
         return source.protocol
-    protocol = getattr(getattr(item, "module", None), "PROTOCOL", None)
-    return protocol if isinstance(protocol, str) else Path(str(item.fspath)).stem.removeprefix("test_")
+    module = defining_module(getattr(item, "function", None), getattr(item, "module", None))
+    protocol = getattr(module, "PROTOCOL", None)
+    if isinstance(protocol, str):
+        return protocol
+    return Path(str(getattr(module, "__file__", None) or item.fspath)).stem.removeprefix("test_")
 
 
 # ----------------------------------------------------------------------------- fixtures

@@ -1,7 +1,7 @@
 """The one comparison engine: a new run against a baseline, paired by item, decided by the interval.
 
 Every comparison of two runs goes through :func:`compare_scores`: the pytest regression gates
-(``evals/test_regression.py`` via :meth:`musiceval.gates.Gate.regression`), ``musiceval compare``
+(``musiceval/evals/regression.py`` via :meth:`musiceval.gates.Gate.regression`), ``musiceval compare``
 and :func:`musiceval.results.compare` (both via :func:`musiceval.compare.compare_runs`). So a
 comparison printed by the CLI and the regression gate of a pytest run are one computation and
 agree row for row.

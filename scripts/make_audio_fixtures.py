@@ -1,4 +1,4 @@
-"""Render ``fixtures/audio/``: short clips with exact ground truth, and their manifest.
+"""Render ``musiceval/evals/audio/``: short clips with exact ground truth, and their manifest.
 
 Every clip is rendered from MIDI events through pretty_midi's bundled General MIDI soundfont
 (``TimGM6mb.sf2``) with tinysoundfont (``pip install --no-deps tinysoundfont``), mixed to mono,
@@ -10,7 +10,7 @@ is the MIDI itself, so it is exact:
 - ``tempo_*``: a woodblock in 4/4 at a known tempo, accented downbeats; beat and downbeat times;
 - ``pitch_*``: one sustained piano note of known MIDI pitch (NSynth-style).
 
-Usage: ``python scripts/make_audio_fixtures.py [--out fixtures/audio]``. The output is
+Usage: ``python scripts/make_audio_fixtures.py [--out musiceval/evals/audio]``. The output is
 deterministic for a given soundfont and tinysoundfont version.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ def main() -> None:
     import soundfile as sf
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "fixtures" / "audio")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "musiceval" / "evals" / "audio")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []

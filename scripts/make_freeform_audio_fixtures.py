@@ -1,5 +1,5 @@
-"""Write ``fixtures/audio/freeform.jsonl``: one free-form question per synthesised clip, with reference
-descriptions written by a template from the clip's MIDI ground truth (``fixtures/audio/manifest.jsonl``).
+"""Write ``musiceval/evals/audio/freeform.jsonl``: one free-form question per synthesised clip, with reference
+descriptions written by a template from the clip's MIDI ground truth (``musiceval/evals/audio/manifest.jsonl``).
 
 The references are **template-written from the MIDI ground truth**, not human or model text: each
 states only facts the MIDI fixes (instrument or General MIDI program, notes, key, tempo and meter,
@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio"
+AUDIO = Path(__file__).resolve().parents[1] / "musiceval" / "evals" / "audio"
 QUESTION = "Describe this music: the instrument, the notes or key, and the tempo you hear."
 SOURCE = "template-written from the MIDI ground truth (scripts/make_freeform_audio_fixtures.py)"
 # instruments of the clips whose manifest row has no gm_program (scripts/make_audio_fixtures.py renders

@@ -1,14 +1,14 @@
-"""Write ``fixtures/audio/cmi_bench/CMI_<task>.jsonl``: CMI-Bench instructions over synthesised clips.
+"""Write ``musiceval/evals/audio/cmi_bench/CMI_<task>.jsonl``: CMI-Bench instructions over synthesised clips.
 
-Clips: the 15 of ``fixtures/audio/manifest.jsonl`` (``scripts/make_audio_fixtures.py``) plus 23
+Clips: the 15 of ``musiceval/evals/audio/manifest.jsonl`` (``scripts/make_audio_fixtures.py``) plus 23
 more rendered here the same way (that script's ``render``: pretty_midi's GM soundfont through
-tinysoundfont, 16 kHz mono FLAC) into ``fixtures/audio/cmi_bench/audio/`` with their own
+tinysoundfont, 16 kHz mono FLAC) into ``musiceval/evals/audio/cmi_bench/audio/`` with their own
 ``manifest.jsonl``: 6 keys, 6 pitches, 6 tempi and 5 instruments, so that each task has 9 to 10
 items and a perfect model's paired gate has a usable p-value. Each line follows the CMI-Bench
 instruction layout
 (``instruction``, ``input``, ``output``, ``uuid``, ``split``, ``task_type``, ``domain``,
 ``audio_path``, ``audio_start``, ``audio_end``, ``source``, ``other``); audio paths are relative
-to ``fixtures/audio`` (the data directory of the live run). Tasks:
+to ``musiceval/evals/audio`` (the data directory of the live run). Tasks:
 
 - ``GS_key`` over the ``key_*`` clips; output the key in CMI-Bench's flat spelling ("Eb major");
 - ``Nsynth_pitch`` over the ``pitch_*`` clips; output the MIDI number ("60");
@@ -35,7 +35,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-AUDIO = ROOT / "fixtures" / "audio"
+AUDIO = ROOT / "musiceval" / "evals" / "audio"
 OUT = AUDIO / "cmi_bench"
 EXTRA = OUT / "audio"  # the extra clips; paths in the instructions are relative to AUDIO
 PROMPTS = ROOT / "fixtures" / "mir" / "outputs" / "mullama"
@@ -80,12 +80,12 @@ def _audio_fixtures():
 
 
 def render_extra() -> list[dict]:
-    """Render the extra clips into ``EXTRA`` (same recipes as fixtures/audio) and return their manifest rows."""
+    """Render the extra clips into ``EXTRA`` (same recipes as musiceval/evals/audio) and return their manifest rows."""
     import soundfile as sf
 
     af = _audio_fixtures()
     made: list[tuple[str, object, dict]] = []
-    arpeggio = [48, 52, 55, 60, 55, 52, 48]  # one octave lower than fixtures/audio: bass and cello range
+    arpeggio = [48, 52, 55, 60, 55, 52, 48]  # one octave lower than musiceval/evals/audio: bass and cello range
     for name, program in EXTRA_INSTRUMENTS.items():
         notes = [(0.5 * i, 0.5 * i + 0.45, p, 100) for i, p in enumerate(arpeggio)]
         made.append((f"instrument_{name}", af.render(notes, program, 4.0), {"task": "instrument", "answer": name}))

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHOICE = ROOT / "fixtures" / "choice" / "dev_midashenglm.jsonl"
 FREEFORM = ROOT / "fixtures" / "freeform" / "musicqa_dev_midashenglm.jsonl"
-MANIFEST = ROOT / "fixtures" / "audio" / "manifest.jsonl"
+MANIFEST = ROOT / "musiceval" / "evals" / "audio" / "manifest.jsonl"
 
 
 def run_cli(*argv: object, tmp_path: Path) -> subprocess.CompletedProcess:

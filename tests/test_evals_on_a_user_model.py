@@ -28,7 +28,7 @@ def _need_shared() -> None:
 
 def _project(pytester: pytest.Pytester, config: str) -> pytest.Pytester:
     (pytester.path / "evals").mkdir()
-    shutil.copy(REPO / "evals" / "test_model_gates.py", pytester.path / "evals")
+    shutil.copy(REPO / "evals" / "test_musiceval.py", pytester.path / "evals")
     (pytester.path / "musiceval.toml").write_text(config, encoding="utf-8")
     return pytester
 
@@ -197,8 +197,7 @@ min_coverage = 0.1   # the answers are a slice of MuChoMusic
 def _regression_project(pytester: pytest.Pytester) -> tuple[Path, Path]:
     _need_shared()
     (pytester.path / "evals").mkdir()
-    for module in ("test_model_gates.py", "test_regression.py"):
-        shutil.copy(REPO / "evals" / module, pytester.path / "evals")
+    shutil.copy(REPO / "evals" / "test_musiceval.py", pytester.path / "evals")
     good = _slice(SHARED / "muchomusic" / "dev_midashenglm.jsonl", pytester.path / "v1.jsonl", 150)
     rows = [json.loads(line) for line in good.read_text().splitlines()]
     for row in rows:  # v2 forgets what it knew: every answer the first option that is wrong

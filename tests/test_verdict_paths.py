@@ -157,7 +157,7 @@ def test_a_torn_answer_file_fails_naming_the_line_in_every_artefact(pytester):
     torn = "\n".join(lines[:39]) + "\n" + lines[39][:269] + "\n"
     (pytester.path / "mc.jsonl").write_text(torn, encoding="utf-8")
     (pytester.path / "evals").mkdir()
-    shutil.copy(REPO / "evals" / "test_model_gates.py", pytester.path / "evals")
+    shutil.copy(REPO / "evals" / "test_musiceval.py", pytester.path / "evals")
     (pytester.path / "musiceval.toml").write_text('[[model]]\nname = "M"\n[[model.answers]]\nprotocol = "choice"\n'
                                                   'file = "mc.jsonl"\n', encoding="utf-8")
     out = _run(pytester)

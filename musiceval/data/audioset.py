@@ -43,7 +43,7 @@ from musiceval.records import ItemFailure
 #: Ontology ids of the two subtree tops (both children of ``Music``, /m/04rlf).
 SUBTREE_ROOTS = {"genre": "/m/0kpv1t", "instrument": "/m/04szw"}
 #: The ontology copied into the repository (CC BY-SA 4.0, audioset/ontology @ d417d32).
-FIXTURE_ONTOLOGY = Path(__file__).resolve().parents[2] / "fixtures" / "text_encoders" / "ontology.json"
+FIXTURE_ONTOLOGY = Path(__file__).resolve().parents[2] / "musiceval" / "data" / "audioset_ontology.json"
 ONTOLOGY_HINT = (
     "download it from https://github.com/audioset/ontology/blob/master/ontology.json "
     "or pass the path of a copy"

@@ -7,7 +7,7 @@
   model loads on as few workers as possible. Skips with the fix when ``--model`` names no live
   model (the embedded ``recorded`` default).
 - ``live_music_lm`` (session): ``(model, real)`` for the gates on the synthesised clips of
-  ``fixtures/audio``: the ``music_lm`` of a live ``--model`` (``real`` True), or, on the embedded
+  ``musiceval/evals/audio``: the ``music_lm`` of a live ``--model`` (``real`` True), or, on the embedded
   default and ``recorded:FILE`` (recorded answers never cover those clips), a tiny randomly
   initialised Qwen2-Audio built in a temporary directory and loaded through the real ``hf:``
   adapter on CPU (``real`` False: its answers are noise, so gates on it are findings).

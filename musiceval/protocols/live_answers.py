@@ -1,4 +1,4 @@
-"""Exact answers to the synthesised live-model questions (``fixtures/audio/manifest.jsonl``).
+"""Exact answers to the synthesised live-model questions (``musiceval/evals/audio/manifest.jsonl``).
 
 The live path asks a model one question per synthesised clip whose ground truth is the MIDI it
 was rendered from; :func:`answer_is_correct` says whether a free-text response states it, and

@@ -34,7 +34,7 @@ the mean of each metric over the items scored under each condition.
   They are kept on disk under ``--cache-dir DIR``/embeddings (default
   :func:`musiceval.cache_dir.default_cache_dir`), so a rerun embeds nothing.
 
-:class:`FreeformEvaluation` is the library form, used by ``evals/test_freeform.py``.
+:class:`FreeformEvaluation` is the library form, used by ``musiceval/evals/freeform.py``.
 """
 from __future__ import annotations
 

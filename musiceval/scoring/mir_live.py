@@ -1,6 +1,6 @@
 """CMI-Bench on a live Music LM: instructions -> generation (cached) -> output records -> MIR metrics.
 
-The same path serves the synthesised instruction set shipped in ``fixtures/audio/cmi_bench``
+The same path serves the synthesised instruction set shipped in ``musiceval/evals/audio/cmi_bench``
 (``scripts/make_mir_live_fixtures.py``) and a downloaded CMI-Bench (instruction files
 ``CMI_<task>.jsonl`` and the audio they name):
 

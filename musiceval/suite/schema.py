@@ -87,7 +87,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "bertscore_layers": Key(int, 6, "BERTScore layer", NON_NEGATIVE_INT),
         "clap": Key(str, "", "CLAP hub id, directory or LAION .pt (default $MUSICEVAL_CLAP or laion/larger_clap_music)"),
         "metrics": Key(list, [], "metrics scored (default: every registered free-form metric)"),
-        "live_questions": Key(str, "audio/freeform.jsonl", "live questions under the fixtures dir"),
+        "live_questions": Key(str, "freeform.jsonl", "live questions, relative to the synthesised audio shipped with musiceval"),
         "live_max_tokens": Key(int, 128, "live answer length for a real model", AT_LEAST_ONE),
     },
     "mir": {

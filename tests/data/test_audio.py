@@ -21,7 +21,7 @@ from musiceval.data.audio import (
     white_noise_like,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
+FIXTURES = Path(__file__).resolve().parents[2] / "musiceval" / "evals" / "audio"
 
 
 def tone(freq: float, seconds: float, sr: int) -> np.ndarray:

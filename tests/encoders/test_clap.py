@@ -183,7 +183,7 @@ def test_clap_text_metric_runs_through_the_freeform_scorer(tiny_clap_dir):
 
 # --- CLAPAudio through the free-form scorer --------------------------------------------------
 
-AUDIO_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
+AUDIO_FIXTURES = Path(__file__).resolve().parents[2] / "musiceval" / "evals" / "audio"
 CLIPS = ("instrument_piano", "tempo_90bpm", "pitch_c3")
 
 

@@ -157,7 +157,7 @@ def test_long_audio_is_chunked_or_truncated_as_the_model_declares(dataset):
 
 
 def test_cli_exit_codes_and_export(dataset, tmp_path, capsys):
-    fixtures = ROOT / "fixtures" / "audio" / "manifest.jsonl"
+    fixtures = ROOT / "musiceval" / "evals" / "audio" / "manifest.jsonl"
     rows = [json.loads(x) for x in fixtures.read_text().splitlines()]
     recorded = tmp_path / "rec.jsonl"
     recorded.write_text("".join(json.dumps({"item_id": r["id"], "prompt": r["question"], "text": "a guess"}) + "\n" for r in rows))
@@ -181,7 +181,7 @@ def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path)
         port = int(server.stdout.readline())
         cache_dir = tmp_path / "cache"
         cmd = [sys.executable, "-m", "musiceval.generate", "--model", f"openai-compatible:http://127.0.0.1:{port}/v1#echo",
-               "--dataset", str(ROOT / "fixtures" / "audio" / "manifest.jsonl"), "--conditions", "correct,noise",
+               "--dataset", str(ROOT / "musiceval" / "evals" / "audio" / "manifest.jsonl"), "--conditions", "correct,noise",
                "--cache", str(cache_dir), "--concurrency", "1", "--batch-size", "2", "--no-progress"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         run = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -12,7 +12,7 @@ from musiceval.models.cache import ResponseCache
 from musiceval.models.merge import merge_caches
 
 ROOT = Path(__file__).resolve().parents[2]
-MANIFEST = ROOT / "fixtures" / "audio" / "manifest.jsonl"
+MANIFEST = ROOT / "musiceval" / "evals" / "audio" / "manifest.jsonl"
 
 
 def test_shards_split_by_id_hash_independent_of_file_order():

@@ -1,4 +1,4 @@
-"""The live path's exact-answer rules (moved from evals/test_live.py)."""
+"""The live path's exact-answer rules (moved from musiceval/evals/live.py)."""
 from __future__ import annotations
 
 import pytest

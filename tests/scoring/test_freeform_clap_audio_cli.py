@@ -1,5 +1,5 @@
 """``musiceval score freeform --metrics clap_audio --data-dir DIR`` end to end through the CLI, on the
-tiny random CLAP of ``tests/encoders/tiny_clap.py`` and the synthesised clips of ``fixtures/audio``."""
+tiny random CLAP of ``tests/encoders/tiny_clap.py`` and the synthesised clips of ``musiceval/evals/audio``."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 from musiceval import cli  # noqa: E402
 from tests.encoders.tiny_clap import build_tiny_clap  # noqa: E402
 
-AUDIO = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
+AUDIO = Path(__file__).resolve().parents[2] / "musiceval" / "evals" / "audio"
 CLIPS = ("instrument_piano", "instrument_flute", "key_g_major")
 
 

@@ -19,7 +19,7 @@ from musiceval.scoring.mir_live import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-AUDIO = ROOT / "fixtures" / "audio"
+AUDIO = ROOT / "musiceval" / "evals" / "audio"
 SYNTH = AUDIO / "cmi_bench"
 TASKS = ("GS_key", "Nsynth_pitch", "gtzan_beat", "Nsynth_instrument")
 

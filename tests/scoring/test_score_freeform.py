@@ -130,10 +130,10 @@ def test_live_freeform_questions_are_the_template_output_of_the_audio_manifest()
     spec = importlib.util.spec_from_file_location("make_freeform_audio_fixtures", root / "scripts" / "make_freeform_audio_fixtures.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    path = root / "fixtures" / "audio" / "freeform.jsonl"
+    path = root / "musiceval" / "evals" / "audio" / "freeform.jsonl"
     assert path.read_text(encoding="utf-8") == script.render(), "rerun scripts/make_freeform_audio_fixtures.py"
     items, bad = load_manifest(path)
-    truth = {json.loads(line)["id"]: json.loads(line) for line in (root / "fixtures" / "audio" / "manifest.jsonl").open()}
+    truth = {json.loads(line)["id"]: json.loads(line) for line in (root / "musiceval" / "evals" / "audio" / "manifest.jsonl").open()}
     assert not bad and len(items) == len(truth) == 15
     for item in items:
         refs = item_references(item)

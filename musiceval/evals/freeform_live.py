@@ -1,8 +1,8 @@
 """Free-form gates on a live ``--model`` (SPEC section 1): do its descriptions fit the audio they were
 given better than random audio or noise?
 
-Data: ``fixtures/audio/freeform.jsonl`` (``scripts/make_freeform_audio_fixtures.py``): one
-"Describe this music" question per synthesised clip of ``fixtures/audio`` (15), each with two
+Data: ``musiceval/evals/audio/freeform.jsonl`` (``scripts/make_freeform_audio_fixtures.py``): one
+"Describe this music" question per synthesised clip of ``musiceval/evals/audio`` (15), each with two
 reference descriptions **template-written from the clip's MIDI ground truth** (instrument, notes,
 key, tempo, pitch), not human or model text. The model answers under conditions correct, random
 (another clip's audio, a seeded derangement) and noise (white noise of the clip's length and RMS)
@@ -16,11 +16,11 @@ this clip), when CLAP weights load; otherwise those tests ``gate.skip`` naming
 
 Gates: Correct > Random and Correct > Noise, paired by item (``gate.paired_greater``) for a real
 model. On the embedded default (no live model declared: no recorded answers exist for these clips)
-the model is the tiny randomly initialised Qwen2-Audio of ``evals/test_live.py`` (CPU, 8 tokens):
+the model is the tiny randomly initialised Qwen2-Audio of ``musiceval/evals/live.py`` (CPU, 8 tokens):
 its answers are noise, so the same comparisons are recorded as FINDINGs (``gate.paired_finding``)
 and the embedded default stays honest and green.
 
-Run a real model: ``pytest evals/test_freeform_live.py --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct``.
+Run a real model: ``pytest evals/ --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct`` (every gate; ``-k describe`` for these).
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from musiceval.evals import AUDIO
+
 from musiceval.data.musicqa import FreeformData
 from musiceval.generate import generate_responses, load_manifest
 from musiceval.models.base import GenerationSettings
@@ -36,6 +38,13 @@ from musiceval.models.cache import ResponseCache
 from musiceval.scoring.freeform import FreeformEvaluation, Models
 from musiceval.suite.schema import margin_for
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = [
+    "live_freeform",
+    "clap_or_error",
+    "test_answers_describe_their_own_audio_better_than_other_audio",
+    "test_live_condition_means_are_reported",
+]
 PROTOCOL = "freeform"
 CONDITIONS = ("correct", "random", "noise")
 METRICS = ("sentence_cosine", "clap_text", "clap_audio")
@@ -50,10 +59,10 @@ class LiveFreeform:
 
 
 @pytest.fixture(scope="module")
-def live_freeform(live_music_lm, fixtures_dir, thresholds, embedding_cache, musiceval_seed, tmp_path_factory):
+def live_freeform(live_music_lm, thresholds, embedding_cache, musiceval_seed, tmp_path_factory):
     model, real = live_music_lm
     cfg = thresholds[PROTOCOL]
-    questions = Path(fixtures_dir) / cfg["live_questions"]
+    questions = AUDIO / cfg["live_questions"]
     items, bad = load_manifest(questions)
     assert not bad, f"{questions}: {bad}"
     settings = GenerationSettings(temperature=0.0, max_tokens=int(cfg["live_max_tokens"]) if real else 8, seed=musiceval_seed)
@@ -104,4 +113,4 @@ def test_live_condition_means_are_reported(live_freeform, gate):
         rows.append({"condition": condition, "n": s.n, "n_failed": len(s.failures) + not_answered,
                      "sentence_cosine": round(s.mean(), 4)})
     assert all(r["n"] + r["n_failed"] == len(run.items) for r in rows), rows  # every item scored or counted
-    gate.record_table(PROTOCOL, f"live free-form on fixtures/audio ({live_freeform.spec})", rows)
+    gate.record_table(PROTOCOL, f"live free-form on musiceval/evals/audio ({live_freeform.spec})", rows)

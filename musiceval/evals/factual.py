@@ -29,6 +29,17 @@ from musiceval.extraction import load_vocabulary
 from musiceval.pytest_plugin import NOT_APPLICABLE, plain_nodeid
 from musiceval.scoring.factual import FactualResult
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = [
+    "test_per_label_breakdown_is_recorded",
+    "live",
+    "test_live_factual_f1_beats_permutation_chance",
+    "test_live_factual_f1_correct_beats_random",
+    "live_closed_run",
+    "test_live_true_false_f1_beats_permutation_chance",
+    "test_live_binary_choice_beats_a_coin_flip",
+    "test_rule_extractor_agrees_with_llm_extractor",
+]
 PROTOCOL = "factual"
 
 

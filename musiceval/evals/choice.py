@@ -23,6 +23,8 @@ import pytest
 from musiceval.pytest_plugin import NOT_APPLICABLE
 from musiceval.suite import checks
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = ["test_accuracy_per_dimension_is_recorded", "live_choice", "test_live_model_gates"]
 PROTOCOL = "choice"
 LIVE_MANIFEST = Path("choice") / "manifest.jsonl"
 

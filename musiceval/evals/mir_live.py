@@ -1,8 +1,8 @@
 """Release gates for CMI-Bench MIR tasks answered by a live Music LM (SPEC section 4 on issue 8's path).
 
-Data: ``fixtures/audio/cmi_bench/CMI_<task>.jsonl`` (``scripts/make_mir_live_fixtures.py``):
+Data: ``musiceval/evals/audio/cmi_bench/CMI_<task>.jsonl`` (``scripts/make_mir_live_fixtures.py``):
 38 CMI-Bench instructions, in the test prompts' wording, over synthesised clips whose ground
-truth is exact (the 15 of ``fixtures/audio`` and 23 more in ``fixtures/audio/cmi_bench/audio``):
+truth is exact (the 15 of ``musiceval/evals/audio`` and 23 more in ``musiceval/evals/audio/cmi_bench/audio``):
 ``GS_key`` (10 key clips), ``Nsynth_pitch`` (10 pitch clips), ``gtzan_beat`` (9 tempo clips,
 reference beat times) and ``Nsynth_instrument`` (9 instrument clips). Path: instructions -> ``generate_responses`` (response cache) -> CMI-Bench
 output records -> ``score_task`` (the parsers, metrics and trivial baselines of the recorded path).
@@ -24,7 +24,7 @@ instruction files point) runs the same path on the first ``[mir] live_dataset_it
 instructions of each of ``[mir] live_dataset_tasks``: the machinery gate, a table and a FINDING
 per task (``dataset("cmi-bench")`` marker: skipped with what to download when absent).
 
-Run a real model: ``pytest evals/test_mir_live.py --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct``.
+Run a real model: ``pytest evals/ --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct`` (every gate; ``-k cmi_bench or trivial_baseline`` for these).
 """
 from __future__ import annotations
 
@@ -33,17 +33,26 @@ from pathlib import Path
 
 import pytest
 
+from musiceval.evals import AUDIO
+
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import ItemScores
 from musiceval.suite.checks import census_at_least
 from musiceval.scoring.mir_live import LiveTask, find_instruction_file, run_live_task
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = [
+    "mir_live",
+    "test_every_cmi_bench_instruction_is_scored_or_a_counted_failure",
+    "test_live_model_beats_the_trivial_baseline_on_synthesised_instructions",
+    "test_live_model_on_a_downloaded_cmi_bench",
+]
 PROTOCOL = "mir"
-#: the tasks of fixtures/audio/cmi_bench
+#: the tasks of musiceval/evals/audio/cmi_bench
 SYNTH_TASKS = ("GS_key", "Nsynth_pitch", "gtzan_beat", "Nsynth_instrument")
 LOWER_IS_BETTER = {"wer", "cer"}
-pytestmark = pytest.mark.xdist_group("music_lm")  # with evals/test_live.py: one model per worker
+pytestmark = pytest.mark.xdist_group("music_lm")  # with musiceval/evals/live.py: one model per worker
 
 
 def _run(request, model_and_real, root: Path, data_dir: Path, tasks, *, limit, thresholds, seed, tmp_path_factory) -> dict[str, LiveTask]:
@@ -56,8 +65,8 @@ def _run(request, model_and_real, root: Path, data_dir: Path, tasks, *, limit, t
 
 
 @pytest.fixture(scope="module")
-def mir_live(request, live_music_lm, fixtures_dir, thresholds, musiceval_seed, tmp_path_factory):
-    audio = Path(fixtures_dir) / "audio"
+def mir_live(request, live_music_lm, thresholds, musiceval_seed, tmp_path_factory):
+    audio = AUDIO
     runs = _run(request, live_music_lm, audio / "cmi_bench", audio, SYNTH_TASKS, limit=None, thresholds=thresholds,
                 seed=musiceval_seed, tmp_path_factory=tmp_path_factory)
     return runs, live_music_lm[1], live_music_lm[0].spec
@@ -120,7 +129,7 @@ def _compare(gate, live: LiveTask, spec: str, where: str, *, release_gate: bool)
 
 def test_every_cmi_bench_instruction_is_scored_or_a_counted_failure(mir_live, gate):
     runs, _, spec = mir_live
-    gate.record_table(PROTOCOL, f"CMI-Bench instructions over fixtures/audio, live ({spec})", _table(runs, spec))
+    gate.record_table(PROTOCOL, f"CMI-Bench instructions over musiceval/evals/audio, live ({spec})", _table(runs, spec))
     lines = sum(1 for live in runs.values() for line in Path(live.source).read_text(encoding="utf-8").splitlines() if line.strip())
     accounted = _accounted(runs)
     assert accounted.n == lines, f"{accounted.n} outcomes for {lines} instruction lines"

@@ -24,6 +24,12 @@ from musiceval.metrics.registry import METRICS
 from musiceval.suite import checks
 from musiceval.suite.schema import margin_for
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = [
+    "test_metric_correct_beats_random",
+    "test_metric_scores_skyline_above_adversarial",
+    "test_condition_means_table",
+]
 PROTOCOL = "freeform"
 #: metrics whose Skyline > Adversarial is a release gate by default (the paper's claim for CLAPText)
 SKYLINE_GATES = {"clap_text"}

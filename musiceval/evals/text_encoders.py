@@ -29,6 +29,16 @@ from musiceval.pytest_plugin import NOT_APPLICABLE
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, mean_std_across_prompts
 from musiceval.scoring.triplets import TripletEvaluation, evaluate_triplets
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = [
+    "ontology",
+    "encoders",
+    "evaluations",
+    "subtree",
+    "encoder_spec",
+    "test_text_encoder_triplet_accuracy_beats_chance",
+    "test_text_encoder_negation_accuracy_at_or_below_chance_is_recorded",
+]
 PROTOCOL = "text_encoders"
 #: a triplet is correct when cos(anchor, positive) > cos(anchor, negative): chance is 1/2
 CHANCE = 0.5
@@ -44,8 +54,8 @@ def _config(thresholds) -> dict:
 
 
 @pytest.fixture(scope="module")
-def ontology(fixtures_dir):
-    return load_ontology(fixtures_dir / "text_encoders" / "ontology.json")
+def ontology():
+    return load_ontology()  # the AudioSet ontology shipped with musiceval
 
 
 @pytest.fixture(scope="module")

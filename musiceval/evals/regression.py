@@ -27,6 +27,8 @@ from musiceval.suite import checks
 from musiceval.suite.baselines import load_baseline
 from musiceval.suite.schema import margin_for
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = ["baseline", "test_not_worse_than_the_baseline"]
 PROTOCOLS = ("choice", "factual", "freeform", "mir")
 
 

@@ -1,6 +1,6 @@
 """Release gates for the live-model path: generate -> cache -> score on audio with exact answers.
 
-Data: ``fixtures/audio/`` (``scripts/make_audio_fixtures.py``): 15 synthesised 16 kHz clips whose
+Data: ``musiceval/evals/audio/`` (``scripts/make_audio_fixtures.py``): 15 synthesised 16 kHz clips whose
 ground truth is the MIDI they were rendered from (instrument, key, tempo with beat times, MIDI
 pitch), one question each, asked under the conditions correct, noise and text_only.
 
@@ -14,7 +14,7 @@ Model:
 - a live model (``--musiceval-model hf:<dir>``, ``openai-compatible:<url>#<model>``, ...): the same gates,
   plus (``gpu``-marked) accuracy on the synthesised questions beats chance.
 
-Run a real model: ``pytest evals/test_live.py --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct -m gpu``.
+Run a real model: ``pytest evals/ --musiceval-model hf:Qwen/Qwen2-Audio-7B-Instruct -m gpu``.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from musiceval.evals import AUDIO
+
 from musiceval.generate import GenerationResult, generate_responses, load_manifest
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
@@ -30,6 +32,14 @@ from musiceval.records import Item, ItemScores
 from musiceval.protocols.live_answers import CHANCE, answer_is_correct
 from musiceval.suite.checks import census_at_least
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = [
+    "live_run",
+    "test_every_item_is_answered_under_every_condition",
+    "test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings",
+    "test_accuracy_on_synthesised_questions_is_reported",
+    "test_a_real_model_beats_chance_on_instruments_and_keys",
+]
 PROTOCOL = "live"
 CONDITIONS = ("correct", "noise", "text_only")
 pytestmark = pytest.mark.xdist_group("music_lm")
@@ -46,9 +56,9 @@ class LiveRun:
 
 
 @pytest.fixture(scope="module")
-def live_run(live_music_lm, fixtures_dir, tmp_path_factory, musiceval_seed) -> LiveRun:
+def live_run(live_music_lm, tmp_path_factory, musiceval_seed) -> LiveRun:
     model, real = live_music_lm
-    manifest = Path(fixtures_dir) / "audio" / "manifest.jsonl"
+    manifest = AUDIO / "manifest.jsonl"
     items, bad = load_manifest(manifest)
     assert not bad, f"{manifest}: {bad}"
     settings = GenerationSettings(temperature=0.0, max_tokens=64 if real else 8, seed=musiceval_seed)
@@ -98,7 +108,7 @@ def test_accuracy_on_synthesised_questions_is_reported(live_run, gate, threshold
         for task in ("instrument", "key", "tempo", "pitch"):
             s = correctness(live_run, condition, {task}, tolerance)
             rows.append({"condition": condition, "task": task, "n": s.n, "accuracy": s.mean()})
-    gate.record_table(PROTOCOL, f"accuracy on fixtures/audio ({live_run.spec})", rows)
+    gate.record_table(PROTOCOL, f"accuracy on musiceval/evals/audio ({live_run.spec})", rows)
     overall = correctness(live_run, "correct", {"instrument", "key", "tempo", "pitch"}, tolerance)
     gate.finding("live: accuracy on the synthesised questions (correct audio)", estimate=overall.mean(), n=overall.n,
                  detail=f"model {live_run.spec}; per task and condition in the table", protocol=PROTOCOL,

@@ -28,6 +28,8 @@ from musiceval.protocols.base import PARSE_RATE
 from musiceval.suite import checks
 from musiceval.suite.schema import margin_for
 
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = ["test_beats_chance", "test_listens", "test_parse_rate", "test_every_line_is_accounted_for"]
 PROTOCOLS = ("choice", "factual", "freeform", "mir")
 
 
