@@ -1,5 +1,5 @@
-"""The ``musiceval`` command: ``score``, ``generate``, ``merge``, ``rewrite``, ``mir-live``, ``compare``, ``power``,
-``cache`` and ``report``.
+"""The ``musiceval`` command: ``init``, ``score``, ``generate``, ``merge``, ``rewrite``, ``mir-live``, ``compare``,
+``power``, ``cache`` and ``report``.
 
 ``musiceval score <protocol> FILE --json`` prints exactly one JSON object on stdout::
 
@@ -80,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     mir_live.configure(ml)
     ml.set_defaults(_run=mir_live.run)
 
-    from musiceval.commands import cache as cache_command, compare as compare_command, power as power_command
+    from musiceval.commands import cache as cache_command, compare as compare_command, init as init_command
+    from musiceval.commands import power as power_command
+
+    init = sub.add_parser("init", help="set up a repository to gate its model: musiceval.toml, evals/, CI files")
+    init_command.configure(init)
+    init.set_defaults(_run=init_command.run)
 
     cmp_ = sub.add_parser("compare", help="paired regression verdicts between results dirs (baseline first)")
     compare_command.configure(cmp_)

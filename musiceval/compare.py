@@ -213,6 +213,10 @@ def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
             diffs = check_comparable(a.meta["provenance"], b.meta["provenance"])
             if diffs:
                 raise NotComparable(a.label, b.label, diffs)
+            va, vb = a.meta["provenance"].get("musiceval"), b.meta["provenance"].get("musiceval")
+            if va != vb:
+                notes.append(f"{a.label} was scored by musiceval {va}, {b.label} by {vb}: every scoring component has "
+                             "the same version, so the scores compare")
     return notes
 
 

@@ -160,6 +160,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "llm(cassette=None): needs a recorded cassette; skipped with the recording command otherwise")
     config.addinivalue_line("markers", "dataset(name, path=None): needs <data-dir>/<name>; skipped with the download instruction otherwise")
     config.addinivalue_line("markers", "slow: slower than a few seconds; deselect with -m 'not slow'")
+    config.addinivalue_line("markers", "musiceval_live_model: asks a declared live model (not applicable without one)")
     config.addinivalue_line("markers", "musiceval_self_check: checks the suite's own machinery (never a gate of the "
                                        "declared model); runs with [defaults] self_checks or --musiceval-self-checks")
     try:
@@ -199,8 +200,16 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(model_fixtures, "musiceval-models")
 
 
+def rootpath(config: pytest.Config) -> Path:
+    """The session's rootdir. An xdist worker works out its own from the raw arguments, where the value
+    of an option (``--musiceval-results-dir /elsewhere``, created by then) can move it: workers use the
+    controller's."""
+    return Path(getattr(config, "workerinput", {}).get("musiceval_rootdir") or config.rootpath)
+
+
 def _load_suite(config: pytest.Config) -> SuiteConfig:
-    suite = load_config(_opt(config, "musiceval_config"), config.rootpath, thresholds_file=_opt(config, "musiceval_thresholds"))
+    suite = load_config(_opt(config, "musiceval_config"), rootpath(config),
+                        thresholds_file=_opt(config, "musiceval_thresholds"))
     data_dir = _opt(config, "musiceval_data_dir")
     if data_dir and not Path(data_dir).is_dir():
         raise ConfigError(f"--musiceval-data-dir {data_dir}: no such directory; pass the root of the downloaded datasets")
@@ -301,6 +310,7 @@ def _alive(pid: Any) -> bool:
 def pytest_configure_node(node: Any) -> None:  # xdist hook (controller side)
     state = _state(node.config)
     node.workerinput["musiceval_results_dir"] = str(state["results_dir"])
+    node.workerinput["musiceval_rootdir"] = str(node.config.rootpath)
     node.workerinput["musiceval_meta"] = state["meta"]
     node.workerinput["musiceval_session"] = state["session"]
     node.workerinput["musiceval_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
@@ -361,6 +371,42 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------- the gates of the package
+
+
+class ReleaseGates(pytest.Module):
+    """The suite config file collected as the module of musiceval's release gates
+    (:mod:`musiceval.evals.release_gates`): in a repository that holds only a ``musiceval.toml`` and
+    its answer files, ``pytest`` runs every gate on the model the config declares. A repository that
+    also has an entry module (``evals/test_musiceval.py``, which ``musiceval init`` writes) runs them
+    once: the entry module's wins."""
+
+    def _getobj(self):
+        import importlib
+
+        return importlib.import_module("musiceval.evals.release_gates")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = getattr(parent.config, "_musiceval", None)
+    suite = state["suite"] if state else None
+    if suite is None or suite.path is None or not suite.models:
+        return None
+    if file_path.resolve() != Path(suite.path).resolve():
+        return None
+    return ReleaseGates.from_parent(parent, path=file_path)
+
+
+def _from_package(item: pytest.Item) -> bool:
+    return str(getattr(getattr(item, "function", None), "__module__", "")).startswith("musiceval.evals.")
+
+
+def _dedupe_release_gates(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Drop the gates collected from the config file when an entry module collected them too."""
+    via_entry = any(_from_package(i) and not isinstance(i.parent, ReleaseGates) for i in items)
+    return [i for i in items if not (via_entry and isinstance(i.parent, ReleaseGates))]
+
+
 # ----------------------------------------------------------------------------- parametrization
 
 
@@ -399,6 +445,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     suite's self-checks; tests of protocols the config gives no answers for) are deselected unless
     self-checks are on."""
     state = _state(config)
+    items[:] = _dedupe_release_gates(items)
     keep, dropped = [], []
     for item in items:
         _inherit_module_marks(item)
@@ -450,7 +497,7 @@ def _subject_of(item: pytest.Item, suite: SuiteConfig) -> tuple[str, str]:
     names = set(getattr(item, "fixturenames", ()))
     if "live_music_lm" in names:
         return (MODEL, live[0].name) if live else (SELF_CHECK, "")
-    if "music_lm" in names and not live:
+    if ("music_lm" in names or item.get_closest_marker("musiceval_live_model") is not None) and not live:
         return NOT_GIVEN, ""
     return MODEL, live[0].name if live else suite.models[0].name if len(suite.models) == 1 else ""
 
@@ -526,7 +573,7 @@ def _marker_skip_reason(item: pytest.Item) -> str | None:
     mark = item.get_closest_marker("llm")
     if mark is not None:
         cassette = mark.kwargs.get("cassette")
-        have_cassette = cassette is not None and (Path(config.rootpath) / cassette).exists()
+        have_cassette = cassette is not None and (rootpath(config) / cassette).exists()
         recording = _opt(config, "musiceval_record_mode", "none") != "none" and os.environ.get("OPENAI_API_KEY")
         if not have_cassette and not recording:
             where = f"cassette {cassette!r} is missing" if cassette else "no cassette is configured"
@@ -587,7 +634,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     check = _skip_check_id(item, source)
     subject, model = _subject_of(item, _state(item.config)["suite"])
     _sink(item.config)({
-        "type": "gate", "name": plain_nodeid(item), "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
+        "type": "gate", "name": plain_nodeid(item).rpartition("::")[2],
+        "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
         "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
         "check": check, "model": model, "source": getattr(source, "label", ""),
         "subject": SELF_CHECK if subject == SELF_CHECK else MODEL,
@@ -781,7 +829,7 @@ def data_dir(pytestconfig: pytest.Config) -> Path | None:
 @pytest.fixture(scope="session")
 def fixtures_dir(pytestconfig: pytest.Config) -> Path:
     given = _opt(pytestconfig, "musiceval_fixtures_dir")
-    path = Path(given) if given else Path(pytestconfig.rootpath) / "fixtures"
+    path = Path(given) if given else rootpath(pytestconfig) / "fixtures"
     if not path.is_dir():
         raise FileNotFoundError(f"embedded data directory {path} not found; pass --musiceval-fixtures-dir")
     return path
@@ -913,6 +961,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     rows = read_parts(results_dir, state["session"]) if (results_dir / "parts").is_dir() else []
     if not rows and not state["n_gate_tests"]:  # no musiceval test ran in this session (e.g. a project's unit tests)
         _release_results_dir(results_dir)
+        suite = state["suite"]
+        if suite.models and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            state["no_gates"] = (
+                f"musiceval: {suite.where} declares {', '.join(m.name for m in suite.models)} but no musiceval gate was "
+                f"collected: run pytest in the directory of {Path(suite.path).name if suite.path else 'musiceval.toml'} "
+                "(the config collects the gates), or add them with `musiceval init` (evals/test_musiceval.py)")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         return
     meta = {**state["meta"], "session": state["session"],
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "exitstatus": int(exitstatus),
@@ -1001,6 +1056,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = getattr(config, "_musiceval", None)
     if state and _STATES and _STATES[-1] is state:
         _STATES.pop()
+    if state and state.get("no_gates") and not _is_worker(config):
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        tr.write_line(state["no_gates"], red=True, bold=True) if tr is not None else print(state["no_gates"])
     if not state or "verdict" not in state or _is_worker(config):
         return
     verdict = state["verdict"]

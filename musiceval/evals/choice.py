@@ -82,6 +82,7 @@ def live_choice(model_spec, musiceval_suite, data_dir, musiceval_seed, musiceval
     return ChoiceProtocol(result, loaded.records, failures=failures, model=live[0].name, source="live MuChoMusic")
 
 
+@pytest.mark.musiceval_live_model
 def test_live_model_gates(live_choice, gate, thresholds):
     for chance in live_choice.chances("accuracy"):
         checks.beats_chance(gate, live_choice, "accuracy", chance)

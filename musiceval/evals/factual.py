@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.extraction import load_vocabulary
-from musiceval.pytest_plugin import NOT_APPLICABLE, plain_nodeid
+from musiceval.pytest_plugin import NOT_APPLICABLE, plain_nodeid, rootpath
 from musiceval.scoring.factual import FactualResult
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -114,6 +114,7 @@ def live(request, model_spec, data_dir, musiceval_seed, thresholds):
 
 
 @pytest.mark.parametrize("name", LIVE_CASES)
+@pytest.mark.musiceval_live_model
 def test_live_factual_f1_beats_permutation_chance(name, live, gate, thresholds):
     result = live(name)
     _report(gate, name, result)
@@ -126,6 +127,7 @@ def test_live_factual_f1_beats_permutation_chance(name, live, gate, thresholds):
 
 
 @pytest.mark.parametrize("name", LIVE_CASES)
+@pytest.mark.musiceval_live_model
 def test_live_factual_f1_correct_beats_random(name, live, gate):
     result = live(name)
     gate.paired_greater(result.scores["correct"]["f1"], result.scores["random"]["f1"],
@@ -157,6 +159,7 @@ def live_closed_run(request, model_spec, data_dir, musiceval_seed, thresholds):
 
 
 @pytest.mark.parametrize("name", LIVE_CASES)
+@pytest.mark.musiceval_live_model
 def test_live_true_false_f1_beats_permutation_chance(name, live_closed_run, gate):
     """"Is {label} used in this song?" for every label: F1 of the labels answered yes."""
     result = live_closed_run(name, "true-false")
@@ -166,6 +169,7 @@ def test_live_true_false_f1_beats_permutation_chance(name, live_closed_run, gate
 
 
 @pytest.mark.parametrize("name", LIVE_CASES)
+@pytest.mark.musiceval_live_model
 def test_live_binary_choice_beats_a_coin_flip(name, live_closed_run, gate):
     """"Between {true label} and {distractor}" (true first in exactly half the items): the
     exact binomial test of the correct count against 1/2."""
@@ -185,7 +189,7 @@ def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate):
     from musiceval.llm.client import make_client
     from musiceval.scoring.factual import extractor_agreement, llm_extractor, rule_extractor
 
-    cassette = Path(request.config.rootpath) / "fixtures" / "factual" / "cassettes" / f"agreement_{source.path.stem}.yaml"
+    cassette = rootpath(request.config) / "fixtures" / "factual" / "cassettes" / f"agreement_{source.path.stem}.yaml"
     mode = request.config.getoption("musiceval_record_mode")
     if not cassette.is_file() and mode == "none":
         gate.skip(f"needs the suite's LLM: cassette {cassette.name} is missing; record it with OPENAI_API_KEY=... "

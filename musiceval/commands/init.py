@@ -1,0 +1,184 @@
+"""``musiceval init [DIR] [--answers FOLDER] [--model NAME]``: set up a repository to gate its model.
+
+Writes, never over a file that exists (each one is reported as written or kept):
+
+- ``musiceval.toml``: the suite config, commented, declaring the model with one ``[[model.answers]]``
+  entry per answer file found in ``--answers`` (the format and protocol detected from each file's
+  content, a directory of CMI-Bench outputs as one ``dir``); the file also collects the gates, so
+  ``pytest`` in the repository runs them;
+- ``evals/test_musiceval.py``: the entry module, for ``pytest evals/ -n 4`` beside the team's own
+  evals (it imports :mod:`musiceval.evals.release_gates`; the gates themselves stay in the package);
+- ``.github/workflows/musiceval.yml`` (GitHub Actions) and ``.gitlab/musiceval.gitlab-ci.yml``
+  (GitLab CI, to ``include:``): install, run the gates, keep the results and the JUnit file.
+
+The CI files are the ones docs/use-in-your-ci.md shows (``tests/test_init.py`` checks both and runs
+the gate command the workflow runs).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from musiceval import __version__
+
+ENTRY_MODULE = '''"""The musiceval release gates (installed with the package: ``musiceval.evals``), run on the model(s)
+the suite config declares. ``musiceval init`` writes this same file into a team's repository."""
+from musiceval.evals.release_gates import *  # noqa: F401,F403
+'''
+
+#: the command every CI file runs (the README's gate command, with the artefacts CI keeps)
+GATE_COMMAND = "pytest evals/ -n 4 --junitxml=musiceval-results/junit.xml --musiceval-results-dir musiceval-results"
+
+GITHUB_WORKFLOW = f'''# musiceval release gates: written by `musiceval init` (docs/use-in-your-ci.md)
+name: musiceval
+on:
+  push:
+  pull_request:
+jobs:
+  release-gates:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      # CPU torch first, so that musiceval's dependencies never pull CUDA wheels on a CPU runner
+      - run: pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+      - run: pip install "musiceval[sentence,bertscore]=={__version__}"
+      - run: {GATE_COMMAND}
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: musiceval-results
+          path: musiceval-results
+'''
+
+GITLAB_CI = f'''# musiceval release gates: written by `musiceval init` (docs/use-in-your-ci.md);
+# add `include: {{local: .gitlab/musiceval.gitlab-ci.yml}}` to .gitlab-ci.yml
+musiceval-release-gates:
+  image: python:3.11
+  script:
+    - pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+    - pip install "musiceval[sentence,bertscore]=={__version__}"
+    - {GATE_COMMAND}
+  artifacts:
+    when: always
+    paths:
+      - musiceval-results
+    reports:
+      junit: musiceval-results/junit.xml
+'''
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", nargs="?", default=".", type=Path, help="the repository (default: .)")
+    parser.add_argument("--answers", type=Path, default=None, metavar="FOLDER",
+                        help="a folder of answer files to declare (formats detected from their content)")
+    parser.add_argument("--model", default="my-model", help="the name of the model under test (default my-model)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from musiceval.data.errors import InputError
+
+    root: Path = args.directory
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory; pass the repository to set up")
+    if not re.fullmatch(r"[^/\[\]*?\n\"]{1,80}", args.model):
+        raise InputError(f"--model {args.model!r}: a short name without '/', '[', ']', '*', '?' or quotes")
+    answers = detect_answers(args.answers, root) if args.answers is not None else []
+    files = {
+        root / "musiceval.toml": suite_config(args.model, answers),
+        root / "evals" / "test_musiceval.py": ENTRY_MODULE,
+        root / ".github" / "workflows" / "musiceval.yml": GITHUB_WORKFLOW,
+        root / ".gitlab" / "musiceval.gitlab-ci.yml": GITLAB_CI,
+    }
+    for path, text in files.items():
+        if path.exists():
+            print(f"kept     {path} (exists; not overwritten)")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote    {path}")
+    skipped = [a for a in answers if a[1] is None]
+    for path, _, why in skipped:
+        print(f"not an answer file: {path} ({why})", file=sys.stderr)
+    print("next: pytest evals/ -n 4   (the verdict is the last line)")
+    return 0
+
+
+def detect_answers(folder: Path, root: Path) -> list[tuple[Path, dict | None, str]]:
+    """``(path, answers entry or None, why not)`` for every file and CMI-Bench directory in ``folder``."""
+    from musiceval.data.errors import InputError
+    from musiceval.data.formats import FormatError, detect_format
+
+    if not folder.is_dir():
+        raise InputError(f"--answers {folder}: not a directory; pass the folder holding the model's answer files")
+    out: list[tuple[Path, dict | None, str]] = []
+    for path in sorted(folder.iterdir()):
+        rel = _relative(path, root)
+        if path.is_dir():
+            if any(p.suffix in (".json", ".jsonl") for p in path.iterdir()):
+                out.append((path, {"protocol": "mir", "dir": rel}, ""))
+            continue
+        if path.suffix not in (".json", ".jsonl", ".csv"):
+            continue
+        try:
+            fmt = detect_format(path)
+        except (FormatError, OSError, ValueError) as exc:
+            out.append((path, None, str(exc).split(";")[0]))
+            continue
+        out.append((path, {"protocol": fmt.protocols[0], "file": rel, "format": fmt.name}, ""))
+    return out
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def _toml(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def suite_config(model: str, answers: list[tuple[Path, dict | None, str]]) -> str:
+    """The commented starter ``musiceval.toml``."""
+    lines = [
+        "# musiceval suite config: the model under test, its answers, thresholds and check rules.",
+        "# Every key is validated when pytest starts (docs/gate-your-model.md lists them). Run the gates with",
+        "#   pytest evals/ -n 4        (or plain `pytest` here: this file collects them too)",
+        "",
+        "[[model]]",
+        f"name = {_toml(model)}",
+        '# live = "hf:/path/to/checkpoint"      # or a live spec: the live gates ask the model itself',
+        "",
+    ]
+    found = [entry for _, entry, _ in answers if entry is not None]
+    for entry in found:
+        lines.append("[[model.answers]]")
+        lines += [f"{k} = {_toml(str(v))}" for k, v in entry.items()]
+        lines.append("")
+    if not found:
+        lines += [
+            "# one [[model.answers]] per answer file, in the benchmarks' own layouts (detected from the content):",
+            "# [[model.answers]]",
+            '# protocol = "choice"                 # choice | factual | freeform | mir',
+            '# file = "runs/muchomusic.jsonl"      # a mir directory of <model>_<task>.jsonl files: dir = "..."',
+            "",
+        ]
+    lines += [
+        "[defaults]",
+        "# coverage gate: the share of the benchmark's items the answers must cover (1.0: all of them)",
+        "min_coverage = 1.0",
+        "",
+        "# [release]",
+        '# required = ["*/beats_chance/*", "*/listens/*"]   # the gates a release needs (default: all)',
+        "",
+        "# [baseline]",
+        '# results = "results/v1"                          # the previous release\'s results dir: regression gates',
+        "",
+    ]
+    return "\n".join(lines)
