@@ -237,3 +237,14 @@ def test_compare_html_page_has_every_comparison_the_leaderboard_and_escapes_name
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; vs m0" in page
     assert "m&#34;2&amp;" in page and 'id="leaderboard"' in page
     assert not list(page_path.parent.glob("*.partial"))  # written whole, then renamed
+
+
+def test_runs_scored_by_two_musiceval_versions_compare_with_a_note_saying_so(tmp_path):
+    rng = np.random.default_rng(9)
+    old = (rng.random(200) < 0.7).astype(float)
+    fp_new = _fp("qwen2")
+    fp_new["musiceval"] = "9.9.9"  # every scoring component unchanged
+    base = _toy_run(tmp_path, "base", old, model="qwen", fp=_fp("qwen"))
+    new = _toy_run(tmp_path, "new", old, model="qwen2", fp=fp_new)
+    notes = results.compare(base, new).attrs["notes"]
+    assert any("scored by musiceval" in n and "9.9.9" in n for n in notes)

@@ -213,3 +213,24 @@ def test_report_and_compare_refuse_a_results_dir_whose_files_contradict_results_
     assert "scores.jsonl" in err and "do not match what results.json recorded" in err
     with pytest.raises(ResultsError, match="torn or changed after the run"):
         results.load(tmp_path)
+
+
+def test_building_a_source_is_not_cut_by_one_tests_timeout(pytester):
+    """A large answer file takes long to read and score once per worker; pytest-timeout's timer
+    pauses while the source is built, so a busy machine does not turn it into an ERROR."""
+    shutil.copy(REPO / "evals" / "test_musiceval.py", _project(pytester, "").path / "evals")
+    (pytester.path / "evals" / "test_demo.py").unlink()
+    shutil.copy(REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl", pytester.path / "mc.jsonl")
+    (pytester.path / "musiceval.toml").write_text('[[model]]\nname = "M"\n[[model.answers]]\nprotocol = "choice"\n'
+                                                  'file = "mc.jsonl"\n[defaults]\nmin_coverage = 0.1\n', encoding="utf-8")
+    (pytester.path / "evals" / "conftest.py").write_text('''
+import time
+import musiceval.suite.runs as runs
+_real = runs.build_protocol
+def _slow(*args, **kwargs):
+    time.sleep(3)  # longer than the timeout below
+    return _real(*args, **kwargs)
+runs.build_protocol = _slow
+''', encoding="utf-8")
+    out = _run(pytester, "--timeout", "2", "-k", "beats_chance or parse_rate")
+    assert out.ret == 0 and out.outlines[-1].startswith("musiceval: PASSED"), out.outlines[-3:]
