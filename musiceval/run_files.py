@@ -4,7 +4,8 @@ field checked: :func:`load` and :class:`Run`, which :mod:`musiceval.results` (th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ class Run:
     failures: pd.DataFrame
     tables: list[dict[str, Any]]
     #: one row per answer source the run scored: id, protocol, model, source, items_sha256
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def _kind(value: Any) -> str:
