@@ -153,6 +153,8 @@ def pytest_configure(config: pytest.Config) -> None:
         session = f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
         given = _opt(config, "musiceval_results_dir")
         results_dir = Path(given) if given else Path(config.rootpath) / ".musiceval" / "results" / session
+        # the folders this session makes; a session that records nothing removes them again
+        made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
         try:
             _claim_results_dir(results_dir, session)
         except ConfigError as exc:
@@ -161,7 +163,8 @@ def pytest_configure(config: pytest.Config) -> None:
             pytest.exit(f"musiceval: cannot write the results directory {results_dir}: {exc.strerror or exc}; "
                         "pass --musiceval-results-dir DIR on a writable disk", returncode=2)
         meta = _run_meta(config, suite)
-    config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session}  # type: ignore[attr-defined]
+    config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
+                         "made": [] if _is_worker(config) else made}
     try:  # live-model fixtures (music_lm, response_cache) when the models package is present
         import musiceval.models.fixtures as model_fixtures
     except ImportError:
@@ -691,6 +694,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     parts = state["results_dir"] / "parts"
     if not parts.is_dir() or not any(parts.glob(f"{state['session']}-*.jsonl")):
+        _release_unused_results_dir(state)
         return
     meta = {**state["meta"], "session": state["session"],
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "exitstatus": int(exitstatus)}
@@ -710,6 +714,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         (state["results_dir"] / ".session.lock").unlink()
     except OSError:
         pass
+
+
+def _release_unused_results_dir(state: dict[str, Any]) -> None:
+    """A session that recorded nothing (``pytest tests/``, a collection error) leaves no trace: its
+    lock goes, and so do the folders it made, where they are empty."""
+    try:
+        (state["results_dir"] / ".session.lock").unlink()
+    except OSError:
+        pass
+    for folder in state.get("made", []):  # deepest first
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (another session's results) or already gone
+            break
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
