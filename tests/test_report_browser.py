@@ -1,7 +1,6 @@
 """The report in a real browser: headless Chromium shows the banner, a failed gate, a plot and a sample.
 
-Needs the Debian ``chromium`` package (``apt-get update && apt-get install -y chromium``, done by
-scripts/setup.sh as root) and Python ``playwright`` (the dev extra; its browser download is never
+Needs the Debian ``chromium`` package (optional: ``bash scripts/install_browser.sh``) and Python ``playwright`` (the dev extra; its browser download is never
 used). Skipped, with the install command, when either is absent.
 """
 from __future__ import annotations
