@@ -50,6 +50,9 @@ def screenshot(html: Path, png: Path, *, width: int = 1280, height: int = 2400, 
             page.goto(html.resolve().as_uri())
             if expand:
                 page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                # opened sample tables are decompressed and drawn asynchronously: wait until each is
+                page.wait_for_function("!document.querySelector('details.samples:not([data-rendered=\"1\"])"
+                                       ":not([data-rendered=\"failed\"])')", timeout=60_000)
             page.screenshot(path=str(png), full_page=True)
             browser.close()
     return png
