@@ -56,7 +56,9 @@ def child(n: int, cache_dir: str, threads: int | None) -> None:
     models = Models(cache_dir=cache_dir)
     run = FreeformEvaluation(data, models=models)
     seconds, means = {}, {}
-    for group, metrics in (("lexical", LEXICAL), ("sentence_cosine", ("sentence_cosine",)), ("bertscore", ("bertscore",))):
+    # BERTScore before sentence cosine, as `musiceval score freeform` orders them: on the bundled
+    # MiniLM one forward pass per text serves both
+    for group, metrics in (("lexical", LEXICAL), ("bertscore", ("bertscore",)), ("sentence_cosine", ("sentence_cosine",))):
         t = time.perf_counter()
         for cond in CONDITIONS:
             for metric in metrics:
