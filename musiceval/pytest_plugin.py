@@ -178,6 +178,8 @@ def pytest_configure(config: pytest.Config) -> None:
         session = f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
         given = _opt(config, "musiceval_results_dir")
         results_dir = Path(given) if given else Path(config.rootpath) / ".musiceval" / "results" / session
+        # the folders this session makes; a session that records nothing removes them again
+        made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
         try:
             _claim_results_dir(results_dir, session)
         except ConfigError as exc:
@@ -189,7 +191,8 @@ def pytest_configure(config: pytest.Config) -> None:
     self_checks = _opt(config, "musiceval_self_checks")
     config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
                          "self_checks": bool(suite.thresholds["defaults"]["self_checks"] if self_checks is None else self_checks),
-                         "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0}
+                         "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0,
+                         "made": [] if _is_worker(config) else made}
     _STATES.append(config._musiceval)  # type: ignore[attr-defined]
     try:  # live-model fixtures (music_lm, response_cache) when the models package is present
         import musiceval.models.fixtures as model_fixtures
@@ -960,7 +963,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     results_dir = state["results_dir"]
     rows = read_parts(results_dir, state["session"]) if (results_dir / "parts").is_dir() else []
     if not rows and not state["n_gate_tests"]:  # no musiceval test ran in this session (e.g. a project's unit tests)
-        _release_results_dir(results_dir)
+        _release_unused_results_dir(state)
         suite = state["suite"]
         if suite.models and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             state["no_gates"] = (
@@ -990,16 +993,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if xml is not None:
         xml.add_global_property("musiceval_verdict", verdict.word)
         xml.add_global_property("musiceval_verdict_line", verdict.line)
-    _release_results_dir(results_dir)
+    _release_lock(results_dir)
 
 
-def _release_results_dir(results_dir: Path) -> None:
-    """Drop this session's lock, and the results directory itself when the session left nothing in it."""
+def _release_lock(results_dir: Path) -> None:
     try:
         (results_dir / ".session.lock").unlink()
-        results_dir.rmdir()
     except OSError:
         pass
+
+
+def _release_unused_results_dir(state: dict[str, Any]) -> None:
+    """A session that recorded nothing (``pytest tests/``, a collection error) leaves no trace: its
+    lock goes, and so do the folders it made, where they are empty."""
+    try:
+        (state["results_dir"] / ".session.lock").unlink()
+    except OSError:
+        pass
+    for folder in state.get("made", []):  # deepest first
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (another session's results) or already gone
+            break
 
 
 def _junit_key() -> Any:

@@ -30,6 +30,8 @@ fi
 
 if [[ ! -s "$src/data.noun" || ! -s "$src/index.sense" ]]; then
   if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then SUDO=sudo; else SUDO=; fi
+  echo "install_wordnet: installing the Debian packages wordnet-base and wordnet-sense-index (WordNet 3.0," \
+       "system-wide, with apt-get${SUDO:+ through sudo}): METEOR's synonym stage needs them; they are then copied to $dest"
   $SUDO apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index >/dev/null \
     || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index >/dev/null; }
 fi

@@ -2,7 +2,7 @@
 
 Renders ``RESULTS_DIR/report.html`` (rebuilding it first with ``--rebuild``) in headless
 Chromium and writes a PNG of the whole page (``--expand`` opens every collapsed section first).
-Needs Chromium: ``apt-get install -y chromium`` (scripts/setup.sh installs it when run as root).
+Needs Chromium (optional: ``bash scripts/install_browser.sh``).
 """
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Set up .venv for musiceval: CPU torch 2.13.0 first (so nothing pulls CUDA wheels), then the
 # package with [dev], then WordNet for METEOR. Idempotent; a no-op in seconds when already done
-# (re-runs pip only when pyproject.toml changed).
+# (re-runs pip only when pyproject.toml changed). Says what it installs, and why, before it does.
+#
+# Python packages go into .venv only. System-wide, with apt-get: WordNet 3.0 (Debian's
+# wordnet-base and wordnet-sense-index; METEOR needs it) when /usr/share/wordnet lacks it, and
+# Chromium only when asked (MUSICEVAL_INSTALL_BROWSER=1, or bash scripts/install_browser.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -10,6 +14,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=".venv/.musiceval-setup-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
+  echo "setup: installing Python packages into .venv (nothing outside it):"
+  echo "  torch 2.13.0, the CPU wheel, first (an unpinned torch pulls several GB of CUDA packages);"
+  echo "  musiceval[dev], editable: the suite, the reference implementations its tests compare against, test and docs tools;"
+  echo "  tinysoundfont (renders the audio fixtures) and aac-metrics (FENSE's reference), without their unneeded dependencies"
   .venv/bin/python -m pip install -q --upgrade pip
   if ! .venv/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null; then
     .venv/bin/python -m pip install -q torch==2.13.0
@@ -28,14 +36,7 @@ fi
 if [ -f scripts/install_wordnet.sh ]; then
   NLTK_DATA="${NLTK_DATA:-$PWD/.venv/nltk_data}" bash scripts/install_wordnet.sh
 fi
-# Chromium for the report's browser test (tests/test_report_browser.py) and
-# scripts/screenshot_report.py: the Debian package, installed only when absent, only as root with
-# apt-get; otherwise the command is printed and setup goes on (the test skips without it).
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-      || echo "setup: could not install chromium; run: apt-get update && apt-get install -y chromium" >&2
-  else
-    echo "setup: chromium not found (the report browser test will skip); as root run: apt-get update && apt-get install -y chromium" >&2
-  fi
+# Chromium (report screenshots, the report's browser test) is optional and system-wide: only on request
+if [ "${MUSICEVAL_INSTALL_BROWSER:-0}" = "1" ]; then
+  bash scripts/install_browser.sh
 fi

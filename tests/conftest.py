@@ -1,1 +1,80 @@
+"""Unit-test configuration: the quick loop, the order tests start in, pytester for the plugin tests,
+and no files left in the checkout.
+
+``pytest tests/ -m quick`` is the loop to run before each commit: the modules in
+:data:`QUICK_MODULES` (the core of every package, each module a few seconds at most), minus any
+test marked ``slow``. With ``-m quick`` alone the other modules are not even imported, so the loop
+does not pay for their imports (torch, transformers). A module belongs in the list when its tests
+need no model loads, subprocesses or reference implementations that take seconds.
+
+Tests marked ``slow`` start first, so under ``-n 2`` the long ones do not end up alone at the tail.
+
+Subprocesses (pytester's runs of the plugin, the CLI) import this checkout's ``musiceval``, not
+whichever checkout the virtual environment's editable install points at.
+
+Hypothesis keeps its example database (the failing examples it replays first) in
+``$HYPOTHESIS_STORAGE_DIRECTORY``, by default the user's cache folder, not ``.hypothesis/`` in the
+working directory, so ``pytest tests/`` writes only under pytest's temporary directories.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(ROOT):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
+                      str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "musiceval" / "hypothesis"))
+
 pytest_plugins = ["pytester"]
+
+#: the quick loop (``-m quick``): modules relative to tests/
+QUICK_MODULES = frozenset({
+    "data/test_audio.py", "data/test_audioset.py", "data/test_cmibench_fast_paths.py", "data/test_fma.py",
+    "data/test_mmau_rul.py", "data/test_muchomusic.py", "data/test_musicnet.py", "data/test_musicqa.py",
+    "data/test_nsynth.py", "data/test_prompts_factual.py", "data/test_triplets.py",
+    "encoders/test_length_batches.py",
+    "extraction/test_rules.py",
+    "llm/test_client.py", "llm/test_extract.py", "llm/test_rewrite.py",
+    "metrics/test_agreement.py", "metrics/test_choice.py", "metrics/test_sets.py", "metrics/test_lexical_corpus.py",
+    "metrics/test_mir_metrics.py", "metrics/test_mir_tasks.py", "metrics/test_mmau_rul.py", "metrics/test_triplets.py",
+    "models/test_model_args.py", "models/test_registry_recorded_textonly.py",
+    "parsers/test_guzheng.py", "parsers/test_key.py", "parsers/test_labels.py", "parsers/test_lyrics.py",
+    "parsers/test_melody.py", "parsers/test_normalise_cmi_chain.py", "parsers/test_numbers.py", "parsers/test_times.py",
+    "protocols/test_formats.py", "protocols/test_protocols.py",
+    "scoring/test_score_choice.py", "scoring/test_score_factual.py",
+    "suite/test_checks.py", "suite/test_config.py",
+    "test_choice_prompts.py", "test_cli.py", "test_compare.py", "test_conditions.py", "test_gates.py", "test_layers.py",
+    "test_quick_loop.py", "test_redact.py", "test_report.py", "test_report_security.py", "test_stats.py",
+})
+_TESTS = Path(__file__).resolve().parent
+
+
+def _quick_only(config: pytest.Config) -> bool:
+    return (config.getoption("markexpr", "") or "").strip() == "quick"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m quick`` alone, modules outside the quick loop are not imported at all."""
+    if _quick_only(config) and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        try:
+            rel = collection_path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            return None
+        return rel not in QUICK_MODULES or None
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            rel = Path(item.fspath).resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            continue
+        if rel in QUICK_MODULES and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)
+    # slow tests first (a stable sort keeps every worker's collection identical, as xdist requires)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

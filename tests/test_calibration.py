@@ -23,6 +23,8 @@ from musiceval.gates import Gate, GateConfig
 
 NOMINAL = 0.025
 N_SIMS = 400
+# the grid (module fixture) is built once, on one xdist worker, not once per worker
+pytestmark = pytest.mark.xdist_group("calibration")
 
 
 def _cases():

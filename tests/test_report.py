@@ -57,10 +57,34 @@ def test_one_plot_per_protocol_and_metric_family(run_dir):
     assert any("cider" in n for n in names) and any("bleu" in n for n in names)
     assert not any("cider" in n and "bleu" in n for n in names)
     html = (run_dir / "report.html").read_text()
-    embedded = re.findall(r'title="(plots/[^"]+)" src="data:image/png;base64,([^"]+)"', html)
+    embedded = re.findall(r'title="(plots/[^"]+)" src="data:image/svg\+xml;base64,([^"]+)"', html)
     assert sorted(f for f, _ in embedded) == [f"plots/{n}" for n in names]
-    # the embedded bytes are the PNG files, unaltered by escaping or path scrubbing
+    # the embedded bytes are the SVG files, unaltered by escaping or path scrubbing
     assert all(base64.b64decode(b) == (run_dir / f).read_bytes() for f, b in embedded)
+    # each is a well-formed SVG whose every gate row has its label, interval line and estimate dot
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    forest = ET.fromstring((run_dir / "plots" / next(n for n in names if "cider" in n)).read_bytes())
+    labels = [t.text for t in forest.iter(f"{ns}text")]
+    assert "cider: adversarial - skyline" in labels and len(list(forest.iter(f"{ns}circle"))) == 1
+
+
+def test_plot_labels_from_result_files_are_escaped(tmp_path):
+    from musiceval.report.plots import forest
+
+    svg = forest("<t>", "what & why", [{"name": "</text><script>x</script>", "outcome": "FINDING", "estimate": 0.5,
+                                        "ci": [0.4, 0.6], "metric": "m", "test": "finding"}])[0].decode()
+    assert "<script>" not in svg and "&lt;/text&gt;&lt;script&gt;" in svg and "what &amp; why" in svg
+
+
+def test_nice_ticks_cover_the_range_with_round_steps():
+    from musiceval.report.plots import nice_ticks
+
+    assert nice_ticks(0.0, 1.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert nice_ticks(-0.24, 1.0) == [0.0, 0.5, 1.0]
+    assert nice_ticks(0.0, 10.0) == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    assert nice_ticks(1.0, 1.0) == [1.0]
 
 
 def test_findings_and_skips_are_collapsed_with_full_reason_on_demand(run_dir):
@@ -71,14 +95,23 @@ def test_findings_and_skips_are_collapsed_with_full_reason_on_demand(run_dir):
     assert "<details" in skipped and skipped.count("(musiceval multiple-choice layout)") == 8  # full text, once
 
 
+def _samples(html: str, protocol: str = "choice") -> list[dict]:
+    from musiceval.report.sample_data import decode
+
+    return decode(html)[protocol]
+
+
 def test_samples_drill_down_with_filters(run_dir):
     html = (run_dir / "report.html").read_text()
-    assert html.count('<tr class="sample') == 24
-    assert html.count('data-unmapped="1"') == 2 and "I cannot tell." in html
+    rows = _samples(html)
+    assert len(rows) == 24 and sum(r["unmapped"] for r in rows) == 2
+    assert all(r["answer"] == "I cannot tell." for r in rows if r["unmapped"])
     assert 'value="unmapped"' in html and 'value="drops"' in html
     # q0 is the only item whose Correct score is below its Random score: both its rows carry rank 1
-    ranked = re.findall(r'data-drop-rank="(\d+)"', html)
-    assert ranked == ["1", "1"] and "Correct − Random: accuracy -1" in html
+    assert [(r["item"], r.get("rank")) for r in rows if "rank" in r] == [("q0", 1), ("q0", 1)]
+    assert "accuracy -1" in [r.get("drop") for r in rows]
+    # the rows are data, drawn on demand: no table rows in the markup, and the data is small
+    assert '<tr class="sample' not in html and len(html) < 60_000
 
 
 def test_samples_are_capped(tmp_path, monkeypatch):
@@ -87,8 +120,9 @@ def test_samples_are_capped(tmp_path, monkeypatch):
     monkeypatch.setattr(render, "MAX_SAMPLES_PER_PROTOCOL", 5)
     make_run(tmp_path)
     html = (tmp_path / "report.html").read_text()
-    assert html.count('<tr class="sample') == 5 and "5 of 24 shown" in html
-    assert 'data-unmapped="1"' in html  # the unmapped answer is kept within the cap
+    rows = _samples(html)
+    assert len(rows) == 5 and "5 of 24 shown" in html
+    assert any(r["unmapped"] for r in rows)  # the unmapped answer is kept within the cap
 
 
 def test_no_machine_paths(tmp_path):
@@ -125,7 +159,7 @@ def test_sample_rows_in_parts_become_samples_jsonl(tmp_path):
     write_run(tmp_path, {})
     lines = [json.loads(x) for x in (tmp_path / "samples.jsonl").read_text().splitlines()]
     assert [s["item_id"] for s in lines] == ["q0", "q0", "q1", "q1"] and "type" not in lines[0]
-    assert (tmp_path / "report.html").read_text().count('<tr class="sample') == 4
+    assert len(_samples((tmp_path / "report.html").read_text())) == 4
 
 
 def test_rule_follows_higher_is_better():

@@ -1,7 +1,6 @@
 """The report in a real browser: headless Chromium shows the banner, a failed gate, a plot and a sample.
 
-Needs the Debian ``chromium`` package (``apt-get update && apt-get install -y chromium``, done by
-scripts/setup.sh as root) and Python ``playwright`` (the dev extra; its browser download is never
+Needs the Debian ``chromium`` package (optional: ``bash scripts/install_browser.sh``) and Python ``playwright`` (the dev extra; its browser download is never
 used). Skipped, with the install command, when either is absent.
 """
 from __future__ import annotations
@@ -45,7 +44,8 @@ def test_banner_failed_gate_plot_and_sample_are_visible(page):
     samples = page.locator("details#samples-p-choice")
     samples.locator("summary").click()
     first = samples.locator("tr.sample").first
-    assert first.is_visible() and "Which instrument plays" in first.inner_text()
+    first.wait_for(state="visible", timeout=10_000)  # rows are decompressed and drawn when first opened
+    assert samples.get_attribute("data-rendered") == "1" and "Which instrument plays" in first.inner_text()
     samples.locator("select.sample-filter").select_option("unmapped")
     visible = [r for r in samples.locator("tr.sample").all() if r.is_visible()]
     assert len(visible) == 2 and all("I cannot tell." in r.inner_text() for r in visible)

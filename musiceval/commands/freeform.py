@@ -88,9 +88,12 @@ def score(args: argparse.Namespace) -> ScoreOutput:
     # one step per (metric, condition): items scored per second and the ETA of the whole run
     total = sum(len(draw) for c in conditions for draw in run.texts[c]) * len(metrics)
     bar = progress.bar(total, desc="freeform", unit="item")
+    # BERTScore first: on the bundled MiniLM it also stores sentence_cosine's vectors (one forward
+    # pass per text for both metrics); the output keeps the order asked for
+    order = sorted(metrics, key=lambda m: m != "bertscore")
     for condition in conditions:
         out_metrics[condition] = {}
-        for metric in metrics:
+        for metric in order:
             bar.set_postfix_str(f"{metric}/{condition}", refresh=False)
             try:
                 s = run.scores(metric, condition)
@@ -104,6 +107,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
                 per_item.setdefault((i, condition), {"item_id": i, "condition": condition})[metric] = float(v)
             for f in s.failures:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
+        out_metrics[condition] = {m: out_metrics[condition][m] for m in metrics}
     bar.close()
     extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model,
                              **excluded_entry(protocol)}

@@ -157,6 +157,10 @@ def token_rows_table(embs: Any, idf: Any) -> np.ndarray:
 TOKENS_PER_TEXT = 64
 
 
+#: pairs are matched CHUNK_BATCHES of bert-score's batches at a time (see TokenCachedBERTScorer.score)
+CHUNK_BATCHES = 32
+
+
 class TokenCachedBERTScorer:
     """``score(cands, refs, batch_size=..)`` of a ``BERTScorer`` with its token embeddings cached
     per distinct text, so a text shared by many pairs (a reference scored against every
@@ -170,14 +174,23 @@ class TokenCachedBERTScorer:
     multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
     Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
     may differ in the last bits). ``idf=True`` and ``all_layers=True`` are refused.
+
+    ``pooled_id``: when the BERTScore layer is the last layer of the very model a mean-pooling
+    sentence encoder uses (the bundled all-MiniLM-L6-v2 on layer 6), each embedded text's
+    sentence vector (the attention-masked mean of those token embeddings, L2-normalised: what
+    :class:`~musiceval.encoders.sentence.MeanPoolingEncoder` computes) is stored too, under that
+    encoder's id, for texts within its ``pooled_max_tokens`` (longer ones it truncates, so they
+    are left to it). A run scoring BERTScore and sentence cosine then runs the model once per text,
+    not twice; the vectors differ from the encoder's own by float32 rounding (another padded batch).
     """
 
-    def __init__(self, scorer: Any, cache: Any):
+    def __init__(self, scorer: Any, cache: Any, *, pooled_id: str | None = None, pooled_max_tokens: int = 256):
         if scorer._idf:
             raise ValueError("a BERTScorer with idf=True cannot be cached per text (its idf comes from the whole corpus)")
         if getattr(scorer, "all_layers", False):
             raise ValueError("TokenCachedBERTScorer supports one layer (all_layers=False)")
         self.scorer, self.cache = scorer, cache
+        self.pooled_id, self.pooled_max_tokens = pooled_id, pooled_max_tokens
         self.id = scorer_id(scorer) + "#tokens"
         #: distinct texts embedded by the model (cache misses), for tests and benchmarks
         self.n_embedded = 0
@@ -241,8 +254,20 @@ class TokenCachedBERTScorer:
             rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, n_tokens))]
             out.update(rows)
             put_rows(self.cache, self.id, rows)
+            if self.pooled_id:
+                self._put_pooled(embs, masks, batch)
             self.n_embedded += len(batch)
         return out
+
+    def _put_pooled(self, embs: Any, masks: Any, batch: list[str]) -> None:
+        """The batch's sentence vectors under ``pooled_id`` (MeanPoolingEncoder's masked mean, then L2)."""
+        from musiceval.encoders.base import l2_normalise
+        from musiceval.encoders.sentence import masked_mean
+
+        keep = [i for i, n in enumerate(masks.sum(dim=1).tolist()) if n <= self.pooled_max_tokens]
+        if keep:
+            vectors = l2_normalise(masked_mean(embs[keep].float(), masks[keep]).cpu().numpy()).astype("float32")
+            put_rows(self.cache, self.pooled_id, [(batch[i], v) for i, v in zip(keep, vectors)])
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
         """``(P, R, F1)`` tensors as ``BERTScorer.score(cands, refs)`` returns them (one reference or
@@ -261,8 +286,8 @@ class TokenCachedBERTScorer:
                 owner += [k] * len(group)
                 flat_c += [cand] * len(group)
                 flat_r += group
-        stats = self._stats(list(dict.fromkeys(flat_r + flat_c)), batch_size)
         device = self.scorer.device
+        stats: dict[str, Any] = {}
 
         def pad(batch):
             """bert-score's padded (embeddings, mask, idf): embeddings padded with 2.0, idf with 0."""
@@ -275,11 +300,16 @@ class TokenCachedBERTScorer:
         # lets a padded position (similarity 0) win a token's max when all the token's real
         # similarities are negative, so a value depends on the longest text of its batch; the same
         # batches give the same values (sorting pairs by length changed unrelated pairs by up to 1e-3)
+        # the token embeddings of CHUNK_BATCHES batches at a time: memory stays bounded by a chunk,
+        # not the corpus (a chunk's texts are embedded or read from the cache, then dropped)
         preds = []
+        chunk = batch_size * CHUNK_BATCHES
         with torch.no_grad():
-            for start in range(0, len(flat_r), batch_size):
-                p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
-                preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
+            for first in range(0, len(flat_r), chunk):
+                stats = self._stats(list(dict.fromkeys(flat_r[first:first + chunk] + flat_c[first:first + chunk])), batch_size)
+                for start in range(first, min(first + chunk, len(flat_r)), batch_size):
+                    p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
+                    preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
         table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
         if owner is not None:  # P, R and F1 each maximised over a candidate's references
             index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)

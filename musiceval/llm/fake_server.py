@@ -14,6 +14,9 @@ Misbehaviour, for the clients' error handling:
 - ``fail_first=[429, 500, ..]`` answers the next requests with those status codes;
 - ``delay_s`` sleeps before every answer (client timeouts); ``latency`` after the checks below
   (a slow but healthy server, for throughput benchmarks);
+- ``hold_after=N`` answers N chat requests, then holds every later one until :meth:`release`
+  (as a script: ``--hold-after N``, released by SIGUSR1), so a test can stop a client mid-run at
+  a known point whatever the machine's speed;
 - by model name, per distinct (model, prompt): ``flaky`` HTTP 500 on the first attempt,
   ``ratelimit`` HTTP 429 with ``Retry-After: 0`` on the first attempt, ``stall`` sleeps
   ``stall_s`` (at most 5 s) on the first attempt, ``broken`` always HTTP 503, ``garbage`` HTTP 200
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import signal
 import threading
 import time
 from collections import Counter
@@ -65,11 +69,14 @@ def echo_reply(body: dict[str, Any]) -> str:
 class FakeOpenAIServer:
     def __init__(self, reply: Callable[[dict[str, Any]], str] = echo_reply, *, fail_first: list[int] | None = None,
                  delay_s: float = 0.0, latency: float = 0.0, stall_s: float = 2.0,
-                 served_models: tuple[str, ...] = SERVED_MODELS):
+                 served_models: tuple[str, ...] = SERVED_MODELS, hold_after: int | None = None,
+                 max_hold_s: float = 600.0):
         self.reply = reply
         self.served_models = tuple(served_models)
         self.fail_first = list(fail_first or [])
         self.delay_s, self.latency, self.stall_s = delay_s, latency, min(stall_s, 5.0)
+        self.hold_after, self.max_hold_s = hold_after, max_hold_s
+        self._released = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
@@ -101,7 +108,10 @@ class FakeOpenAIServer:
                                 "temperature": body.get("temperature"), "seed": body.get("seed"),
                                 "max_tokens": body.get("max_tokens")})
             status = self.fail_first.pop(0) if self.fail_first else None
+            held = self.hold_after is not None and len(self.requests) > self.hold_after
         send = handler._send  # type: ignore[attr-defined]
+        if held:
+            self._released.wait(self.max_hold_s)
         if self.delay_s:
             time.sleep(self.delay_s)
         if not handler.path.endswith("/chat/completions"):
@@ -126,6 +136,10 @@ class FakeOpenAIServer:
                    "choices": [{"index": 0, "finish_reason": "stop",
                                 "message": {"role": "assistant", "content": self.reply(body), "refusal": None}}],
                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+    def release(self) -> None:
+        """Answer the requests held by ``hold_after`` and every later one."""
+        self._released.set()
 
     def start(self) -> "FakeOpenAIServer":
         server = self
@@ -186,8 +200,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="a local OpenAI-compatible echo server (prints its port)")
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--max-seconds", type=float, default=600.0)
+    ap.add_argument("--hold-after", type=int, default=None,
+                    help="answer N chat requests, then hold later ones until the process gets SIGUSR1")
     args = ap.parse_args()
-    with FakeOpenAIServer(latency=args.latency) as server:
+    with FakeOpenAIServer(latency=args.latency, hold_after=args.hold_after, max_hold_s=args.max_seconds) as server:
+        signal.signal(signal.SIGUSR1, lambda *_: server.release())
         print(server.port, flush=True)
         time.sleep(args.max_seconds)
 

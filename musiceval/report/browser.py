@@ -1,7 +1,7 @@
 """Headless Chromium for looking at a report: shared by the browser test and scripts/screenshot_report.py.
 
-Chromium comes from the Debian package (``apt-get install -y chromium``; ``scripts/setup.sh``
-installs it when run as root). Python Playwright drives it when installed (``pip install
+Chromium is optional and comes from the Debian package (``bash scripts/install_browser.sh``, or
+``MUSICEVAL_INSTALL_BROWSER=1 bash scripts/setup.sh``). Python Playwright drives it when installed (``pip install
 playwright``; its own browser download is never used: ``executable_path`` points at the system
 Chromium); otherwise Chromium's own ``--headless --screenshot`` is used.
 """
@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-INSTALL_HINT = "apt-get update && apt-get install -y chromium  (as root; scripts/setup.sh does it)"
+INSTALL_HINT = "bash scripts/install_browser.sh  (apt-get install -y chromium, as root)"
 #: offline, sandbox-free flags; a fresh --user-data-dir is added per launch
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -50,6 +50,9 @@ def screenshot(html: Path, png: Path, *, width: int = 1280, height: int = 2400, 
             page.goto(html.resolve().as_uri())
             if expand:
                 page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                # opened sample tables are decompressed and drawn asynchronously: wait until each is
+                page.wait_for_function("!document.querySelector('details.samples:not([data-rendered=\"1\"])"
+                                       ":not([data-rendered=\"failed\"])')", timeout=60_000)
             page.screenshot(path=str(png), full_page=True)
             browser.close()
     return png

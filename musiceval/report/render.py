@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,10 @@ from markupsafe import Markup
 from musiceval import __version__
 from musiceval.report import plots
 from musiceval.report.load import clean_bars, clean_table, text
+from musiceval.report.sample_data import protocol_samples
 from musiceval.report.view import banner, confined, is_finding, rule, safe_name, scale, scrub_paths, shorten, verdict
 
-#: sample rows embedded in report.html per protocol (the rest stay in samples.jsonl)
+#: sample rows embedded in report.html per protocol (the rest stay in samples.jsonl; see sample_data)
 MAX_SAMPLES_PER_PROTOCOL = 500
 #: rows of one data table shown
 MAX_TABLE_ROWS = 200
@@ -54,15 +54,6 @@ def gate_view(g: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def natural(text: str) -> tuple:
-    """Sort key that puts q2 before q10."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
-
-
-def _sample_key(s: dict[str, Any]) -> tuple:
-    return (s["model"], s["source"], natural(s["item_id"]), s["condition"])
-
-
 def _by_protocol(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for it in items:
@@ -71,19 +62,21 @@ def _by_protocol(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
 
 
 class _PlotWriter:
-    """Writes PNGs under ``plots/`` with sanitised, unique, confined names; keeps them for embedding."""
+    """Writes SVGs under ``plots/`` with sanitised, unique, confined names; keeps them for embedding."""
 
     def __init__(self, results_dir: Path):
         self.dir = results_dir / "plots"
         self.dir.mkdir(parents=True, exist_ok=True)
+        for old in self.dir.glob("*.png"):  # a report rebuilt by an older version: its plots are replaced
+            old.unlink()
         self.used: set[str] = set()
 
     def add(self, stem: str, title: str, data: bytes) -> dict[str, str]:
         base = safe_name(stem, 100)
-        name, k = f"{base}.png", 1
+        name, k = f"{base}.svg", 1
         while name in self.used:
             k += 1
-            name = f"{base}-{k}.png"
+            name = f"{base}-{k}.svg"
         self.used.add(name)
         confined(self.dir, name).write_bytes(data)
         return {"file": f"plots/{name}", "title": title, "b64": Markup(base64.b64encode(data).decode("ascii"))}  # base64 alphabet: safe, and no path to scrub
@@ -93,8 +86,8 @@ def _forests(writer: _PlotWriter, protocol: str, gates: list[dict[str, Any]], ki
     images = []
     for family, members in plots.families(gates).items():
         what = scale(members[0])["what"] if len({scale(m)["what"] for m in members}) == 1 else family
-        for k, png in enumerate(plots.forest(f"{protocol} {kind}: {family}", what, members), 1):
-            images.append(writer.add(f"{protocol}-{kind}-{family}-{k}", f"{protocol} {kind}: {family}", png))
+        for k, svg in enumerate(plots.forest(f"{protocol} {kind}: {family}", what, members), 1):
+            images.append(writer.add(f"{protocol}-{kind}-{family}-{k}", f"{protocol} {kind}: {family}", svg))
     return images
 
 
@@ -106,49 +99,6 @@ def _table_view(table: dict[str, Any]) -> dict[str, Any]:
         keyed = {text(k, 80): v for k, v in r.items()}
         cells.append([_f(v) if isinstance(v, float) else text(keyed.get(c), 300) for c, v in ((c, keyed.get(c)) for c in cols)])
     return {"name": table["name"], "cols": cols, "rows": cells, "more": max(0, len(rows) - MAX_TABLE_ROWS)}
-
-
-def sample_views(samples: list[dict[str, Any]], cap: int | None = None) -> dict[str, dict[str, Any]]:
-    """Per protocol: the rows to embed (unmapped answers and the largest Correct - Random drops first)."""
-    cap = MAX_SAMPLES_PER_PROTOCOL if cap is None else cap
-    out = {}
-    for protocol, rows in _by_protocol(samples).items():
-        by_item: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
-        for s in rows:
-            by_item[(s["model"], s["source"], s["item_id"])][s["condition"]] = s
-        drops = []
-        for conds in by_item.values():
-            c, r = conds.get("correct"), conds.get("random")
-            if c and r:
-                common = [m for m in c["scores"] if c["scores"][m] is not None and r["scores"].get(m) is not None]
-                if common:
-                    d = c["scores"][common[0]] - r["scores"][common[0]]
-                    drops.append((d, c, r, common[0]))
-        drops.sort(key=lambda t: (t[0], _sample_key(t[1])))
-        for rank, (d, c, r, metric) in enumerate(drops, 1):
-            for s in (c, r):
-                s["drop"], s["drop_rank"], s["drop_metric"] = d, rank, metric
-        ordered = sorted(rows, key=_sample_key)
-        chosen: list[dict[str, Any]] = []
-        seen: set[int] = set()
-        priority = [s for s in ordered if s.get("drop_rank") and s["drop"] < 0 and s["drop_rank"] <= 100]
-        priority += [s for s in ordered if s["unmapped"]][:200]
-        for s in priority + ordered:
-            if len(chosen) >= cap:
-                break
-            if id(s) not in seen:
-                seen.add(id(s))
-                chosen.append(s)
-        chosen.sort(key=_sample_key)
-        views = []
-        for s in chosen:
-            views.append({**s, "scores_text": ", ".join(f"{k}={_f(v)}" for k, v in s["scores"].items()),
-                          "drop_text": "" if s.get("drop") is None else f"{s['drop_metric']} {_f(s['drop'])}",
-                          "prompt_short": shorten(s["prompt"], 160), "answer_short": shorten(s["answer"], 160),
-                          "reference_short": shorten(s["reference"], 160)})
-        out[protocol] = {"rows": views, "total": len(rows), "shown": len(views),
-                         "unmapped": sum(s["unmapped"] for s in rows), "drops": sum(1 for d in drops if d[0] < 0)}
-    return out
 
 
 def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]], problems: list[str]) -> dict[str, Any]:
@@ -167,7 +117,7 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
         row, why = clean_bars(b, f"results.json: bars[{k}]")
         bars.append(row) if row else problems.append(f"{why}; skipped")
     gates_by, tables_by, bars_by = _by_protocol(gates), _by_protocol(tables), _by_protocol(bars)
-    sample_by = sample_views(samples)
+    sample_by = protocol_samples(samples, MAX_SAMPLES_PER_PROTOCOL, results_dir, _f)
     protocols = []
     for protocol in sorted(set(gates_by) | set(tables_by) | set(bars_by)):
         pg = gates_by.get(protocol, [])

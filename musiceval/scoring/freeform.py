@@ -168,8 +168,11 @@ class Models:
             from musiceval.encoders.bertscore_cache import TokenCachedBERTScorer
 
             # token embeddings cached per distinct text: each text through the model once, across
-            # conditions, metrics and runs (a warm rerun embeds nothing)
-            self._loaded["bertscore"] = TokenCachedBERTScorer(scorer, self.cache())
+            # conditions, metrics and runs (a warm rerun embeds nothing); on the bundled MiniLM's
+            # last layer they also give sentence_cosine's vectors, so MiniLM sees each text once
+            shared = self.sentence_encoder == "minilm" and self.bertscore_model == "minilm" and self.bertscore_layers == 6
+            self._loaded["bertscore"] = TokenCachedBERTScorer(scorer, self.cache(),
+                                                              pooled_id=MINILM_ID if shared else None)
         return self._loaded["bertscore"]
 
     def describe(self) -> dict[str, Any]:
@@ -178,6 +181,8 @@ class Models:
                 "bertscore": f"{self.bertscore_model} (layer {self.bertscore_layers}{', rescaled' if self.bertscore_baseline else ''})"}
 
 
+#: the sentence encoder id of the bundled all-MiniLM-L6-v2 (musiceval.encoders.sentence._load_minilm)
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: the context's embedding kinds served by FENSE's own models (musiceval.metrics.fense_metric)
 FENSE_KINDS = ("fense", "fense-error")
 

@@ -78,7 +78,8 @@ def test_token_level_cache_equals_bert_score_and_embeds_each_text_once(scorer, t
     np.testing.assert_allclose(single[2].numpy(), scorer.score(cands[:2], ["x y", "Heavy metal with loud drums."])[2].numpy(), atol=2e-6)
 
 
-def test_unrelated_real_pairs_in_many_batches_equal_bert_score(scorer, tmp_path):
+@pytest.mark.parametrize("chunk_batches", [32, 3], ids=["one-chunk", "chunks-of-3-batches"])
+def test_unrelated_real_pairs_in_many_batches_equal_bert_score(scorer, tmp_path, monkeypatch, chunk_batches):
     """Real MusicQA answers against other items' references, 8 pairs a batch, equal bert-score's own
     call: the cached scorer matches pairs in bert-score's batches (its greedy matching lets a padded
     position win a token's max when all the token's similarities are negative, so a value can depend
@@ -93,9 +94,14 @@ def test_unrelated_real_pairs_in_many_batches_equal_bert_score(scorer, tmp_path)
     answers = [r.text for r in kept]
     others = [refs[r.item_id] for r in kept[37:] + kept[:37]]  # another item's reference: unrelated pairs
     expected = scorer.score(answers, others, batch_size=8)
-    got = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path)).score(answers, others, batch_size=8)
+    # token embeddings are held a chunk of batches at a time (bounded memory): the chunking
+    # changes neither bert-score's batches nor the number of texts through the model
+    monkeypatch.setattr("musiceval.encoders.bertscore_cache.CHUNK_BATCHES", chunk_batches)
+    cached = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    got = cached.score(answers, others, batch_size=8)
     for g, w in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), w.numpy(), atol=2e-6, rtol=0)
+    assert cached.n_embedded == len(set(answers) | set(others))
 
 
 def test_a_warm_cache_loads_no_model_and_values_equal_the_loaded_scorer(scorer, tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from musiceval.metrics.fense import fense, fluency_errors, sbert_similarity
+from tests.metrics.tiny_bert import FITTED_ERROR_PROBS
 
 CANDS = ["a dog barks loudly", "rain falls on the door", "a man plays piano and and and", "bell rings", "a cat meows softly"]
 REFS = [["a dog barks", "dog barks while people talk"], ["rain falls"], ["a man plays piano slowly", "piano music"],
@@ -62,7 +63,8 @@ def test_models_load_through_the_real_loaders(tiny, monkeypatch, tmp_path):
     rows = embed(CANDS)
     np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
     probs = fm.load_echecker(str(tiny["ckpt"]))(CANDS)
-    assert probs.shape == (5,) and ((probs > 0.9).any() and (probs <= 0.9).any())  # both sides of the threshold
+    # fitted far from both sides of the threshold (tests.metrics.tiny_bert.FITTED_ERROR_PROBS)
+    np.testing.assert_allclose(probs, FITTED_ERROR_PROBS, atol=0.01)
     scores = fense(CANDS, REFS, embed=embed, error_probs=fm.load_echecker(str(tiny["ckpt"])))
     assert scores.shape == (5,) and np.all(np.abs(scores) <= 1.0 + 1e-6)
     # a released name resolves in $FENSE_DATA; missing, the message names the URL
@@ -106,12 +108,16 @@ def test_values_equal_aac_metrics_on_tiny_models(tiny, threshold):
     outs_corpus, outs_sents = aac.fense(CANDS, REFS, sbert_model=st, echecker=ref_model,
                                         echecker_tokenizer=AutoTokenizer.from_pretrained(states["model_type"]),
                                         error_threshold=threshold, device="cpu", batch_size=2, return_probs=True)
-    ours = fense(CANDS, REFS, embed=fm.load_sbert(str(tiny["sbert"])), error_probs=fm.load_echecker(str(tiny["ckpt"])),
-                 threshold=threshold)
+    error_probs = fm.load_echecker(str(tiny["ckpt"]))
+    probs = error_probs(CANDS)
+    np.testing.assert_allclose(probs, outs_sents["fluency_error.error_prob"].numpy(), atol=1e-4)
+    # the penalties agree only where no machine's rounding can move a probability across the threshold
+    assert np.abs(probs - threshold).min() > 0.01, f"tiny detector puts {probs.round(4).tolist()} near {threshold}"
+    ours = fense(CANDS, REFS, embed=fm.load_sbert(str(tiny["sbert"])), error_probs=error_probs, threshold=threshold)
     np.testing.assert_allclose(ours, outs_sents["fense"].numpy(), atol=1e-5)
     np.testing.assert_allclose(ours.mean(), float(outs_corpus["fense"]), atol=1e-5)
-    if threshold == 0.9:  # the tiny detector is tuned so that the paper's threshold cuts both ways
-        assert 0 < outs_sents["fer"].numpy().sum() < len(CANDS)
+    # the tiny detector is fitted so that both thresholds cut both ways
+    assert 0 < outs_sents["fer"].numpy().sum() < len(CANDS)
 
 
 def test_registry_wrapper_reads_both_models_from_the_context():

@@ -175,7 +175,8 @@ def test_cli_exit_codes_and_export(dataset, tmp_path, capsys):
 
 def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path):
     pytest.importorskip("openai")
-    server = subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server", "--latency", "0.05", "--max-seconds", "120"],
+    # the server answers 6 requests, then holds the rest until SIGUSR1: the kill lands mid-run on any machine
+    server = subprocess.Popen([sys.executable, "-m", "musiceval.llm.fake_server", "--hold-after", "6", "--max-seconds", "120"],
                               stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
@@ -191,6 +192,7 @@ def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path)
             time.sleep(0.02)
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=10)
+        server.send_signal(signal.SIGUSR1)
         n_before = len(path.read_bytes().splitlines())
         assert 6 <= n_before < 30
         with open(path, "ab") as f:  # and the worst case: a line torn by the kill

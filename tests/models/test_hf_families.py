@@ -85,9 +85,42 @@ def test_batches_are_left_padded_and_answer_like_single_requests(tiny_checkpoint
         assert inputs["attention_mask"][1, 0] == 0 and inputs["attention_mask"][1, -1] == 1  # padding on the left
         together = [a.text for a in model.generate(batch, GREEDY)]
         alone = [model.generate([r], GREEDY)[0].text for r in batch]
-        assert together == alone
+        # a random tiny model's top logits can tie within float noise, and padding changes the
+        # summation order: the texts must agree unless greedy decoding met such a tie
+        tied = _greedy_agrees_up_to_ties(model, batch)
+        assert together == alone or tied, (together, alone)
     finally:
         model.close()
+
+
+def _greedy_steps(model, requests):
+    """The new tokens and per-step scores of greedy ``generate``, built as the adapter builds a batch."""
+    import torch
+
+    audios = [r.audio for r in requests if r.audio is not None]
+    inputs = model.family.encode(model.processor, [model._conversation(r) for r in requests], audios, 16_000)
+    with torch.inference_mode():
+        out = model.model.generate(**inputs, **model.generate_kwargs(GREEDY), output_scores=True,
+                                   return_dict_in_generate=True)
+    return out.sequences[:, inputs["input_ids"].shape[1]:], torch.stack(out.scores, 1).float()
+
+
+def _greedy_agrees_up_to_ties(model, batch, atol: float = 1e-4) -> bool:
+    """Step by step, batched and single decoding give equal scores (within ``atol``) and equal tokens,
+    until a step whose top two scores are within ``atol`` (a tie either may break): True if such a
+    tie was met, False if the decodings agree throughout; anything else fails."""
+    tokens, scores = _greedy_steps(model, batch)
+    tied = False
+    for k, request in enumerate(batch):
+        one_tokens, one_scores = _greedy_steps(model, [request])
+        for step in range(min(one_tokens.shape[1], tokens.shape[1])):
+            np.testing.assert_allclose(scores[k, step].numpy(), one_scores[0, step].numpy(), atol=atol, rtol=0)
+            if tokens[k, step] != one_tokens[0, step]:
+                top2 = one_scores[0, step].topk(2).values
+                assert float(top2[0] - top2[1]) < 2 * atol, f"request {k}, step {step}: tokens differ without a tie"
+                tied = True
+                break
+    return tied
 
 
 def test_flamingo_audio_limit_is_the_processors_window_count(tiny_checkpoints):

@@ -16,12 +16,13 @@ from musiceval.models import GenerationSettings, ModelSpecError, Request, load_m
 from musiceval.models.openai_compatible import encode_wav_base64  # noqa: E402
 
 SETTINGS = GenerationSettings(temperature=0.2, max_tokens=16, seed=7)
-FAST = dict(timeout=0.5, max_retries=2, backoff=0.01, max_backoff=0.05)
+# a healthy answer on a loaded machine stays far inside the timeout; a stall (5 s) stays far outside it
+FAST = dict(timeout=2.0, max_retries=2, backoff=0.01, max_backoff=0.05)
 
 
 @pytest.fixture
 def server():
-    with FakeOpenAIServer(stall_s=2.0) as s:
+    with FakeOpenAIServer(stall_s=5.0) as s:
         yield s
 
 

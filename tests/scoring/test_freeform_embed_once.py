@@ -76,7 +76,9 @@ def test_each_distinct_text_through_each_model_once_and_a_warm_rerun_embeds_none
     assert occurrences > 1.5 * len(expected)  # references are shared by the conditions: per-pair embedding repeats them
     bertscorer, sentence = models.bertscorer(), models.encoder("sentence")
     assert bertscorer.n_embedded == len(expected)
-    assert sentence.n_encoded == len(expected)
+    # BERTScore (scored first in each condition) runs the same MiniLM and stores the sentence
+    # vectors too: MiniLM sees each distinct text once for both metrics
+    assert sentence.n_encoded == 0
     for (metric, condition), s in first.items():
         assert s.n > 0 and np.all(np.isfinite(s.values)), (metric, condition)
 
@@ -89,6 +91,21 @@ def test_each_distinct_text_through_each_model_once_and_a_warm_rerun_embeds_none
     # Correct ranks above Random on both metrics: the values are real scores, not artefacts of the cache
     for metric in METRICS:
         assert first[(metric, "correct")].mean() > first[(metric, "random")].mean()
+
+
+def test_sentence_vectors_from_bertscores_pass_equal_the_sentence_encoders_own(data_and_rewrites, cold, tmp_path):
+    """sentence_cosine after BERTScore on the bundled MiniLM (vectors mean-pooled from BERTScore's
+    token embeddings) equals sentence_cosine alone (the encoder's own forward pass) to float32
+    rounding; alone, the sentence encoder embeds every distinct text and BERTScore never loads."""
+    data, rewrites = data_and_rewrites
+    _, _, _, first = cold
+    alone = Models(cache_dir=str(tmp_path / "alone"))
+    run = FreeformEvaluation(data, seed=7, random_draws=2, rewrites=rewrites, models=alone)
+    for condition in CONDITIONS:
+        s = run.scores("sentence_cosine", condition)
+        assert s.ids == first[("sentence_cosine", condition)].ids
+        np.testing.assert_allclose(first[("sentence_cosine", condition)].values, s.values, atol=1e-6, rtol=0)
+    assert alone.encoder("sentence").n_encoded == len(_distinct_texts(data, run)) and "bertscore" not in alone._loaded
 
 
 def test_bertscore_through_the_protocol_equals_bert_score_per_condition(data_and_rewrites, cold):
@@ -148,10 +165,18 @@ def test_fense_models_embed_each_distinct_text_once_and_nothing_on_a_warm_rerun(
     import os
 
     from musiceval.metrics import fense_models
-    from musiceval.metrics.fense import fense
+    from musiceval.metrics.fense import PENALTY, THRESHOLD, sbert_similarity
 
     s, draw = first["correct"], run.texts["correct"][0]
-    direct = fense([draw[i] for i in s.ids], [list(item_references(items[i])) for i in s.ids],
-                   embed=fense_models.load_sbert(os.environ["MUSICEVAL_FENSE_SBERT"]),
-                   error_probs=fense_models.load_echecker(os.environ["MUSICEVAL_FENSE_ECHECKER"]))
-    np.testing.assert_allclose(s.values, direct, atol=1e-5, rtol=0)
+    cands = [draw[i] for i in s.ids]
+    sims = sbert_similarity(cands, [list(item_references(items[i])) for i in s.ids],
+                            embed=fense_models.load_sbert(os.environ["MUSICEVAL_FENSE_SBERT"]))
+    probs = fense_models.load_echecker(os.environ["MUSICEVAL_FENSE_ECHECKER"])(cands)
+    # the run's answers are not the texts the tiny detector was fitted on: where a probability lies
+    # within rounding of the threshold, either penalty is FENSE's value
+    flagged, clear = sims * (1 - PENALTY), sims
+    near = np.abs(probs - THRESHOLD) < 1e-3
+    expected = np.where(probs > THRESHOLD, flagged, clear)
+    assert (~near).sum() > 10
+    np.testing.assert_allclose(s.values[~near], expected[~near], atol=1e-5, rtol=0)
+    assert all(np.isclose(v, [f, c], atol=1e-5).any() for v, f, c in zip(s.values[near], flagged[near], clear[near]))
