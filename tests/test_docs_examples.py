@@ -31,7 +31,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
-LINKED = ("fixtures", "evals", "scripts", "benchmarks", "docs", "conftest.py", "pyproject.toml", "README.md")
+LINKED = ("fixtures", "evals", "musiceval", "scripts", "benchmarks", "docs", "conftest.py", "pyproject.toml", "README.md")
 
 _FENCE = re.compile(r"^```(\w+)\s*$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")

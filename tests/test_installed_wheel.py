@@ -7,6 +7,7 @@ gates a repository outside the checkout that holds only a ``musiceval.toml`` and
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,9 @@ min_coverage = 0.01   # slices of the published files
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
+    # no PYTHONPATH: the installed wheel, not this checkout (tests/conftest.py points subprocesses here)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -261,13 +261,15 @@ class TokenCachedBERTScorer:
 
     def _put_pooled(self, embs: Any, masks: Any, batch: list[str]) -> None:
         """The batch's sentence vectors under ``pooled_id`` (MeanPoolingEncoder's masked mean, then L2)."""
-        from musiceval.encoders.base import l2_normalise
+        from musiceval.encoders.base import l2_normalise, record_row_shape, row_signature
         from musiceval.encoders.sentence import masked_mean
 
         keep = [i for i, n in enumerate(masks.sum(dim=1).tolist()) if n <= self.pooled_max_tokens]
         if keep:
             vectors = l2_normalise(masked_mean(embs[keep].float(), masks[keep]).cpu().numpy()).astype("float32")
             put_rows(self.cache, self.pooled_id, [(batch[i], v) for i, v in zip(keep, vectors)])
+            # the very encoder's vectors (same model, last layer, same pooling): its row shape is known
+            record_row_shape(self.cache, self.pooled_id, row_signature(vectors[0]))
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
         """``(P, R, F1)`` tensors as ``BERTScorer.score(cands, refs)`` returns them (one reference or

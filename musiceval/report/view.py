@@ -57,16 +57,18 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
     """How to read a gate's estimate: ``what`` (a phrase), ``bar`` (on that scale) and ``chance``."""
     test, metric = g.get("test") or "", g.get("metric") or "the metric"
     thr = g.get("threshold")
+    bar_value = g.get("bar")  # the bar the gate recorded (a gate view holds its display string instead)
+    recorded_bar = bar_value if isinstance(bar_value, (int, float)) and not isinstance(bar_value, bool) else None
     if is_finding(g) and g.get("outcome") == "FINDING":
         # findings carry no test; their name says whether the number is a difference
         diff = bool(_DIFFERENCE.search(g.get("name") or ""))
         what = f"{metric} {'difference' if diff else 'value'} as named (a finding, never a gate)"
         bar, chance, kind = None, g.get("baseline"), "finding: difference" if diff else "finding: value"
     elif "interval of the mean" in test or "CI of the mean" in test or test.startswith("census"):
-        bar = g["bar"] if g.get("bar") is not None else thr
+        bar = recorded_bar if recorded_bar is not None else thr
         what, chance, kind = (f"{metric} (counted exactly)" if test.startswith("census") else f"mean {metric}"), None, "mean"
     elif test.startswith(("paired", "exact McNemar", "exact:", "non_inferior", "superior")) or "McNemar" in test:
-        bar = g["bar"] if g.get("bar") is not None else thr if thr is not None else 0.0
+        bar = recorded_bar if recorded_bar is not None else thr if thr is not None else 0.0
         what, chance, kind = f"paired difference in {metric}", None, "difference"
     else:
         chance = g.get("baseline") if g.get("baseline") is not None else thr

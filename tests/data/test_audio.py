@@ -172,7 +172,7 @@ def test_the_fixture_script_regenerates_the_shipped_clips():
     pytest.importorskip("pretty_midi")
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("make_audio_fixtures", FIXTURES.parents[1] / "scripts" / "make_audio_fixtures.py")
+    spec = importlib.util.spec_from_file_location("make_audio_fixtures", FIXTURES.parents[2] / "scripts" / "make_audio_fixtures.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     rows = {json.loads(line)["id"]: json.loads(line) for line in (FIXTURES / "manifest.jsonl").read_text().splitlines()}

@@ -22,10 +22,11 @@ FIXTURE_ANSWERS = {
     "freeform/musicqa_dev_midashenglm.jsonl": "dasheng-musicqa",
     **{f"factual/{m}_{t}.jsonl": "cmi-bench" for m in ("ltu", "mullama") for t in ("GTZAN", "Nsynth_instrument")},
 }
-#: files in fixtures/ that hold no answers (manifests, rewrites, instructions, ontology, triplets)
-NOT_ANSWERS = ["audio/manifest.jsonl", "audio/freeform.jsonl", "freeform/rewrites_handwritten.jsonl",
-               "mir/instructions/CMI_GTZAN.jsonl", "text_encoders/ontology.json", "text_encoders/triplets_sample.csv",
-               "factual/musicnet_metadata.csv"]
+#: files of the repository that hold no answers (manifests, rewrites, instructions, ontology, triplets)
+NOT_ANSWERS = ["musiceval/evals/audio/manifest.jsonl", "musiceval/evals/audio/freeform.jsonl",
+               "fixtures/freeform/rewrites_handwritten.jsonl", "fixtures/mir/instructions/CMI_GTZAN.jsonl",
+               "musiceval/data/audioset_ontology.json", "fixtures/text_encoders/triplets_sample.csv",
+               "fixtures/factual/musicnet_metadata.csv"]
 SHARED_ANSWERS = {"muchomusic/dev_midashenglm.jsonl": "dasheng-choice", "nsynth/dev_midashenglm.jsonl": "dasheng-factual",
                   "musicqa/dev_midashenglm.jsonl": "dasheng-musicqa"}
 
@@ -61,7 +62,7 @@ def test_every_mir_fixture_output_is_cmi_bench_with_its_task():
 @pytest.mark.parametrize("rel", NOT_ANSWERS)
 def test_files_without_answers_are_refused_naming_their_keys(rel):
     with pytest.raises(FormatError) as exc:
-        detect_format(FIXTURES / rel)
+        detect_format(REPO / rel)
     msg = str(exc.value)
     assert "\n" not in msg and rel.split("/")[-1] in msg and "keys" in msg and "no answer format" in msg
 
