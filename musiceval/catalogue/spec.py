@@ -28,7 +28,7 @@ from musiceval.registry import Registry
 ALL_CONTROLS = ("random", "noise", "text_only")
 
 
-class UnknownBenchmark(KeyError):
+class UnknownBenchmark(KeyError, ValueError):
     """A benchmark name the catalogue does not hold (the message names the closest one and the fix)."""
 
     def __str__(self) -> str:  # KeyError quotes its argument; this is a sentence
