@@ -35,10 +35,10 @@ def _tables(files: Mapping[str, Path]):
 
 
 def _extension(path: str, data: bytes) -> str:
+    """The container the bytes are in (their magic number first: a path's suffix can be wrong)."""
+    magic = {b"RIFF": ".wav", b"fLaC": ".flac", b"OggS": ".ogg"}.get(data[:4])
     suffix = Path(path or "").suffix.lower()
-    if suffix in (".mp3", ".wav", ".flac", ".ogg"):
-        return suffix
-    return {b"RIFF": ".wav", b"fLaC": ".flac", b"OggS": ".ogg"}.get(data[:4], ".mp3")
+    return magic or (suffix if suffix in (".mp3", ".wav", ".flac", ".ogg") else ".mp3")
 
 
 def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
