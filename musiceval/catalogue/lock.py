@@ -3,7 +3,7 @@
 ``<prepared>/musiceval.lock.json`` (JSON, written atomically) holds the benchmark name, its source
 (id, pinned and resolved revision, or why it is unpinned), the sha256 of every question file, the
 audio root, the published and prepared item counts, one record per clip (sha256, size, duration,
-sample rate, channels, peak), the items without a usable clip (missing, or corrupt with the
+sample rate, channels, peak; or the reason it is unusable), the items without a usable clip (missing, or corrupt with the
 reason) and the sha256 of the manifest it wrote. ``musiceval data check`` re-verifies against it,
 and the run's provenance records its dataset part (:func:`dataset_fingerprint`).
 
@@ -88,7 +88,7 @@ def dataset_fingerprint(lock: Lock) -> dict[str, Any]:
     the same questions with other audio do not compare."""
     import hashlib
 
-    audio = hashlib.sha256("\n".join(f"{k}\t{lock.clips[k]['sha256']}" for k in sorted(set(lock.item_clips.values()))
+    audio = hashlib.sha256("\n".join(f"{k}\t{lock.clips[k].get('sha256', '')}" for k in sorted(set(lock.item_clips.values()))
                                      if k in lock.clips).encode()).hexdigest()
     return {"id": lock.source.get("id", ""), "revision": lock.source.get("resolved_revision") or lock.source.get("revision") or "",
             "questions_sha256": dict(sorted(lock.question_files.items())), "audio_sha256": audio,

@@ -168,7 +168,6 @@ def prepare(benchmark: Benchmark, root: Path, *, audio_dir: Path | None = None, 
 def _check_clips(benchmark: Benchmark, items: list[Question], index: AudioIndex, lock: Lock, directory: Path,
                  progress: bool) -> None:
     previous = _previous_clips(directory)
-    bad: dict[str, str] = {}
     bar = None
     if progress:
         from tqdm import tqdm
@@ -183,25 +182,23 @@ def _check_clips(benchmark: Benchmark, items: list[Question], index: AudioIndex,
             lock.missing[q.id] = (q.meta.get("unusable") or (f"no clip for {q.audio_key!r} under {index.root}"
                                   if q.audio_key is not None else "the question names no audio"))
             continue
-        if rel in bad:
-            lock.corrupt[q.id] = bad[rel]
-            continue
         if rel not in lock.clips:
             path = index.by_relpath[rel]
             old = previous.get(rel)
             st = path.stat()
             if old and old.get("bytes") == st.st_size and old.get("mtime_ns") == st.st_mtime_ns:
-                lock.clips[rel] = old
+                lock.clips[rel] = old  # checked before and unchanged: not decoded again
             else:
                 try:
                     lock.clips[rel] = inspect_clip(path).as_dict()
                 except ClipError as exc:
-                    bad[rel] = str(exc)
-                    lock.corrupt[q.id] = str(exc)
-                    continue
+                    lock.clips[rel] = {"error": str(exc), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
                 fresh += 1
                 if fresh % SAVE_EVERY == 0:
                     write_lock(lock, directory / (LOCK_NAME + ".partial"))
+        if "error" in lock.clips[rel]:
+            lock.corrupt[q.id] = lock.clips[rel]["error"]
+            continue
         lock.item_clips[q.id] = rel
     if bar is not None:
         bar.close()
