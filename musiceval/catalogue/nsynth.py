@@ -49,7 +49,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
                   size_bytes=None),
     licence="CC BY 4.0", items=4096, audio="shipped", protocol="factual", answer_format="musiceval-factual",
     prompt="factual instrument question (musiceval.data.prompts_factual, paper phrasing)",
-    parser="rule extractor with the nsynth vocabulary", controls=ALL_CONTROLS, question_files=(EXAMPLES,),
+    parser="rule extractor with the nsynth vocabulary", controls=("random",), question_files=(EXAMPLES,),
     locate_audio=locate, version="v2.2 test split", options={"vocab": "nsynth"}, unpack=unpack,
     verified="note ids vs dasheng-lm's 300 NSynth test rows; no archive hash",
 )

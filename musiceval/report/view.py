@@ -63,13 +63,14 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
         what = f"{metric} {'difference' if diff else 'value'} as named (a finding, never a gate)"
         bar, chance, kind = None, g.get("baseline"), "finding: difference" if diff else "finding: value"
     elif "interval of the mean" in test or "CI of the mean" in test or test.startswith("census"):
-        bar = g["bar"] if g.get("bar") is not None else thr
+        bar = g["bar"] if isinstance(g.get("bar"), (int, float)) else thr
         what, chance, kind = (f"{metric} (counted exactly)" if test.startswith("census") else f"mean {metric}"), None, "mean"
     elif test.startswith(("paired", "exact McNemar", "exact:", "non_inferior", "superior")) or "McNemar" in test:
-        bar = g["bar"] if g.get("bar") is not None else thr if thr is not None else 0.0
+        # an exact gate records its bar as text ("> 0"): draw the threshold then
+        bar = g["bar"] if isinstance(g.get("bar"), (int, float)) else thr if thr is not None else 0.0
         what, chance, kind = f"paired difference in {metric}", None, "difference"
     else:
-        chance = g.get("baseline") if g.get("baseline") is not None else thr
+        chance = g.get("baseline") if g.get("baseline") not in (None, "") else thr  # "": no baseline label
         what = f"{metric} minus chance" + (f" ({chance:.4g})" if chance is not None else "")
         bar, kind = 0.0, "above chance"
     if g.get("unit"):
