@@ -1,5 +1,5 @@
 """The ``musiceval`` command: ``init``, ``score``, ``generate``, ``merge``, ``rewrite``, ``mir-live``, ``compare``,
-``power``, ``cache`` and ``report``.
+``power``, ``cache``, ``data``, ``run`` and ``report``.
 
 ``musiceval score <protocol> FILE --json`` prints exactly one JSON object on stdout::
 
@@ -96,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     cache = sub.add_parser("cache", help="what the on-disk caches hold; drop an encoder's embeddings")
     cache_command.configure(cache)
     cache.set_defaults(_run=cache_command.run)
+
+    from musiceval.commands import data as data_command, run as run_command
+
+    data = sub.add_parser("data", help="the benchmark catalogue: list, prepare (download, hash, manifest), check")
+    data_command.configure(data)
+    run = sub.add_parser("run", help="prepare benchmarks, generate with a model, score and gate: one verdict")
+    run_command.configure(run)
+    run.set_defaults(_run=run_command.run)
 
     report = sub.add_parser("report", help="rebuild report.md / report.html of a results directory")
     report.add_argument("results_dir", type=Path)

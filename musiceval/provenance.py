@@ -6,8 +6,10 @@ A fingerprint has two sides:
   prompt template (sha256 of its text), the versions of the code that turns answers into scores
   (choice matcher, factual extractor and prompts, MIR parsers and compat rules, free-form metrics:
   the ``*_VERSION`` constants of those modules), the sha256 of every data file the scorer reads
-  (vocabularies, hierarchies, rewrites: :mod:`musiceval.suite.files`), and the seed (it draws
-  distractors and random-audio pairings, i.e. it decides the questions);
+  (vocabularies, hierarchies, rewrites: :mod:`musiceval.suite.files`), the datasets answers were
+  generated from (catalogue id, revision, question-file and audio hashes, read from the
+  ``musiceval.datasets.json`` that ``musiceval run`` writes beside its answer files), and the seed
+  (it draws distractors and random-audio pairings, i.e. it decides the questions);
 - the **model side** (what a comparison is about): model spec (credentials redacted), revision,
   decoding settings, backend, and the sha256 of each answer file (the model's output).
 
@@ -130,12 +132,38 @@ def fingerprint(
     for name, template in (prompts or {}).items():
         per_protocol.setdefault(name, {"versions": component_versions(PROTOCOL_COMPONENTS.get(name) or COMPONENTS)})
         per_protocol[name]["prompt"] = text_sha256(template)
+    scorer: dict[str, Any] = {"protocols": per_protocol, "data": shared_data, "seed": seed}
+    datasets = dataset_versions(answer_files or {})
+    if datasets:
+        scorer["datasets"] = datasets
     return {
         "musiceval": musiceval.__version__,
-        "scorer": {"protocols": per_protocol, "data": shared_data, "seed": seed},
+        "scorer": scorer,
         "model": {"spec": _redact(model) if model else "", "revision": revision, "decoding": dict(decoding or {}),
                   "backend": backend, "answers": {str(k): sha256(v) for k, v in (answer_files or {}).items()}},
     }
+
+
+#: written by :mod:`musiceval.catalogue.answers` beside generated answer files
+DATASETS_SIDECAR = "musiceval.datasets.json"
+
+
+def dataset_versions(answer_files: Mapping[str, str | os.PathLike[str]]) -> dict[str, Any]:
+    """``{benchmark: {id, revision, questions_sha256, audio_sha256, ...}}`` of the answer files that
+    were generated from catalogue benchmarks (their directory's :data:`DATASETS_SIDECAR`)."""
+    import json
+
+    out: dict[str, Any] = {}
+    for path in answer_files.values():
+        sidecar = Path(path).parent / DATASETS_SIDECAR
+        try:
+            known = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        entry = known.get(Path(path).name) if isinstance(known, dict) else None
+        if isinstance(entry, dict) and entry.get("benchmark"):
+            out[str(entry["benchmark"])] = {k: v for k, v in entry.items() if k != "benchmark"}
+    return out
 
 
 def _hasher() -> Callable[[str | os.PathLike[str]], str]:
@@ -188,6 +216,10 @@ def check_comparable(fp_a: Mapping[str, Any], fp_b: Mapping[str, Any]) -> list[s
         _flatten(f"scorer.protocols.{name}", b["protocols"][name], right)
     for name in sorted(set(a.get("data", {})) & set(b.get("data", {}))):
         left[f"scorer.data.{name}"], right[f"scorer.data.{name}"] = a["data"][name], b["data"][name]
+    for name in sorted(set(a.get("datasets", {})) & set(b.get("datasets", {}))):  # one benchmark, two versions
+        for key in ("id", "revision", "questions_sha256", "audio_sha256"):
+            left[f"scorer.datasets.{name}.{key}"] = a["datasets"][name].get(key)
+            right[f"scorer.datasets.{name}.{key}"] = b["datasets"][name].get(key)
     left["scorer.seed"], right["scorer.seed"] = a.get("seed"), b.get("seed")
     diffs = []
     for key in sorted(set(left) | set(right)):

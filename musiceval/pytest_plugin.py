@@ -112,6 +112,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--musiceval-option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
         help="set a protocol option or threshold for this run, e.g. factual.vocab=nsynth, mir.compat=cmi-bench, "
              "choice.min_parse_rate=0.95, defaults.alpha=0.01 (repeatable; checked like the config)")
+    add("--musiceval-benchmarks", default=None, metavar="A,B",
+        help="catalogue benchmarks to ask the live --musiceval-model (`musiceval data list`): prepared (cached) under "
+             "--musiceval-data-dir, answered once, and gated as the model's answers (also `benchmarks = [...]` in the config)")
     add("--musiceval-self-checks", action="store_true", default=None,
         help="also run the suite's self-checks (its tiny live model, text encoders, machinery); on by default "
              "only where the config sets [defaults] self_checks = true")
@@ -233,7 +236,10 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
 
             # the spec loads the model; a name without its credentials labels it everywhere
             suite = SuiteConfig(suite.path, suite.root, (ModelDecl(live_model_name(spec), live=spec),), suite.thresholds,
-                                suite.checks, suite.required, suite.baseline)
+                                suite.checks, suite.required, suite.baseline, suite.benchmarks)
+    benchmarks = _opt(config, "musiceval_benchmarks") or suite.benchmarks
+    if benchmarks:
+        suite = _with_benchmark_answers(config, suite, benchmarks)
     options = _opt(config, "musiceval_option", []) or []
     if options:
         suite = apply_options(suite, options)
@@ -248,6 +254,33 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
     except ValueError as exc:
         raise ConfigError(f"model arguments: {exc}") from None
     return suite
+
+
+def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmarks: Any) -> SuiteConfig:
+    """The suite whose model's answers are what the live model answered on the catalogue benchmarks
+    (:func:`musiceval.catalogue.run.session_answers`: generated once by the controller)."""
+    from musiceval.cache_dir import default_cache_dir
+    from musiceval.catalogue.prepare import data_root
+    from musiceval.catalogue.spec import benchmark_names
+    from musiceval.catalogue.run import session_answers
+    from musiceval.models.args import coerce_model_args, parse_model_args
+    from musiceval.suite.config import ModelDecl
+
+    live = suite.live_models()
+    if not live:
+        raise ConfigError("--musiceval-benchmarks needs a live model to ask: pass --musiceval-model hf:DIR (or "
+                          "openai-compatible:URL#MODEL), or declare live = \"...\" for the model in the config")
+    try:
+        benches = benchmark_names(benchmarks)
+        args = {**coerce_model_args(live[0].args), **parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))}
+        name, entries = session_answers(live[0].live, benches, data_root=data_root(_opt(config, "musiceval_data_dir")),
+                                        cache_dir=Path(_opt(config, "musiceval_cache_dir") or default_cache_dir()),
+                                        model_args=args, seed=int(_opt(config, "musiceval_seed", 0)), worker=_is_worker(config))
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"--musiceval-benchmarks: {exc}") from None
+    # the answers are the model's: declared like recorded ones, so the model is not loaded again
+    model = ModelDecl(live[0].name, answers=tuple(entries))
+    return SuiteConfig(suite.path, suite.root, (model,), suite.thresholds, suite.checks, suite.required, suite.baseline)
 
 
 def live_model_name(spec: str) -> str:

@@ -8,7 +8,8 @@ by what it says about itself: the ``dataset_name`` of dasheng-lm records, the fo
 A file of another dataset has no known size: its coverage is not applicable unless its answers
 entry sets ``expected_items``.
 
-Sizes (test splits as the peers score them):
+Sizes (test splits as the peers score them; read from the benchmark catalogue,
+:mod:`musiceval.catalogue`, which cites each source):
 
 - MuChoMusic: 1,187 questions (Weck et al., ISMIR 2024; dasheng-lm ``evaluate/jsonl``);
 - NSynth test: 4,096 notes (Engel et al. 2017; ``nsynth-test``);
@@ -31,22 +32,21 @@ class Benchmark:
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
-#: the CMI-Bench test split, per task (see the module docstring)
-CMI_BENCH_TEST_ITEMS = {
-    "DSing": 482, "EMO_arousal": 125, "EMO_valence": 125, "GS_key": 2406, "GTZAN": 290, "Guzheng_Tech": 94,
-    "MTG_emotion": 4231, "MTG_genre": 11479, "MTG_instrument": 5115, "MTT": 5329, "MusicCaps": 2813,
-    "Nsynth_instrument": 4096, "Nsynth_pitch": 4096, "SDD": 1106, "VocalSet_tech": 1140, "ballroom_beat": 685,
-    "ballroom_downbeat": 685, "gtzan_beat": 290, "gtzan_downbeat": 290,
-}
+# the sizes come from the benchmark catalogue (musiceval.catalogue), their one source of truth
+from musiceval.catalogue.cmibench import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS  # noqa: E402
 
-#: the factual vocabulary of the CMI-Bench classification tasks scored as factual QA
-CMI_BENCH_DEFAULTS = {"GTZAN": {"vocab": "gtzan"}, "Nsynth_instrument": {"vocab": "nsynth"}}
+
+def _catalogue_items(name: str) -> int:
+    from musiceval.catalogue.spec import get_benchmark
+
+    return int(get_benchmark(name).items)
+
 
 #: benchmark by the ``dataset_name`` (lowercased) or format of an answer file
 BENCHMARKS: dict[str, Benchmark] = {
-    "muchomusic": Benchmark("MuChoMusic", 1187),
-    "nsynth": Benchmark("NSynth test", 4096, {"vocab": "nsynth"}),
-    "musicqa": Benchmark("MusicQA (MTG-Jamendo evaluation split)", 5040),
+    "muchomusic": Benchmark("MuChoMusic", _catalogue_items("muchomusic")),
+    "nsynth": Benchmark("NSynth test", _catalogue_items("nsynth"), {"vocab": "nsynth"}),
+    "musicqa": Benchmark("MusicQA (MTG-Jamendo evaluation split)", _catalogue_items("musicqa")),
     **{f"cmi-bench/{task}": Benchmark(f"CMI-Bench {task} (test split)", n, CMI_BENCH_DEFAULTS.get(task, {}))
        for task, n in CMI_BENCH_TEST_ITEMS.items()},
 }

@@ -71,7 +71,7 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
         bar = recorded_bar if recorded_bar is not None else thr if thr is not None else 0.0
         what, chance, kind = f"paired difference in {metric}", None, "difference"
     else:
-        chance = g.get("baseline") if g.get("baseline") is not None else thr
+        chance = g.get("baseline") if g.get("baseline") not in (None, "") else thr  # "": no baseline label
         what = f"{metric} minus chance" + (f" ({chance:.4g})" if chance is not None else "")
         bar, kind = 0.0, "above chance"
     if g.get("unit"):

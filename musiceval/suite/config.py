@@ -58,7 +58,7 @@ else:  # pragma: no cover
 CONFIG_FILE = "musiceval.toml"
 _ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
 _MODEL_KEYS = ("name", "live", "args", "answers")
-_TOP_LEVEL = (*SCHEMA, "model", "checks", "release", "baseline")
+_TOP_LEVEL = (*SCHEMA, "model", "checks", "release", "baseline", "benchmarks")
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ class SuiteConfig:
     checks: tuple[CheckRule, ...] = ()
     required: tuple[str, ...] = ()
     baseline: Mapping[str, Any] = field(default_factory=dict)
+    #: catalogue benchmarks the live model is asked (``benchmarks = [...]``, :mod:`musiceval.catalogue`)
+    benchmarks: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -245,7 +247,11 @@ def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path |
             raise ConfigError(f"{where}: [baseline] results: {results} holds no results.json; point it at the results "
                               "directory of the previous release's run")
         baseline["results"] = str(results)
-    return SuiteConfig(path, base, models, thresholds, checks, tuple(required), dict(baseline))
+    benchmarks = raw.get("benchmarks", [])
+    if not isinstance(benchmarks, list) or not all(isinstance(b, str) for b in benchmarks):
+        raise ConfigError(f"{where}: 'benchmarks' must be a list of catalogue names, e.g. [\"muchomusic\", \"nsynth\"] "
+                          "(`musiceval data list`)")
+    return SuiteConfig(path, base, models, thresholds, checks, tuple(required), dict(baseline), tuple(benchmarks))
 
 
 def _models(raw: Any, where: str, base: Path) -> tuple[ModelDecl, ...]:

@@ -1,0 +1,106 @@
+"""``musiceval data list | prepare NAME | check NAME``: the benchmark catalogue from the shell.
+
+- ``list`` prints every registered benchmark: source and revision (or why it is unpinned),
+  licence, items, where the audio comes from, protocol, answer format and controls
+  (``--json`` for one JSON object);
+- ``prepare NAME [--audio-dir DIR] [--questions FILE]`` fetches and checks it
+  (:mod:`musiceval.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
+  20, all in the lock) and the ``musiceval generate`` command for the manifest;
+- ``check NAME`` re-hashes the question files and clips against the lock
+  (:mod:`musiceval.catalogue.check`); exit 1 with one line per problem.
+
+Data root: ``--data-root`` or ``$MUSICEVAL_DATA``, else ``.musiceval/data``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from musiceval.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="data_command", required=True, metavar="{list,prepare,check}")
+    ls = sub.add_parser("list", help="the registered benchmarks: source, revision, licence, items, audio, protocol")
+    ls.add_argument("--json", action="store_true", help="print one JSON object")
+    ls.set_defaults(_run=run_list)
+    for name, helptext, func in (("prepare", "download, check every clip, write manifest.jsonl and the lock file", run_prepare),
+                                 ("check", "re-verify prepared data against its lock file", run_check)):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("names", metavar="NAME", help="benchmark name(s), comma-separated (`musiceval data list`)")
+        p.add_argument("--data-root", type=Path, default=None, help="root of prepared benchmarks (default $MUSICEVAL_DATA or .musiceval/data)")
+        p.add_argument("--no-progress", action="store_true", help="no progress bars")
+        if name == "prepare":
+            p.add_argument("--audio-dir", type=Path, default=None, help="folder holding the clips (benchmarks that ship none)")
+            p.add_argument("--questions", type=Path, default=None, help="use this copy of the question file instead of downloading it")
+        p.set_defaults(_run=func)
+
+
+def _row(bench) -> dict:
+    return {"name": bench.name, "title": bench.title, "source": bench.source.describe(), "revision": bench.source.revision,
+            "unpinned": bench.source.unpinned, "licence": bench.licence, "items": bench.items, "audio": bench.audio,
+            "protocol": bench.protocol, "answer_format": bench.answer_format, "prompt": bench.prompt,
+            "parser": bench.parser, "controls": list(bench.controls), "verified": bench.verified}
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rows = [_row(b) for _, b in BENCHMARKS.items()]
+    if args.json:
+        print(json.dumps({"benchmarks": rows}))
+        return 0
+    for row in rows:
+        items = f"{row['items']:,}" if row["items"] is not None else "from the file"
+        print(f"{row['name']:<28} {row['protocol']:<9} {items:>14} items  {row['licence'].split(';')[0]}")
+        print(f"{'':<28} source: {row['source']}")
+        print(f"{'':<28} audio: {row['audio']}; controls: {', '.join(row['controls']) or 'none'}")
+    return 0
+
+
+def _root(args: argparse.Namespace) -> Path:
+    from musiceval.catalogue.prepare import data_root
+
+    return data_root(args.data_root)
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    from musiceval.catalogue.fetch import FetchError
+    from musiceval.catalogue.prepare import PrepareError, prepare
+
+    benches = benchmark_names(args.names)
+    if args.questions is not None and len(benches) != 1:
+        raise PrepareError("--questions names one benchmark's question file; prepare one benchmark at a time")
+    for bench in benches:
+        try:
+            report = prepare(bench, _root(args), audio_dir=args.audio_dir, questions=args.questions,
+                             progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr))
+        except FetchError as exc:
+            raise PrepareError(str(exc)) from None
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        print(report.summary())
+        for line in report.problem_lines():
+            print(f"  {line}")
+        data_dir = f" --data-dir {report.audio_root}" if report.audio_root != report.directory / "audio" else " --data-dir " + str(report.audio_root)
+        print(f"  manifest: {report.manifest}\n  generate: musiceval generate --model SPEC --dataset {report.manifest}{data_dir}")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from musiceval.catalogue.check import check
+    from musiceval.catalogue.prepare import prepared_dir
+
+    failed = 0
+    for bench in benchmark_names(args.names):
+        problems = check(bench, prepared_dir(_root(args), bench), progress=not args.no_progress)
+        for line in problems:
+            print(line)
+        if problems:
+            failed += 1
+        else:
+            print(f"{bench.name}: OK (question files and every clip match the lock)")
+    return 1 if failed else 0
+
+
+__all__ = ["configure", "get_benchmark"]
