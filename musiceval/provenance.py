@@ -144,7 +144,7 @@ def fingerprint(
     }
 
 
-#: written by :mod:`musiceval.catalogue.answers` beside generated answer files
+#: written by :mod:`musiceval.data.catalogue.answers` beside generated answer files
 DATASETS_SIDECAR = "musiceval.datasets.json"
 
 

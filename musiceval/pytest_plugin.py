@@ -258,11 +258,11 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
 
 def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmarks: Any) -> SuiteConfig:
     """The suite whose model's answers are what the live model answered on the catalogue benchmarks
-    (:func:`musiceval.catalogue.run.session_answers`: generated once by the controller)."""
+    (:func:`musiceval.commands.run_benchmarks.session_answers`: generated once by the controller)."""
     from musiceval.cache_dir import default_cache_dir
-    from musiceval.catalogue.prepare import data_root
-    from musiceval.catalogue.spec import benchmark_names
-    from musiceval.catalogue.run import session_answers
+    from musiceval.data.catalogue.prepare import data_root
+    from musiceval.data.catalogue.spec import benchmark_names
+    from musiceval.commands.run_benchmarks import session_answers
     from musiceval.models.args import coerce_model_args, parse_model_args
     from musiceval.suite.config import ModelDecl
 

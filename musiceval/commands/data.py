@@ -4,10 +4,10 @@
   licence, items, where the audio comes from, protocol, answer format and controls
   (``--json`` for one JSON object);
 - ``prepare NAME [--audio-dir DIR] [--questions FILE]`` fetches and checks it
-  (:mod:`musiceval.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
+  (:mod:`musiceval.data.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
   20, all in the lock) and the ``musiceval generate`` command for the manifest;
 - ``check NAME`` re-hashes the question files and clips against the lock
-  (:mod:`musiceval.catalogue.check`); exit 1 with one line per problem.
+  (:mod:`musiceval.data.catalogue.check`); exit 1 with one line per problem.
 
 Data root: ``--data-root`` or ``$MUSICEVAL_DATA``, else ``.musiceval/data``.
 """
@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from musiceval.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
+from musiceval.data.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -59,14 +59,14 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    from musiceval.catalogue.prepare import data_root
+    from musiceval.data.catalogue.prepare import data_root
 
     return data_root(args.data_root)
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from musiceval.catalogue.fetch import FetchError
-    from musiceval.catalogue.prepare import PrepareError, prepare
+    from musiceval.data.catalogue.fetch import FetchError
+    from musiceval.data.catalogue.prepare import PrepareError, prepare
 
     benches = benchmark_names(args.names)
     if args.questions is not None and len(benches) != 1:
@@ -88,8 +88,8 @@ def run_prepare(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from musiceval.catalogue.check import check
-    from musiceval.catalogue.prepare import prepared_dir
+    from musiceval.data.catalogue.check import check
+    from musiceval.data.catalogue.prepare import prepared_dir
 
     failed = 0
     for bench in benchmark_names(args.names):

@@ -9,7 +9,7 @@ A file of another dataset has no known size: its coverage is not applicable unle
 entry sets ``expected_items``.
 
 Sizes (test splits as the peers score them; read from the benchmark catalogue,
-:mod:`musiceval.catalogue`, which cites each source):
+:mod:`musiceval.data.catalogue`, which cites each source):
 
 - MuChoMusic: 1,187 questions (Weck et al., ISMIR 2024; dasheng-lm ``evaluate/jsonl``);
 - NSynth test: 4,096 notes (Engel et al. 2017; ``nsynth-test``);
@@ -32,12 +32,12 @@ class Benchmark:
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
-# the sizes come from the benchmark catalogue (musiceval.catalogue), their one source of truth
-from musiceval.catalogue.cmibench import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS  # noqa: E402
+# the sizes come from the benchmark catalogue (musiceval.data.catalogue), their one source of truth
+from musiceval.data.catalogue.cmibench import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS  # noqa: E402
 
 
 def _catalogue_items(name: str) -> int:
-    from musiceval.catalogue.spec import get_benchmark
+    from musiceval.data.catalogue.spec import get_benchmark
 
     return int(get_benchmark(name).items)
 

@@ -104,7 +104,7 @@ class SuiteConfig:
     checks: tuple[CheckRule, ...] = ()
     required: tuple[str, ...] = ()
     baseline: Mapping[str, Any] = field(default_factory=dict)
-    #: catalogue benchmarks the live model is asked (``benchmarks = [...]``, :mod:`musiceval.catalogue`)
+    #: catalogue benchmarks the live model is asked (``benchmarks = [...]``, :mod:`musiceval.data.catalogue`)
     benchmarks: tuple[str, ...] = ()
 
     @property

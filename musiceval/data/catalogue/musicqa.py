@@ -16,15 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.catalogue.fetch import extract_members
-from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.data.catalogue.fetch import extract_members
+from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 EVAL = "EvalMusicQA.json"
 
 
 def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
     """Extract only the clips the evaluation split names from ``audios.zip``."""
-    from musiceval.catalogue.common import read_json
+    from musiceval.data.catalogue.common import read_json
 
     names = {str(r.get("audio_name")) for r in read_json(files[EVAL], "EvalMusicQA.json") if isinstance(r, dict)}
     if "audios.zip" in files:

@@ -1,17 +1,17 @@
 """The benchmark catalogue: where each benchmark lives, at which version, how it is prepared and
 scored, and the one-command path from a checkpoint to a verdict.
 
-- :mod:`musiceval.catalogue.spec`: the entry (:class:`Benchmark`), its :class:`Source`, the registry;
+- :mod:`musiceval.data.catalogue.spec`: the entry (:class:`Benchmark`), its :class:`Source`, the registry;
 - one module per benchmark (``muchomusic``, ``nsynth``, ``musicqa``, ``captions``, ``cmibench``,
   ``mmau``, ``mmar``, ``rul``, ``hummusqa``), each citing its source;
-- :mod:`~musiceval.catalogue.fetch`, :mod:`~musiceval.catalogue.clips`,
-  :mod:`~musiceval.catalogue.lock`, :mod:`~musiceval.catalogue.prepare`,
-  :mod:`~musiceval.catalogue.check`: ``musiceval data prepare`` / ``check``;
-- :mod:`~musiceval.catalogue.answers` and :mod:`~musiceval.catalogue.run`: generated responses
+- :mod:`~musiceval.data.catalogue.fetch`, :mod:`~musiceval.data.catalogue.clips`,
+  :mod:`~musiceval.data.catalogue.lock`, :mod:`~musiceval.data.catalogue.prepare`,
+  :mod:`~musiceval.data.catalogue.check`: ``musiceval data prepare`` / ``check``;
+- :mod:`~musiceval.data.catalogue.answers` and :mod:`~musiceval.commands.run_benchmarks`: generated responses
   written in each benchmark's answer format and declared as the model's answers (``musiceval
   run``, ``pytest --musiceval-benchmarks``).
 """
-from musiceval.catalogue.spec import (
+from musiceval.data.catalogue.spec import (
     BENCHMARKS,
     AudioIndex,
     Benchmark,

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
+from musiceval.data.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 REPO = "https://raw.githubusercontent.com/nicolaus625/CMI-bench"
 #: the test split per task: the ``split == "test"`` records of ``CMI_<task>.jsonl`` at

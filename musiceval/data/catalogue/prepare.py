@@ -2,10 +2,10 @@
 and the lock file.
 
 Steps (each resumable): say how much will be downloaded; fetch the source at its revision
-(:mod:`musiceval.catalogue.fetch`); unpack shipped audio; read the questions with the entry's
+(:mod:`musiceval.data.catalogue.fetch`); unpack shipped audio; read the questions with the entry's
 ``questions`` function; find each question's clip under the audio root (the shipped audio, or
 ``--audio-dir`` for a benchmark that ships none); decode every clip once
-(:func:`~musiceval.catalogue.clips.inspect_clip`); write ``manifest.jsonl`` (the items with a usable
+(:func:`~musiceval.data.catalogue.clips.inspect_clip`); write ``manifest.jsonl`` (the items with a usable
 clip, in the layout ``musiceval generate`` reads) and ``musiceval.lock.json``.
 
 Missing and corrupt clips are listed and counted, never fatal: the coverage gate (items with
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from musiceval.catalogue.clips import ClipError, file_sha256, inspect_clip
-from musiceval.catalogue.fetch import FetchError, download_size, fetch, human_bytes
-from musiceval.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
-from musiceval.catalogue.spec import AudioIndex, Benchmark, Question
+from musiceval.data.catalogue.clips import ClipError, file_sha256, inspect_clip
+from musiceval.data.catalogue.fetch import FetchError, download_size, fetch, human_bytes
+from musiceval.data.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
+from musiceval.data.catalogue.spec import AudioIndex, Benchmark, Question
 
 #: clips checked between two saves of the partial lock
 SAVE_EVERY = 200

@@ -25,8 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.catalogue.common import muchomusic_prompt, shuffled_options
-from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.data.catalogue.common import muchomusic_prompt, shuffled_options
+from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 CSV = "muchomusic.csv"
 

@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
-from musiceval.catalogue.spec import Benchmark, Source
+from musiceval.data.catalogue.spec import Benchmark, Source
 
 
 class FetchError(RuntimeError):
