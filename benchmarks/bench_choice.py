@@ -15,7 +15,7 @@ from musiceval.data.choice_prompts import build_prompts
 from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES
 from musiceval.metrics.choice import match_muchomusic, match_strict
 from musiceval.records import Item
-from musiceval.scoring.choice import score_file
+from musiceval.protocols import load_protocol
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "choice" / "dev_midashenglm.jsonl"
 OPTIONS = ["Reggae", "Pop music", "Latin rock", "Ska"]
@@ -38,7 +38,7 @@ def main() -> None:
         print(f"matcher {name}: {len(short) / t:,.0f} short outputs/s")
         t = best_of(lambda: match(huge, OPTIONS))
         print(f"matcher {name}: {t * 1000:.1f} ms per 1 MB output")
-    t = best_of(lambda: score_file(str(FIXTURE), "dasheng", "muchomusic").metrics())
+    t = best_of(lambda: load_protocol("choice", FIXTURE, "dasheng-choice").result.metrics())
     print(f"score 200-record fixture (load + match + metrics): {t * 1000:.1f} ms")
     items = [Item(id=f"q{i}", question=f"Question {i}?", choices=(f"a{i}", f"b{i}", f"c{i}", f"d{i}"), answer="A",
                   group=f"t{i // 2}", meta={"distractor_types": (ANSWER_TYPE, *DISTRACTOR_TYPES)}) for i in range(1187)]

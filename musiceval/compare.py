@@ -78,7 +78,7 @@ def higher_is_better(metric: str, lower: Iterable[str] = ()) -> bool:
     return metric not in set(lower) and not LOWER_IS_BETTER.search(metric)
 
 
-def margin_for(protocol: str, metric: str, margins: Mapping[str, float] | None, default: float) -> float:
+def flag_margin(protocol: str, metric: str, margins: Mapping[str, float] | None, default: float) -> float:
     """The margin of ``protocol/metric``, else of ``metric``, else of ``protocol``, else ``default``."""
     for key in (f"{protocol}/{metric}", metric, protocol):
         if margins and key in margins:
@@ -89,7 +89,7 @@ def margin_for(protocol: str, metric: str, margins: Mapping[str, float] | None, 
 def recorded_margin(meta: Mapping[str, Any], protocol: str, source: str, metric: str) -> float | None:
     """The regression margin the run's own config set for ``protocol``'s ``metric`` on ``source``
     (its ``[<protocol>] regression_margin(s)``, recorded in ``results.json``), or None."""
-    from musiceval.suite.schema import margin_for as section_margin
+    from musiceval.keys import margin_for as section_margin
 
     section = (meta.get("thresholds") or {}).get(protocol)
     if not isinstance(section, Mapping):
@@ -294,7 +294,7 @@ def _row(new: ScoreSet, old: ScoreSet, new_run: LoadedRun, old_run: LoadedRun, k
         hib = False
     recorded = recorded_margin(new_run.meta, protocol, source, metric)
     fallback = default_margin if default_margin is not None else recorded if recorded is not None else DEFAULT_MARGIN
-    margin = margin_for(where, metric, margins, margin_for(protocol, metric, margins, fallback))
+    margin = flag_margin(where, metric, margins, flag_margin(protocol, metric, margins, fallback))
     c = compare_scores(new.scores, old.scores, margin=margin, name=f"{where} {metric} not worse than {old_run.label}",
                        higher_is_better=hib, new_label=new_run.label, old_label=old_run.label,
                        protocol="/".join(x for x in (where, condition if condition != "correct" else "") if x),

@@ -274,7 +274,7 @@ def proportion_interval(
     """Clopper-Pearson interval and exact binomial p-value (``P(mean > margin)``) for a proportion
     of 0/1 outcomes [6]_; with clusters, on the effective sample size ``n / deff`` (Korn and
     Graubard [7]_), ``deff`` the CR1 variance over the binomial one (at least 1), and ``deff = n / G``
-    (as if every cluster were one item) when no outcome varies. The interval lies in [0, 1] and
+    (as if every cluster were one item) when no outcome varies or there is one cluster. The interval lies in [0, 1] and
     has positive width at every n, unlike a normal or t interval (Bowyer et al. [8]_)."""
     from scipy.special import betainc
     from scipy.stats import beta
@@ -286,10 +286,10 @@ def proportion_interval(
     if clustered:
         n_clusters = len(set(map(str, groups)))  # type: ignore[arg-type]
         binomial_var = p_hat * (1 - p_hat) / n
-        if binomial_var > 0:
+        if binomial_var > 0 and n_clusters > 1:
             units = cluster_units(x, groups)
             deff = max(1.0, float(units.var(ddof=1)) / units.size / binomial_var)
-        else:
+        else:  # no outcome varies, or one cluster: as if every cluster were one item
             deff = n / n_clusters
         n_eff = n / deff
     k = p_hat * n_eff

@@ -31,33 +31,17 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-#: the version constants of each scoring component: (module, constant)
-COMPONENTS: dict[str, tuple[str, str]] = {
-    "choice_matcher": ("musiceval.metrics.choice", "MATCHER_VERSION"),
-    "factual_extractor": ("musiceval.extraction.rules", "EXTRACTOR_VERSION"),
-    "factual_prompts": ("musiceval.data.prompts_factual", "PROMPT_VERSION"),
-    "llm_extract_prompt": ("musiceval.llm.extract", "PROMPT_VERSION"),
-    "mir_parsers": ("musiceval.metrics.mir", "PARSER_VERSION"),
-    "freeform_metrics": ("musiceval.metrics.lexical", "METRICS_VERSION"),
-    "rewrite_prompt": ("musiceval.llm.rewrite", "PROMPT_VERSION"),
-}
-#: which components score each protocol (a protocol not listed is fingerprinted with all of them)
-PROTOCOL_COMPONENTS: dict[str, tuple[str, ...]] = {
-    "choice": ("choice_matcher",),
-    "factual": ("factual_extractor", "factual_prompts", "llm_extract_prompt"),
-    "mir": ("mir_parsers",),
-    "freeform": ("freeform_metrics", "rewrite_prompt"),
-}
+def component_versions(protocols: Iterable[str] | None = None) -> dict[str, str]:
+    """The current version of each scoring component of the named protocols (all registered ones
+    by default, and for a name no protocol is registered under): what each protocol class declares
+    (:meth:`musiceval.protocols.base.Protocol.component_versions`)."""
+    from musiceval.protocols import PROTOCOLS
 
-
-def component_versions(names: Iterable[str] | None = None) -> dict[str, str]:
-    """The current version of each named component (all of :data:`COMPONENTS` by default)."""
-    from importlib import import_module
-
-    out = {}
-    for name in names if names is not None else COMPONENTS:
-        module, constant = COMPONENTS[name]
-        out[name] = str(getattr(import_module(module), constant))
+    known = dict(PROTOCOLS.items())
+    names = [n for n in protocols if n in known] if protocols is not None else []
+    out: dict[str, str] = {}
+    for name in names or known:
+        out.update(known[name].component_versions())
     return out
 
 
@@ -96,9 +80,9 @@ def fingerprint(
 
     Parameters
     ----------
-    protocols : names, or ``{protocol: {"components": [...], "data": {name: path}}}``
-        The protocols the run scored; each is fingerprinted with its components'
-        ``*_VERSION`` constants (:data:`PROTOCOL_COMPONENTS`).
+    protocols : names, or ``{protocol: {"data": {name: path}}}``
+        The protocols the run scored; each is fingerprinted with the versions of its components
+        (what the protocol class declares, :func:`component_versions`).
     prompts : ``{protocol: template text}``
         Prompt templates; stored as sha256 so a changed wording refuses to compare.
     data_files : ``{name: path}`` or paths
@@ -122,15 +106,14 @@ def fingerprint(
     names = list(protocols)
     for name in names:
         spec = protocols[name] if isinstance(protocols, Mapping) else {}
-        comps = spec.get("components") or PROTOCOL_COMPONENTS.get(name) or tuple(COMPONENTS)
-        entry: dict[str, Any] = {"versions": component_versions(comps)}
+        entry: dict[str, Any] = {"versions": component_versions([name])}
         if prompts and name in prompts:
             entry["prompt"] = text_sha256(prompts[name])
         if spec.get("data"):
             entry["data"] = {str(k): sha256(v) for k, v in spec["data"].items()}
         per_protocol[name] = entry
     for name, template in (prompts or {}).items():
-        per_protocol.setdefault(name, {"versions": component_versions(PROTOCOL_COMPONENTS.get(name) or COMPONENTS)})
+        per_protocol.setdefault(name, {"versions": component_versions([name])})
         per_protocol[name]["prompt"] = text_sha256(template)
     scorer: dict[str, Any] = {"protocols": per_protocol, "data": shared_data, "seed": seed}
     datasets = dataset_versions(answer_files or {})

@@ -453,7 +453,13 @@ def defining_module(function: Any, fallback: Any = None) -> Any:
 
 
 def _protocols_of(module: Any) -> tuple[str, ...]:
+    """The protocols a gate module is about: ``PROTOCOL = "choice"``, ``PROTOCOLS = (...)``, or
+    ``PROTOCOLS = "*"``: every registered protocol that reads answer files (a plugin's too)."""
     many = getattr(module, "PROTOCOLS", None)
+    if many == "*":
+        from musiceval.protocols.base import answer_protocols
+
+        return tuple(answer_protocols())
     if many:
         return tuple(many)
     one = getattr(module, "PROTOCOL", None)

@@ -1,6 +1,8 @@
-"""Data flows one way (DESIGN.md): the lower layers, up to the evaluation engines (``scoring``) and
-the protocols that wrap them, never import a layer above them, not even lazily inside a function. Every ``import musiceval...`` of their modules is checked, so a new
-upward import fails here with the module, line and target."""
+"""Data flows one way (DESIGN.md): every package and module of musiceval has a tier, and a module
+imports only from tiers below its own, not even lazily inside a function. Every ``import
+musiceval...`` of every module is checked, so an upward import (or an import cycle, which needs
+one) fails here with the module, line and target, and a new top-level module without a tier fails
+until it is given one."""
 from __future__ import annotations
 
 import ast
@@ -10,19 +12,26 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 
-# what each lower layer may import besides itself (top-level names under musiceval)
-BASE = {"records", "schemas", "registry", "cmibench_vocab", "ranges", "exclusions"}
-ALLOWED = {
-    "parsers": set(),
-    "extraction": set(),
-    "stats": {"records"},
-    "data": BASE | {"extraction"},
-    "encoders": BASE | {"data"},
-    "metrics": BASE | {"encoders", "parsers", "stats"},
-}
-# the evaluation engines, below the protocols that wrap them, below the commands that call those
-ALLOWED["scoring"] = BASE | set(ALLOWED) | {"cache_dir", "conditions", "generate", "llm", "models", "progress"}
-ALLOWED["protocols"] = ALLOWED["scoring"] | {"scoring"}
+#: lowest first. Records and plain helpers; statistics, parsers and extraction; the data layer; what
+#: reads data (encoders, models, control conditions); metrics and generation; the evaluation engines;
+#: the protocols; gates, provenance and comparison; the suite config and the reports; the commands;
+#: pytest and the CLI; the release gates.
+TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
+    {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir"},
+    {"exclusions", "keys", "stats", "parsers", "extraction", "calibration", "verdict"},
+    {"intervals", "data"},
+    {"regression", "encoders", "conditions", "models", "run_files"},
+    {"metrics", "generate", "llm", "gates"},
+    {"scoring"},
+    {"protocols"},
+    {"provenance", "report"},
+    {"compare"},
+    {"suite", "results"},
+    {"commands", "calibration_blind"},
+    {"pytest_plugin", "cli"},
+    {"evals", "__main__"},
+))
+TIER = {name: k for k, names in enumerate(TIERS) for name in names}
 
 
 def _imports(path: Path):
@@ -41,12 +50,29 @@ def _imports(path: Path):
                 yield node.lineno, parts[1]
 
 
-@pytest.mark.parametrize("layer", sorted(ALLOWED))
-def test_a_lower_layer_imports_nothing_above_it(layer):
-    upward = [f"musiceval/{path.relative_to(PACKAGE)}:{line} imports musiceval.{target}"
-              for path in sorted((PACKAGE / layer).rglob("*.py"))
-              for line, target in _imports(path) if target != layer and target not in ALLOWED[layer] | {"__init__"}]
-    assert not upward, "imports back up the layers:\n" + "\n".join(upward)
+def _top(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_package_and_module_has_a_tier():
+    names = {_top(p) for p in _modules()}
+    assert names - set(TIER) == set(), "give these a tier in tests/test_layers.py TIERS"
+    assert set(TIER) - names == set(), "tiers name packages or modules that no longer exist"
+
+
+@pytest.mark.parametrize("name", sorted(TIER))
+def test_a_module_imports_only_from_tiers_below_its_own(name):
+    upward = [f"musiceval/{path.relative_to(PACKAGE)}:{line} (tier {TIER[name]}) imports musiceval.{target} "
+              f"(tier {TIER.get(target, '?')})"
+              for path in _modules() if _top(path) == name
+              for line, target in _imports(path)
+              if target != name and target != "__version__" and TIER.get(target, len(TIERS)) >= TIER[name]]
+    assert not upward, "imports back up the tiers:\n" + "\n".join(upward)
 
 
 def test_the_checker_sees_lazy_imports_inside_functions(tmp_path):

@@ -4,10 +4,12 @@ results), so the CLI prints the numbers the gates test; :mod:`~musiceval.command
 :mod:`~musiceval.commands.power` and :mod:`~musiceval.commands.cache` work on results directories
 and caches. For ``score``, ``--format`` is optional: without it the answer
 format is detected from the file's content (:func:`musiceval.data.formats.detect_format`);
-today's short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
+the short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
 to the registered formats, whose names are accepted too.
 
-Each protocol's module (:data:`PROTOCOL_MODULES`) registers its command with :func:`register_scorer`:
+Each builtin protocol's module (:data:`PROTOCOL_MODULES`) registers its command with
+:func:`register_scorer` (a registered protocol without one, a plugin's, gets a scorer built from
+its class: :mod:`~musiceval.commands.protocol_scorer`):
 
 - ``configure(parser)`` adds the protocol's own flags to its argparse sub-parser (the common
   flags ``FILE``, ``--format``, ``--json``, ``--seed``, ``--per-item``, ``--debug`` are already
@@ -104,21 +106,21 @@ def register_scorer(scorer: Scorer) -> Scorer:
 
 
 def format_choices(protocol: str) -> tuple[str, ...]:
-    """``--format`` names of a protocol: today's short names and the registered answer formats."""
+    """``--format`` names of a protocol: the short names and the registered answer formats."""
     from musiceval.data.formats import format_names
-    from musiceval.data.formats_builtin import OLD_NAMES
+    from musiceval.data.formats_builtin import SHORT_NAMES
 
-    return tuple(dict.fromkeys([*OLD_NAMES.get(protocol, {}), *format_names(protocol)]))
+    return tuple(dict.fromkeys([*SHORT_NAMES.get(protocol, {}), *format_names(protocol)]))
 
 
 def resolve_format(path, fmt: str | None, protocol: str) -> str:
     """The registered answer format of ``path`` for ``protocol``: ``--format`` (a short name such
     as ``dasheng`` mapped per protocol) or detected from the content; InputError otherwise."""
     from musiceval.data.formats import FormatError, detect_format
-    from musiceval.data.formats_builtin import OLD_NAMES
+    from musiceval.data.formats_builtin import SHORT_NAMES
 
     if fmt:
-        return OLD_NAMES.get(protocol, {}).get(fmt, fmt)
+        return SHORT_NAMES.get(protocol, {}).get(fmt, fmt)
     try:
         return detect_format(path, protocol).name
     except FormatError as exc:
@@ -148,11 +150,19 @@ def excluded_entry(protocol: Any) -> dict[str, Any]:
 
 
 def load_scorers() -> dict[str, Scorer]:
-    """Import every protocol module that exists and return the registered scorers."""
+    """The scorer of every protocol: those of :data:`PROTOCOL_MODULES` (builtin flags and output),
+    and for every other registered protocol that reads answer files (a plugin's) one built from its
+    class (:func:`musiceval.commands.protocol_scorer.protocol_scorer`)."""
+    from musiceval.commands.protocol_scorer import protocol_scorer
+    from musiceval.protocols.base import answer_protocols
+
     for module in PROTOCOL_MODULES.values():
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
-    return dict(_SCORERS)
+    scorers = dict(_SCORERS)
+    for name, cls in answer_protocols().items():
+        scorers.setdefault(name, protocol_scorer(cls))
+    return scorers

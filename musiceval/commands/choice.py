@@ -19,7 +19,6 @@ import argparse
 
 from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
 from musiceval.metrics.choice import MATCHER_MODULES, MATCHERS
-from musiceval.scoring.choice import LOADERS
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -56,5 +55,5 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
 register_scorer(Scorer(
     name="choice", configure=_configure, score=_score,
     help="multiple-choice QA (MuChoMusic): accuracy, IFR and unanswered rate, per dimension",
-    formats=tuple(LOADERS),
+    formats=(),
 ))

@@ -148,7 +148,7 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
     from musiceval.protocols.factual import FactualProtocol
     from musiceval.commands import load_protocol_answers, resolve_format
 
-    if args.labels_field or args.manifest:  # options of today's reader: load with it, score through the protocol
+    if args.labels_field or args.manifest:  # options only the factual reader has: load with it, score through the protocol
         fmt = resolve_format(args.file, args.format, "factual")
         short = {"musiceval-factual": "musiceval", "dasheng-factual": "dasheng"}.get(fmt, fmt)
         answers = load_factual_file(args.file, short, args.labels_field, manifest=args.manifest)

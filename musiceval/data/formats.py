@@ -229,18 +229,17 @@ def detect_format(path: str | Path, protocol: str | None = None) -> AnswerFormat
         feeds = ", ".join(repr(p) for p in found[0].protocols)
         raise FormatError(f"{path}: looks like {found[0].description or found[0].name} ({seen}), which feed{'s' if len(found[0].protocols) == 1 else ''} "
                           f"{feeds}, not {protocol!r}; give it to the {found[0].protocols[0]} protocol or pass "
-                          f"{_WANT.get(protocol, f'a {protocol} answer file')}")
+                          f"{_want(protocol)}")
     names = [n for n, f in FORMATS.items() if protocol is None or protocol in f.protocols]
     raise FormatError(f"{path}: no answer format recognises it ({seen}); pass a file in one of the formats "
                       f"{', '.join(names)} (see docs/extending.md to register another)")
 
 
-_WANT = {
-    "choice": "a multiple-choice answer file",
-    "factual": "a factual answer file (answers with true labels)",
-    "freeform": "a free-form answer file (answers with references)",
-    "mir": "a CMI-Bench output file",
-}
+def _want(protocol: str | None) -> str:
+    """What to pass instead: a file in a format that feeds ``protocol`` (read from the registry,
+    so a plugin's format and protocol are named like the builtin ones)."""
+    names = [n for n, f in FORMATS.items() if protocol in f.protocols]
+    return f"a {protocol} answer file (format {' or '.join(names)})" if names else f"a {protocol} answer file"
 
 
 def get_format(name: str) -> AnswerFormat:
@@ -266,7 +265,7 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
             raise FormatError(f"{path}: {exc.args[0]}") from None
     if protocol is not None and protocol not in chosen.protocols:
         raise FormatError(f"{path}: format {chosen.name!r} feeds {', '.join(map(repr, chosen.protocols))}, not {protocol!r}; "
-                          f"pass {_WANT.get(protocol, f'a {protocol} answer file')} or drop --format to detect it")
+                          f"pass {_want(protocol)} or drop --format to detect it")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
     try:

@@ -1,6 +1,6 @@
 """The builtin answer formats (registered in :data:`musiceval.data.formats.FORMATS`).
 
-Each wraps today's loader (its parsing unchanged) and converts what it returns to an
+Each wraps the protocol's own loader (its parsing rules) and converts what it returns to an
 :class:`~musiceval.data.answers.AnswerSet`. Detection looks at the first record's keys, most
 specific first:
 
@@ -18,8 +18,9 @@ format                 protocols              recognised by
 ``musiceval-freeform`` freeform               ``id`` + ``question`` + ``reference`` + ``response``
 =====================  =====================  ==================================================
 
-``OLD_NAMES`` maps the ``--format`` names of ``musiceval score`` (``musiceval``, ``dasheng``,
-``muchomusic``, ``cmi-bench``) per protocol to these.
+``SHORT_NAMES`` maps the short ``--format`` names of ``musiceval score`` (``musiceval``, ``dasheng``,
+``muchomusic``, ``cmi-bench``: one word for "the layout of this protocol from that source") per
+protocol to these.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.data.formats import keys_of, register_format
 from musiceval.records import Item, Response
 
-OLD_NAMES = {
+SHORT_NAMES = {
     "choice": {"musiceval": "musiceval-choice", "dasheng": "dasheng-choice", "muchomusic": "muchomusic-eval"},
     "factual": {"musiceval": "musiceval-factual", "dasheng": "dasheng-factual", "cmi-bench": "cmi-bench"},
     "freeform": {"musiceval": "musiceval-freeform", "dasheng": "dasheng-musicqa"},

@@ -28,10 +28,9 @@ from typing import Sequence
 
 import numpy as np
 
-from musiceval.metrics.lexical import _brevity_penalty, smoothed_bleu
+from musiceval.metrics.lexical import LEXICAL_METRICS, _brevity_penalty, smoothed_bleu  # noqa: F401
 from musiceval.metrics.token_cache import MAX_N, TokenCache, gather, unique
 
-LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 CHUNK = 8192
 #: the document frequencies of the last df corpus seen with ``memo_df=True`` (one entry)
 _DF_MEMO: dict = {}

@@ -80,6 +80,8 @@ class MetricSpec:
     reference_free: bool = False
     #: needs a model (embeddings, BERTScore, CLAP): the protocol loads it lazily
     model_based: bool = False
+    #: bumped by the metric's author when its values change (recorded in the run's provenance)
+    version: str = ""
 
 
 METRICS: Registry[MetricSpec] = Registry(
@@ -91,15 +93,17 @@ METRICS: Registry[MetricSpec] = Registry(
 
 def register_metric(name: str, *, protocol: str = "freeform", higher_is_better: bool = True, role: str = "gate",
                     unit: str = "", description: str = "", reference_free: bool = False, model_based: bool = False,
-                    replace: bool = False) -> Callable[[MetricFn], MetricFn]:
-    """Decorator: register ``fn(candidates, references, context) -> np.ndarray`` as metric ``name``."""
+                    version: str = "", replace: bool = False) -> Callable[[MetricFn], MetricFn]:
+    """Decorator: register ``fn(candidates, references, context) -> np.ndarray`` as metric ``name``.
+    ``version`` (bump it when the metric's values change) goes into every run's provenance, so runs
+    scored by two versions of a metric are refused as not comparable."""
     if role not in ("gate", "finding"):
         raise ValueError(f"metric {name!r}: role must be 'gate' or 'finding', got {role!r}")
 
     def wrap(fn: MetricFn) -> MetricFn:
         doc = description or (fn.__doc__ or "").strip().split("\n")[0]
-        METRICS.register(name, MetricSpec(name, fn, protocol, higher_is_better, role, unit, doc, reference_free, model_based),
-                         replace=replace)
+        METRICS.register(name, MetricSpec(name, fn, protocol, higher_is_better, role, unit, doc, reference_free, model_based,
+                                          version), replace=replace)
         return fn
 
     return wrap

@@ -1,4 +1,4 @@
-"""Qwen2-Audio through the generic ``hf:`` adapter (kept for imports from earlier releases).
+"""Qwen2-Audio through the generic ``hf:`` adapter, and the tiny random Qwen2-Audio the tests use.
 
 ``--model hf:Qwen/Qwen2-Audio-7B-Instruct`` (or a local directory) loads
 ``Qwen2AudioForConditionalGeneration`` and its ``AutoProcessor`` through

@@ -30,11 +30,13 @@ import abc
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
 from musiceval.exclusions import Exclusion, summarize
+from musiceval.keys import GATE_KEYS, Key
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.registry import Registry
 
@@ -103,6 +105,18 @@ class Protocol(abc.ABC):
     #: the metric reported first and gated against chance
     headline: ClassVar[str] = ""
 
+    # ---- what the rest of musiceval reads from the class (the protocol declares itself once) ----
+    #: the answer file the protocol reads, in words ("a multiple-choice answer file"), for the
+    #: messages that name a fix; empty for a protocol that reads no answer file (triplets)
+    answer_file: ClassVar[str] = ""
+    #: its own keys in its section of the suite config (``[choice]``), beside the gate keys every
+    #: answer protocol has (:data:`musiceval.keys.GATE_KEYS`)
+    config_keys: ClassVar[Mapping[str, Key]] = {}
+    #: the keys of that section passed to :meth:`from_answers` as options
+    options_from_config: ClassVar[tuple[str, ...]] = ()
+    #: the options one ``[[model.answers]]`` entry may set (passed as options too)
+    answer_options: ClassVar[Mapping[str, Key]] = {}
+
     #: label of the model that answered (from the answer file or the suite config)
     model: str = "model"
     #: control conditions derived from the answers themselves rather than recorded (the Random
@@ -125,6 +139,27 @@ class Protocol(abc.ABC):
     @abc.abstractmethod
     def scores(self, metric: str, condition: str = "correct") -> ItemScores:
         """Per-item scores of ``metric`` under ``condition``, paired by item id."""
+
+    @classmethod
+    def task_of(cls, path: Path) -> str:
+        """The task an answer file holds, for a protocol with several per file name (CMI-Bench's
+        ``<model>_<task>.jsonl``); ``""`` for the others. It labels the file's source."""
+        return ""
+
+    @classmethod
+    def options_from(cls, section: Mapping[str, Any], entry: Mapping[str, Any], task: str = "") -> dict[str, Any]:
+        """The options :meth:`from_answers` receives for one answers entry: the keys of the protocol's
+        config ``section`` named in :attr:`options_from_config` (unset ones left out), overlaid with
+        the entry's own options (``expected_items`` is the coverage gate's, not the protocol's)."""
+        options = {k: section[k] for k in cls.options_from_config if section.get(k) not in ("", [], None)}
+        options.update({k: v for k, v in entry.items() if k != "expected_items"})
+        return options
+
+    @classmethod
+    def component_versions(cls) -> dict[str, str]:
+        """The version of each piece of code that turns answers into scores (parser, matcher,
+        metric formulas): the scorer side of a run's provenance. Bump one when its scores change."""
+        return {}
 
     @classmethod
     def from_answers(cls, answers: Any, settings: ProtocolSettings | None = None) -> "Protocol":
@@ -231,8 +266,21 @@ PROTOCOLS: Registry[type[Protocol]] = Registry(
 
 
 def register_protocol(cls: type[Protocol]) -> type[Protocol]:
-    """Class decorator: register a :class:`Protocol` subclass under its ``name``."""
+    """Class decorator: register a :class:`Protocol` subclass under its ``name``: the suite config,
+    ``musiceval score <name>``, the release gates, regression and provenance read it from here."""
     if not cls.name:
         raise ValueError(f"{cls.__name__}: set the class attribute 'name' before registering it")
+    if cls.answer_file and cls.from_answers.__func__ is Protocol.from_answers.__func__:  # type: ignore[attr-defined]
+        raise ValueError(f"{cls.__name__}: a protocol that reads an answer file ({cls.answer_file}) implements from_answers")
     PROTOCOLS.register(cls.name, cls, replace=True)
     return cls
+
+
+def answer_protocols() -> dict[str, type[Protocol]]:
+    """Every registered protocol that reads answer files (builtins and plugins), by name."""
+    return {name: cls for name, cls in PROTOCOLS.items() if cls.answer_file}
+
+
+def config_section(cls: type[Protocol]) -> dict[str, Key]:
+    """The keys of a protocol's section of the suite config: the gate keys, then its own."""
+    return {**GATE_KEYS, **cls.config_keys}

@@ -23,8 +23,10 @@ from typing import Any, Iterator
 import numpy as np
 
 from musiceval.data.answers import AnswerSet
+from musiceval.keys import Key
 from musiceval.metrics.choice import answer_permutation_accuracy, best_constant_answer
 from musiceval.protocols.base import PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.ranges import AT_LEAST_ONE, SHARE, Range
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.schemas import LETTERS, UNANSWERED
 
@@ -33,6 +35,23 @@ from musiceval.schemas import LETTERS, UNANSWERED
 class ChoiceProtocol(Protocol):
     name = "choice"
     headline = "accuracy"
+    answer_file = "a multiple-choice answer file"
+    config_keys = {
+        "min_parse_rate": Key((int, float), 0.90, "instruction-following rate: share of answers mapped to an option", SHARE),
+        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule) or strict"),
+        "runs": Key(int, 3, "live runs with different option shuffles (averaged)", AT_LEAST_ONE),
+        "n_examples": Key(int, 1, "live in-context examples per prompt", Range(0, 5, integer=True)),
+    }
+    options_from_config = ("matcher",)
+    answer_options = {
+        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule), strict or a registered one"),
+    }
+
+    @classmethod
+    def component_versions(cls) -> dict[str, str]:
+        from musiceval.metrics.choice import MATCHER_VERSION
+
+        return {"choice_matcher": str(MATCHER_VERSION)}
 
     def __init__(self, result, records, *, failures=(), model: str = "model", source: str = ""):
         #: the wrapped :class:`musiceval.scoring.choice.ChoiceResult`

@@ -26,6 +26,8 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
+from musiceval.keys import Key
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.metrics.sets import best_constant_label_set
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.exclusions import Exclusion
@@ -73,6 +75,35 @@ def _factual_set(answers: AnswerSet, condition: str = "correct"):
 class FactualProtocol(Protocol):
     name = "factual"
     headline = "f1"
+    answer_file = "a factual answer file (answers with true labels)"
+    config_keys = {
+        "min_parse_rate": Key((int, float), 0.5, "share of answers naming at least one vocabulary label", SHARE),
+        "n_permutations": Key(int, 2000, "permutations of predictions across items for the chance level of F1", AT_LEAST_ONE),
+        "vocab": Key(str, "", "default closed vocabulary when an answers entry gives none"),
+        "fma_small_chance": Key(float, 0.125, "uniform guessing among FMA-small's 8 balanced genres (reported)", SHARE),
+        "live_max_items": Key(int, 0, "live gates: ask at most this many items per dataset (0 = all)", NON_NEGATIVE_INT),
+        "prompt_variant": Key(str, "paper", "live question phrasing: paper or among"),
+        "live_chunks": Key(str, "any", "live chunked answers: any or majority"),
+        "live_true_false_max_items": Key(int, 50, "live true/false gate: items asked (0 = all)", NON_NEGATIVE_INT),
+    }
+    options_from_config = ("n_permutations", "vocab")
+    answer_options = {
+        "vocab": Key(str, "", "closed vocabulary: a built-in name or a vocabulary file (relative to the config)"),
+        "extractor": Key(str, "rules", "label extractor"),
+        "chunks": Key(str, "", "answers given per audio chunk: any or majority"),
+        "hierarchy": Key(str, "", "FMA genres.csv for 'same tree' scores (relative to the config)"),
+        "labels_field": Key(str, "", "field holding the true labels"),
+        "n_permutations": config_keys["n_permutations"],
+    }
+
+    @classmethod
+    def component_versions(cls) -> dict[str, str]:
+        from musiceval.data.prompts_factual import PROMPT_VERSION
+        from musiceval.extraction.rules import EXTRACTOR_VERSION
+        from musiceval.llm.extract import PROMPT_VERSION as LLM_PROMPT_VERSION
+
+        return {"factual_extractor": str(EXTRACTOR_VERSION), "factual_prompts": str(PROMPT_VERSION),
+                "llm_extract_prompt": str(LLM_PROMPT_VERSION)}
 
     def __init__(self, result, data, vocab, *, controls: Mapping[str, Any] | None = None, model: str = "model",
                  source: str = "", texts: Mapping[str, Mapping[str, Any]] | None = None):

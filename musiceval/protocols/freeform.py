@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet
+from musiceval.keys import Key
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.protocols.base import PARSE_RATE, MetricInfo, Protocol, ProtocolSettings, register_protocol, with_exclusions
 from musiceval.records import ItemFailure, ItemScores
@@ -47,6 +49,39 @@ def _without_random(evaluation, recorded: bool) -> list[Exclusion]:
 class FreeformProtocol(Protocol):
     name = "freeform"
     headline = "sentence_cosine"
+    answer_file = "a free-form answer file (answers with references)"
+    config_keys = {
+        "min_parse_rate": Key((int, float), 0.9, "share of non-empty answers", SHARE),
+        "random_draws": Key(int, 1, "independent Random derangements, averaged per item", AT_LEAST_ONE),
+        "sentence_encoder": Key(str, "minilm", "encoder of sentence_cosine"),
+        "bertscore_model": Key(str, "minilm", "BERTScore model"),
+        "bertscore_layers": Key(int, 6, "BERTScore layer", NON_NEGATIVE_INT),
+        "clap": Key(str, "", "CLAP hub id, directory or LAION .pt (default $MUSICEVAL_CLAP or laion/larger_clap_music)"),
+        "metrics": Key(list, [], "metrics scored (default: every registered free-form metric)"),
+        "live_questions": Key(str, "freeform.jsonl", "live questions, relative to the synthesised audio shipped with musiceval"),
+        "live_max_tokens": Key(int, 128, "live answer length for a real model", AT_LEAST_ONE),
+    }
+    options_from_config = ("random_draws", "sentence_encoder", "bertscore_model", "bertscore_layers", "clap", "metrics")
+    answer_options = {
+        "rewrites": Key(str, "", "Skyline/Adversarial rewrites file (relative to the config)"),
+        "random_draws": config_keys["random_draws"],
+        "data_dir": Key(str, "", "root of the items' audio for clap_audio (relative to the config)"),
+        "metrics": config_keys["metrics"],
+        "keep_compared_only": Key(bool, False, "score only the items some gate compares"),
+    }
+
+    @classmethod
+    def component_versions(cls) -> dict[str, str]:
+        """The lexical metrics' version, the rewrite prompt's, and every registered metric's own
+        (a plugin metric's ``version``): a changed metric is a changed scorer."""
+        from musiceval.llm.rewrite import PROMPT_VERSION
+        from musiceval.metrics.lexical import METRICS_VERSION
+        from musiceval.metrics.registry import METRICS
+
+        out = {"freeform_metrics": str(METRICS_VERSION), "rewrite_prompt": str(PROMPT_VERSION)}
+        out.update({f"metric:{name}": spec.version for name, spec in METRICS.items()
+                    if spec.protocol == "freeform" and spec.version})
+        return out
 
     def __init__(self, evaluation, *, metrics: tuple[str, ...] | None = None, model: str = "model", source: str = "",
                  excluded: tuple[Exclusion, ...] = ()):

@@ -30,6 +30,8 @@ from collections import OrderedDict
 from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet
+from musiceval.keys import Key
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.protocols.base import (CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings,
                                      register_protocol, with_exclusions)
@@ -66,6 +68,51 @@ def _records(answers: AnswerSet, condition: str) -> list[OutputRecord]:
 class MirProtocol(Protocol):
     name = "mir"
     headline = "accuracy"
+    answer_file = "a CMI-Bench output file"
+    config_keys = {
+        "min_parse_rate": Key((int, float), 0.5, "share of responses the task's parser reads", SHARE),
+        "compat": Key(str, "", "'' (corrected rules), cmi-bench (the toolkit's rules, quirks included) or "
+                               "cmi-bench@35235cb / cmi-bench@2cafca5 (evaluate.py at that commit)"),
+        "encoder": Key(str, "minilm", "text encoder of the tagging tasks"),
+        "tagging_items": Key(int, 0, "score only the first N records of tagging files (0 = all; a cap is printed in "
+                                     "the verdict)", NON_NEGATIVE_INT),
+        "captioning_items": Key(int, 0, "score only the first N records of captioning files (0 = all; a cap is "
+                                        "printed in the verdict)", NON_NEGATIVE_INT),
+        "bertscore_model": Key(str, "minilm", "captioning BERTScore model"),
+        "bertscore_layers": Key(int, 6, "captioning BERTScore layer", NON_NEGATIVE_INT),
+        "live_max_tokens": Key(int, 128, "live answer length for a real model", AT_LEAST_ONE),
+        "live_dataset_tasks": Key(list, ["GTZAN", "GS_key", "Nsynth_instrument", "Nsynth_pitch", "gtzan_beat"],
+                                  "live tasks on a downloaded CMI-Bench"),
+        "live_dataset_items": Key(int, 20, "live instructions per task on a downloaded CMI-Bench", AT_LEAST_ONE),
+    }
+    options_from_config = ("compat", "encoder", "bertscore_model", "bertscore_layers")
+    answer_options = {"compat": config_keys["compat"], "encoder": config_keys["encoder"],
+                      "tagging_items": config_keys["tagging_items"], "captioning_items": config_keys["captioning_items"]}
+
+    @classmethod
+    def task_of(cls, path) -> str:
+        from musiceval.data.cmibench import task_from_filename
+
+        return task_from_filename(path)[1]
+
+    @classmethod
+    def options_from(cls, section, entry, task: str = "") -> dict[str, Any]:
+        """Besides the base options, ``max_items``: the cap of the task's family (``tagging_items``,
+        ``captioning_items``; the answers entry's wins over the section's; ``None`` = every record)."""
+        from musiceval.metrics.mir import FAMILIES
+
+        caps = ("tagging_items", "captioning_items")
+        key = f"{FAMILIES.get(task, '')}_items"
+        limit = entry.get(key, section.get(key, 0)) if key in caps else 0
+        options = super().options_from(section, {k: v for k, v in entry.items() if k not in caps}, task)
+        options["max_items"] = int(limit or 0) or None
+        return options
+
+    @classmethod
+    def component_versions(cls) -> dict[str, str]:
+        from musiceval.metrics.mir import PARSER_VERSION
+
+        return {"mir_parsers": str(PARSER_VERSION)}
 
     def __init__(self, task: str, records: dict[str, list[OutputRecord]], *, compat: str | None = None, embed=None,
                  bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",

@@ -3,38 +3,23 @@
 (:mod:`musiceval.commands.choice`, which documents the output).
 
 :func:`score_records` matches each recorded answer to an option with the chosen matcher
-(:mod:`musiceval.metrics.choice`) and returns a :class:`ChoiceResult`; :func:`score_file` reads a
-recorded-answers file in one of the :data:`LOADERS` layouts first; :func:`generate_choice_records`
+(:mod:`musiceval.metrics.choice`) and returns a :class:`ChoiceResult` (the answer files are read by
+the registered formats, :mod:`musiceval.data.formats_builtin`); :func:`generate_choice_records`
 asks a live Music LM every question of every run.
 """
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from musiceval.data.errors import InputError
-from musiceval.data.muchomusic import (
-    ChoiceDataError,
-    ChoiceRecord,
-    LoadedChoices,
-    distractor_setting,
-    load_dasheng_jsonl,
-    load_muchomusic_eval_json,
-    load_musiceval_jsonl,
-)
+from musiceval.data.muchomusic import ChoiceRecord, LoadedChoices, distractor_setting
 from musiceval.metrics.choice import LETTERS, UNANSWERED, choice_summary, get_matcher, run_spread
 from musiceval.records import Item, ItemFailure, ItemScores, Response
 
-LOADERS: dict[str, Callable[[str], LoadedChoices]] = {
-    "musiceval": load_musiceval_jsonl,
-    "dasheng": load_dasheng_jsonl,
-    "muchomusic": load_muchomusic_eval_json,
-}
 PUBLISHED_SETTING = "all"
 
 
@@ -159,40 +144,6 @@ def score_records(records: Sequence[ChoiceRecord], matcher: str = "muchomusic",
     ]
     models = sorted({r.response.model for r in records}) or ["unknown"]
     return ChoiceResult(scored, list(failures), matcher, model="+".join(models))
-
-
-def detect_format(path: str | Path) -> str:
-    """Guess the layout of a recorded-answers file from its first record's keys.
-
-    A JSON array or ``answer_orders`` -> ``muchomusic``; ``model_output`` -> ``dasheng``;
-    anything else -> ``musiceval`` (whose loader then reports what is missing).
-    """
-    with Path(path).open("rb") as fh:
-        head = fh.read(1 << 16).lstrip()
-    if head.startswith(b"["):
-        return "muchomusic"
-    try:
-        first = json.loads(head.splitlines()[0]) if head else {}
-    except (ValueError, IndexError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return "musiceval"
-    if isinstance(first, dict) and "answer_orders" in first:
-        return "muchomusic"
-    if isinstance(first, dict) and "model_output" in first:
-        return "dasheng"
-    return "musiceval"
-
-
-def score_file(path: str, fmt: str = "musiceval", matcher: str = "muchomusic") -> ChoiceResult:
-    """Load a recorded-answers file in layout ``fmt`` and match it; file-level errors raise ``InputError``."""
-    if fmt not in LOADERS:
-        raise InputError(f"score choice: unknown --format {fmt!r}; choose one of {', '.join(LOADERS)}")
-    try:
-        loaded = LOADERS[fmt](path)
-    except ChoiceDataError as exc:
-        raise InputError(str(exc)) from exc
-    if not loaded.records and not loaded.failures:
-        raise InputError(f"{path}: no records; expected recorded answers in the {fmt!r} layout")
-    return score_records(loaded.records, matcher, loaded.failures)
 
 
 def generate_choice_records(

@@ -48,7 +48,7 @@ from typing import Any, Mapping
 
 from musiceval.extraction.vocabulary import BUILTIN as BUILTIN_VOCABULARIES
 from musiceval.ranges import NON_NEGATIVE
-from musiceval.suite.schema import ANSWER_OPTIONS, ConfigError, SCHEMA, check_value, unknown_key_error, validate_thresholds
+from musiceval.suite.schema import ConfigError, answer_options, check_value, schema, unknown_key_error, validate_thresholds
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,7 +58,7 @@ else:  # pragma: no cover
 CONFIG_FILE = "musiceval.toml"
 _ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
 _MODEL_KEYS = ("name", "live", "args", "answers")
-_TOP_LEVEL = (*SCHEMA, "model", "checks", "release", "baseline", "benchmarks")
+_OTHER_SECTIONS = ("model", "checks", "release", "baseline", "benchmarks")
 
 
 @dataclass(frozen=True)
@@ -159,11 +159,9 @@ def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
         return [Source(model, protocol, e.path, e.task, fmt, options, task=e.task)
                 for e in _outputs_dir(root / entry["dir"], f"model {model!r}")]
     path = root / entry["file"]
-    task = ""
-    if protocol == "mir":
-        from musiceval.data.cmibench import task_from_filename
+    from musiceval.protocols import PROTOCOLS
 
-        task = task_from_filename(path)[1]
+    task = PROTOCOLS.get(protocol).task_of(path)
     label = str(entry.get("label") or task or path.stem)
     return [Source(model, protocol, path, label, fmt, options, task=task)]
 
@@ -214,9 +212,10 @@ def load_config(explicit: str | Path | None = None, root: str | Path = ".", *,
 
 
 def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path | None = None) -> SuiteConfig:
+    top_level = (*schema(), *_OTHER_SECTIONS)
     for key in raw:
-        if key not in _TOP_LEVEL:
-            raise unknown_key_error(key, _TOP_LEVEL, f"{where}: top level")
+        if key not in top_level:
+            raise unknown_key_error(key, top_level, f"{where}: top level")
     thresholds = validate_thresholds(raw, where)
     models = _models(raw.get("model", []), where, base)
     checks = _checks(raw.get("checks", {}), where)
@@ -290,14 +289,16 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{at}: must be a table with protocol and file (or dir)")
     protocol = entry.get("protocol")
-    if protocol not in ANSWER_OPTIONS:
-        raise ConfigError(f"{at}: 'protocol' must be one of {', '.join(ANSWER_OPTIONS)} (got {protocol!r})")
-    allowed = (*_ANSWER_KEYS, *ANSWER_OPTIONS[protocol])
+    options = answer_options()
+    if protocol not in options:
+        raise ConfigError(f"{at}: 'protocol' must be one of {', '.join(options)} (got {protocol!r}); a protocol from "
+                          "another package is registered with @register_protocol (docs/extending.md)")
+    allowed = (*_ANSWER_KEYS, *options[protocol])
     for key in entry:
         if key not in allowed:
             raise unknown_key_error(key, allowed, at)
-        if key in ANSWER_OPTIONS[protocol]:
-            check_value(entry[key], ANSWER_OPTIONS[protocol][key], f"{at}: {key}")
+        if key in options[protocol]:
+            check_value(entry[key], options[protocol][key], f"{at}: {key}")
     for key in ("file", "dir", "format", "label"):
         if key in entry and not isinstance(entry[key], str):
             raise ConfigError(f"{at}: '{key}' must be a string, got {type(entry[key]).__name__} ({entry[key]!r})")
@@ -374,7 +375,8 @@ def apply_options(config: SuiteConfig, options: list[str]) -> SuiteConfig:
     ``["a", "b"]``), else as a string. Unknown sections and keys raise :class:`ConfigError`."""
     thresholds = {section: dict(values) for section, values in config.thresholds.items()}
     raw: dict[str, dict[str, Any]] = {}
-    answer_options: dict[str, dict[str, Any]] = {}
+    per_answers: dict[str, dict[str, Any]] = {}
+    sections, declared = schema(), answer_options()
     for option in options:
         key, sep, text = option.partition("=")
         section, dot, name = key.strip().partition(".")
@@ -384,18 +386,18 @@ def apply_options(config: SuiteConfig, options: list[str]) -> SuiteConfig:
             value = tomllib.loads(f"v = {text}")["v"]
         except (tomllib.TOMLDecodeError, RecursionError):
             value = text
-        in_schema = section in SCHEMA and name in SCHEMA[section]
-        in_answers = section in ANSWER_OPTIONS and name in ANSWER_OPTIONS[section]
+        in_schema = section in sections and name in sections[section]
+        in_answers = section in declared and name in declared[section]
         if in_schema:
             raw.setdefault(section, {})[name] = value
         if in_answers:
-            answer_options.setdefault(section, {})[name] = value
+            per_answers.setdefault(section, {})[name] = value
         if in_schema or in_answers:
             continue
-        if section not in SCHEMA:
-            raise unknown_key_error(section, SCHEMA, f"--musiceval-option {option!r}: section")
+        if section not in sections:
+            raise unknown_key_error(section, sections, f"--musiceval-option {option!r}: section")
         else:
-            known = sorted({*SCHEMA[section], *ANSWER_OPTIONS.get(section, ())})
+            known = sorted({*sections[section], *declared.get(section, ())})
             raise unknown_key_error(name, known, f"--musiceval-option {option!r}: [{section}]")
     if raw:
         overlay = validate_thresholds(raw, "--musiceval-option")
@@ -403,7 +405,7 @@ def apply_options(config: SuiteConfig, options: list[str]) -> SuiteConfig:
             for name in values:
                 thresholds[section][name] = overlay[section][name]
     models = tuple(ModelDecl(m.name, m.live, m.args, tuple(
-        _answers({**a, **answer_options.get(a["protocol"], {})}, f"--musiceval-option ({m.name})", config.root)
+        _answers({**a, **per_answers.get(a["protocol"], {})}, f"--musiceval-option ({m.name})", config.root)
         for a in m.answers)) for m in config.models)
     return SuiteConfig(config.path, config.root, models, thresholds, config.checks, config.required, config.baseline)
 

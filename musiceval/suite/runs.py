@@ -1,8 +1,9 @@
 """Building the :class:`~musiceval.protocols.base.Protocol` of one declared answer source.
 
-The options a protocol receives come from three places, later ones winning: the protocol's
-threshold section of the suite config (encoders, matcher, permutations ...), the answers entry of
-the model (vocab, rewrites, compat ...), and the run (seed, cache directory).
+The options a protocol receives come from three places, later ones winning: the keys of its section
+of the suite config that the protocol class names (``options_from_config``: encoders, matcher,
+permutations ...), the answers entry of the model (vocab, rewrites, compat ...), and the run (seed,
+cache directory).
 """
 from __future__ import annotations
 
@@ -37,27 +38,11 @@ class Accounting:
                 "unreadable_lines": [f"{f.item_id}: {f.reason}" for f in self.unreadable[:20]],
                 "answered": self.answered, "benchmark": self.benchmark, "expected": self.expected, "cap": self.cap}
 
-#: threshold keys of each protocol section that are protocol options
-_FROM_THRESHOLDS = {
-    "choice": ("matcher",),
-    "factual": ("n_permutations", "vocab"),
-    "freeform": ("random_draws", "sentence_encoder", "bertscore_model", "bertscore_layers", "clap", "metrics"),
-    "mir": ("compat", "encoder", "bertscore_model", "bertscore_layers"),
-}
-
-
 def protocol_options(source: Source, config: SuiteConfig, *, cache_dir: str | Path | None = None) -> dict[str, Any]:
-    section = config.thresholds.get(source.protocol, {})
-    options: dict[str, Any] = {k: section[k] for k in _FROM_THRESHOLDS.get(source.protocol, ()) if k in section}
-    options = {k: v for k, v in options.items() if v not in ("", [], None)}
-    if source.protocol == "mir":
-        from musiceval.metrics.mir import FAMILIES
-
-        family = FAMILIES.get(source.task, "")
-        limit = {"tagging": section.get("tagging_items", 0), "captioning": section.get("captioning_items", 0)}.get(family, 0)
-        limit = int(source.options.get(f"{family}_items", limit) or 0)
-        options["max_items"] = limit or None
-    options.update({k: v for k, v in source.options.items() if not k.endswith("_items")})
+    """What the source's protocol class makes of its config section and answers entry
+    (:meth:`~musiceval.protocols.base.Protocol.options_from`), plus the run's cache directory."""
+    cls = PROTOCOLS.get(source.protocol)
+    options = cls.options_from(config.thresholds.get(source.protocol, {}), source.options, source.task)
     if cache_dir is not None:
         options["cache_dir"] = str(cache_dir)
     return options

@@ -3,7 +3,7 @@ import pytest
 
 from musiceval.data.prompts_factual import PHRASINGS, among_prompt, binary_prompt, phrasing, true_false_prompts
 from musiceval.extraction import load_vocabulary
-from musiceval.metrics.sets import binary_choices
+from musiceval.schemas import binary_choices
 
 
 def test_paper_phrasings_come_first():

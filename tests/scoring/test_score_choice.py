@@ -16,7 +16,8 @@ from musiceval.gates import Gate, GateConfig
 from musiceval.metrics.choice import LETTERS
 from musiceval.models.base import Answer
 from musiceval.records import Item, Outcome
-from musiceval.scoring.choice import detect_format, generate_choice_records, score_file, score_records
+from musiceval.protocols import ProtocolSettings, load_protocol
+from musiceval.scoring.choice import generate_choice_records, score_records
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"
@@ -86,17 +87,6 @@ def test_cli_scores_the_official_evaluation_json(capsys, tmp_path):
                                                                       "unanswered": 0.0}
 
 
-def test_detect_format(tmp_path):
-    assert detect_format(FIXTURE) == "dasheng"
-    cases = {"a.json": '[{"answer_orders": [0]}]', "b.jsonl": '{"answer_orders": [0, 1]}',
-             "c.jsonl": '{"item_id": "q", "text": "A"}', "d.jsonl": "", "e.jsonl": "{broken"}
-    expected = {"a.json": "muchomusic", "b.jsonl": "muchomusic", "c.jsonl": "musiceval", "d.jsonl": "musiceval",
-                "e.jsonl": "musiceval"}
-    for name, text in cases.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-        assert detect_format(tmp_path / name) == expected[name], name
-
-
 def test_cli_input_errors_exit_2(capsys, tmp_path):
     code, out, err = _cli(capsys, str(tmp_path / "missing.jsonl"), "--json")
     assert code == 2 and out is None and "file not found" in err
@@ -124,7 +114,7 @@ def test_runs_conditions_and_settings_are_reported(tmp_path):
         rows.append(p.to_record(by_id[p.item_id], p.answer))
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    result = score_file(str(path), "musiceval", "muchomusic")
+    result = load_protocol("choice", path, "musiceval-choice", ProtocolSettings(options={"matcher": "muchomusic"})).result
     metrics = result.metrics()
     assert metrics["accuracy"] == pytest.approx(25 / 30)  # the published setting only
     assert metrics["runs"]["accuracy"]["mean"] == pytest.approx(25 / 30)

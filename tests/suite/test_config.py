@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.suite.config import find_config, load_config, parse_config
-from musiceval.suite.schema import SCHEMA, ConfigError, margin_for, validate_thresholds
+from musiceval.suite.schema import STATIC_SECTIONS, ConfigError, margin_for, validate_thresholds
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,7 @@ def test_defaults_apply_without_any_config(tmp_path):
     cfg = load_config(None, tmp_path)
     assert cfg.path is None and cfg.models == () and cfg.sources() == []
     assert cfg.thresholds["choice"]["min_parse_rate"] == 0.90
-    assert cfg.thresholds["defaults"] == {k: v.default for k, v in SCHEMA["defaults"].items()}
+    assert cfg.thresholds["defaults"] == {k: v.default for k, v in STATIC_SECTIONS["defaults"].items()}
 
 
 def test_found_in_order_explicit_then_rootdir_then_pyproject(tmp_path):

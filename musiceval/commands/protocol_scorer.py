@@ -1,0 +1,75 @@
+"""``musiceval score <name>`` for a registered protocol that brings no command module of its own
+(a plugin's protocol): the flags are the answers options the class declares
+(:attr:`~musiceval.protocols.base.Protocol.answer_options`, one ``--key`` each, checked like the
+suite config checks them), and the numbers are :meth:`~musiceval.protocols.base.Protocol.evaluate`,
+with the interval and chance levels of every metric the gates use.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from musiceval.commands import InputError, Scorer, ScoreOutput
+from musiceval.keys import Key
+
+
+_BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
+
+
+def _flag_type(key: Key, name: str):
+    """argparse ``type=`` of a declared key: TOML-like reading of lists, the range checked."""
+    def read(text: str) -> Any:
+        from musiceval.suite.schema import ConfigError, check_value
+
+        value: Any = text
+        if key.type is bool:
+            value = _BOOLS.get(text.lower(), text)  # anything else: check_value names the type
+        elif key.type is list:
+            value = [part for part in text.split(",") if part]
+        elif key.type is int or key.type in (float, (int, float)):
+            try:
+                value = int(text) if key.type is int else float(text)
+            except ValueError:
+                pass  # check_value names the expected type
+        try:
+            return check_value(value, key, f"--{name.replace('_', '-')}")
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return read
+
+
+def protocol_scorer(cls: type) -> Scorer:
+    """The :class:`~musiceval.commands.Scorer` of protocol class ``cls``: load the answers (format
+    detected unless ``--format``), ``cls.from_answers``, then ``evaluate()`` on Correct."""
+    declared = {k: v for k, v in cls.answer_options.items() if k != "expected_items"}
+
+    def configure(parser: argparse.ArgumentParser) -> None:
+        for name, key in declared.items():
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=f"opt_{name}", type=_flag_type(key, name),
+                                default=None, help=f"{key.help} (default {key.default!r})")
+
+    def score(args: argparse.Namespace) -> ScoreOutput:
+        from musiceval.commands import excluded_entry, load_protocol_answers
+        from musiceval.commands.summary import protocol_chances, protocol_headline
+        from musiceval.protocols.base import ProtocolSettings
+
+        if not getattr(args, "file", None):
+            raise InputError(f"score {cls.name}: no FILE given; pass {cls.answer_file}")
+        answers = load_protocol_answers(str(args.file), getattr(args, "format", None), cls.name)
+        options = {name: getattr(args, f"opt_{name}") for name in declared if getattr(args, f"opt_{name}") is not None}
+        run = cls.from_answers(answers, ProtocolSettings(seed=getattr(args, "seed", 0) or 0, options=options))
+        result = dict(run.evaluate())
+        failures = [{"item_id": f["item_id"], "error": f["reason"]} for f in result.pop("failures", [])]
+        n = int(result.pop("n", 0))
+        result.pop("n_failed", None)
+        metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}
+        headline = protocol_headline(run) if "correct" in run.conditions else {}
+        return ScoreOutput(cls.name, n, metrics, failures=failures, headline=headline,
+                           chances=protocol_chances(run, headline),
+                           extra={"format": answers.format, "model": run.model, **excluded_entry(run)})
+
+    doc = (cls.__doc__ or "").strip().splitlines()
+    return Scorer(name=cls.name, configure=configure, score=score,
+                  help=doc[0] if doc else f"the {cls.name} protocol ({cls.answer_file})")

@@ -1,0 +1,44 @@
+"""The keys of the suite config: what a section or an answers entry may hold, with type, default,
+meaning and range. A protocol declares its own (:attr:`musiceval.protocols.base.Protocol.config_keys`,
+``answer_options``); :mod:`musiceval.suite.schema` validates a config against them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from musiceval.ranges import NON_NEGATIVE, SHARE, Range
+
+
+@dataclass(frozen=True)
+class Key:
+    type: type | tuple[type, ...]
+    default: Any
+    help: str
+    #: the numbers the key takes (:mod:`musiceval.ranges`); every number is finite
+    range: Range | None = None
+
+
+#: the keys every protocol that reads answer files has in its section: margins in the metric's
+#: own units, the parse-rate minimum, the listening margin, the regression margins
+GATE_KEYS: dict[str, Key] = {
+    "margin": Key((int, float), 0.0, "default margin of this protocol's gates, in the metric's own units", NON_NEGATIVE),
+    "margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' margins (most specific wins)"),
+    "min_parse_rate": Key((int, float), 0.0, "parse-rate gate: share of answers the parser must read", SHARE),
+    "listens_margin": Key((int, float), 0.0, "'the model listens' gate: Correct must beat the best control by this much",
+                          NON_NEGATIVE),
+    "regression_margin": Key((int, float), 0.02, "non-inferiority to the baseline: the largest drop tolerated, in the "
+                                                 "metric's units", NON_NEGATIVE),
+    "regression_margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' regression margins (most specific wins)"),
+}
+
+
+def margin_for(section: Mapping[str, Any], metric: str, task: str = "", *, kind: str = "margin") -> float:
+    """The margin of ``metric`` (on ``task``) in a validated protocol section: ``<kind>s`` by
+    ``"task.metric"``, then ``"metric"``, then ``"task"``, else the section's ``<kind>``
+    (``kind="regression_margin"`` for the non-inferiority margins)."""
+    margins = section.get(f"{kind}s", {})
+    for key in (f"{task}.{metric}" if task else None, metric, task or None):
+        if key and key in margins:
+            return float(margins[key])
+    return float(section.get(kind, 0.0))
