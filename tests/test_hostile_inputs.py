@@ -69,14 +69,14 @@ class _HashEncoder:
 
 @pytest.fixture(scope="module", autouse=True)
 def _register_doubles():
-    from musiceval.encoders.base import _REGISTRY as ENCODERS, register_encoder
-    from musiceval.models import base as model_base
+    from musiceval.encoders.base import ENCODERS, register_encoder
+    from musiceval.models.base import MODELS, register_model
 
     register_encoder("hostile")(lambda arg: _HashEncoder())
-    model_base.register_model("hostile-echo")(_EchoModel)
+    register_model("hostile-echo")(_EchoModel)
     yield
-    ENCODERS.pop("hostile", None)
-    model_base._REGISTRY.pop("hostile-echo", None)
+    ENCODERS.unregister("hostile")
+    MODELS.unregister("hostile-echo")
 
 
 # -- the commands ------------------------------------------------------------------------------------

@@ -25,11 +25,11 @@ row in ``failures`` instead.
 from __future__ import annotations
 
 import argparse
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from musiceval.data.errors import InputError  # noqa: F401  (raised by every scorer; defined with the loaders)
+from musiceval.registry import Registry
 
 PROTOCOL_MODULES = {
     "freeform": "musiceval.commands.freeform",
@@ -97,11 +97,12 @@ class Scorer:
     formats: tuple[str, ...] = ("musiceval",)
 
 
-_SCORERS: dict[str, Scorer] = {}
+#: the scorers with their own flags and output (the builtin protocols'); see :func:`load_scorers`
+SCORERS: Registry[Scorer] = Registry("scorer", builtin_modules=tuple(PROTOCOL_MODULES.values()))
 
 
 def register_scorer(scorer: Scorer) -> Scorer:
-    _SCORERS[scorer.name] = scorer
+    SCORERS.register(scorer.name, scorer, replace=True)
     return scorer
 
 
@@ -156,13 +157,7 @@ def load_scorers() -> dict[str, Scorer]:
     from musiceval.commands.protocol_scorer import protocol_scorer
     from musiceval.protocols.base import answer_protocols
 
-    for module in PROTOCOL_MODULES.values():
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    scorers = dict(_SCORERS)
+    scorers = dict(SCORERS.items())
     for name, cls in answer_protocols().items():
         scorers.setdefault(name, protocol_scorer(cls))
     return scorers

@@ -22,6 +22,7 @@ from pathlib import Path
 from musiceval.cache_dir import EMBEDDINGS, RESPONSES, add_cache_dir_argument, cache_path
 from musiceval.data.errors import InputError
 from musiceval.encoders.embedding_cache import EmbeddingCache
+from musiceval.commands.registry import register_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -71,3 +72,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {entry['rows']:>9,} rows {entry['bytes'] / 1e6:>10,.1f} MB  {_label(entry)}")
     print(f"{out['responses']}: {out['responses_bytes'] / 1e6:,.1f} MB of responses")
     return 0
+
+
+register_command("cache", help="what the on-disk caches hold; drop an encoder's embeddings",
+                 configure=configure, run=run)

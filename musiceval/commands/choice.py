@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 
 from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
-from musiceval.metrics.choice import MATCHER_MODULES, MATCHERS
+from musiceval.metrics.choice import MATCHERS
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--matcher", choices=sorted({*MATCHERS, *MATCHER_MODULES}), default="muchomusic",
+    parser.add_argument("--matcher", choices=sorted(MATCHERS.names()), default="muchomusic",
                         help="answer matcher: 'muchomusic' (the published rule) or 'strict' (letter tokens only)")
 
 

@@ -21,6 +21,7 @@ import sys
 from musiceval.compare import DEFAULT_MARGIN, NotComparable, compare_runs, format_table, leaderboard
 from musiceval.ranges import LEVEL, NON_NEGATIVE, arg
 from musiceval.records import to_jsonable
+from musiceval.commands.registry import register_command
 
 EXIT_REGRESSION = 1
 EXIT_NOT_COMPARABLE = 2
@@ -107,3 +108,7 @@ def _write_html(path: str, table, notes: list[str], board) -> None:
     tmp = target.with_name(target.name + ".partial")
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, target)  # only a complete page gets the requested name
+
+
+register_command("compare", help="paired regression verdicts between results dirs (baseline first)",
+                 configure=configure, run=run)

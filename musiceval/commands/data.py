@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from musiceval.data.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
+from musiceval.commands.registry import register_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -104,3 +105,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 __all__ = ["configure", "get_benchmark"]
+
+
+register_command("data", help="the benchmark catalogue: list, prepare (download, hash, manifest), check",
+                 configure=configure)

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from musiceval import __version__
+from musiceval.commands.registry import register_command
 
 ENTRY_MODULE = '''"""The musiceval release gates (installed with the package: ``musiceval.evals``), run on the model(s)
 the suite config declares. ``musiceval init`` writes this same file into a team's repository."""
@@ -182,3 +183,7 @@ def suite_config(model: str, answers: list[tuple[Path, dict | None, str]]) -> st
         "",
     ]
     return "\n".join(lines)
+
+
+register_command("init", help="set up a repository to gate its model: musiceval.toml, evals/, CI files",
+                 configure=configure, run=run)

@@ -22,6 +22,7 @@ from musiceval.compare import paired_differences
 from musiceval.ranges import CORRELATION, LEVEL, POSITIVE, arg
 from musiceval.records import to_jsonable
 from musiceval.regression import in_points, say_effect
+from musiceval.commands.registry import register_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -73,3 +74,6 @@ def run(args: argparse.Namespace) -> int:
           + (f"; {assumption}" if assumption else ""))
     print(f"with the pilot's {values.size} items this gate can only detect drops of {say_effect(mde_now, points)}")
     return 0
+
+
+register_command("power", help="items needed to detect a drop of d, from a pilot run", configure=configure, run=run)

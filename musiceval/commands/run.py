@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from musiceval.commands.registry import register_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -69,3 +70,7 @@ def run(args: argparse.Namespace) -> int:
     config = write_suite_config(generated)
     pytest_args = [f"--musiceval-option={o}" for o in args.option]
     return run_gates(config.resolve(), (out / "results").resolve(), pytest_args)
+
+
+register_command("run", help="prepare benchmarks, generate with a model, score and gate: one verdict",
+                 configure=configure, run=run)

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from musiceval.encoders.embedding_cache import EmbeddingCache, shape_fits
+from musiceval.registry import Registry
 
 
 @runtime_checkable
@@ -33,7 +34,13 @@ class TextEncoder(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Callable[[str], TextEncoder]] = {}
+#: encoder factories by spec prefix (``st``, ``bge``, ``gte``, ``layer``, ``clap`` ...)
+ENCODERS: Registry[Callable[[str], TextEncoder]] = Registry(
+    "text encoder",
+    builtin_modules=tuple(f"musiceval.encoders.{m}" for m in ("bge", "gte", "layer", "sentence")),
+    entry_point_group="musiceval.encoders",
+    lazy_modules={"clap": "musiceval.encoders.clap"},
+)
 
 
 def register_encoder(prefix: str) -> Callable[[Callable[[str], TextEncoder]], Callable[[str], TextEncoder]]:
@@ -44,7 +51,7 @@ def register_encoder(prefix: str) -> Callable[[Callable[[str], TextEncoder]], Ca
     """
 
     def deco(factory: Callable[[str], TextEncoder]) -> Callable[[str], TextEncoder]:
-        _REGISTRY[prefix] = factory
+        ENCODERS.register(prefix, factory, replace=True)
         return factory
 
     return deco
@@ -58,17 +65,10 @@ def load_text_encoder(spec: str) -> TextEncoder:
     ``clap:<dir-or-hub-id-or-.pt>`` is the CLAP text tower. Other prefixes are added with
     :func:`register_encoder`.
     """
-    # Import the modules that register the built-in prefixes.
-    from musiceval.encoders import bge, gte, layer, sentence  # noqa: F401
-
-    try:  # the CLAP backend is optional (it lives with the free-form metrics)
-        from musiceval.encoders import clap  # noqa: F401
-    except ImportError:
-        pass
     prefix, _, arg = spec.partition(":")
-    if prefix in _REGISTRY:
-        return _REGISTRY[prefix](arg)
-    return _REGISTRY["st"](spec)
+    if prefix in ENCODERS:
+        return ENCODERS.get(prefix)(arg)
+    return ENCODERS.get("st")(spec)
 
 
 def get_rows(cache, cache_id: str, keys: list[str], *, shape: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:

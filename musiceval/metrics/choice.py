@@ -45,6 +45,7 @@ from typing import Callable
 import numpy as np
 
 from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED, validate_options  # noqa: F401  (re-exported)
+from musiceval.registry import Registry
 
 #: bump when a matcher's rule changes: runs scored with different matchers do not compare (provenance)
 MATCHER_VERSION = "choice-matchers-1"
@@ -170,26 +171,19 @@ def match_strict(output: Output, options: Sequence[str], prefix: str = ANSWER_PR
     return hits[0] if len(hits) == 1 else UNANSWERED
 
 
-MATCHERS: dict[str, Callable[[Output, Sequence[str]], int]] = {
-    "muchomusic": match_muchomusic,
-    "strict": match_strict,
-}
-
-
-#: matchers defined in their own modules (one per benchmark), imported on first use
-MATCHER_MODULES = {"mmau": "musiceval.metrics.mmau", "rul": "musiceval.metrics.rul"}
+#: answer matchers by name; the benchmark-specific ones (MMAU, RUListening) live in their own
+#: modules, imported on first use
+MATCHERS: Registry[Callable[[Output, Sequence[str]], int]] = Registry(
+    "matcher", lazy_modules={"mmau": "musiceval.metrics.mmau", "rul": "musiceval.metrics.rul"})
+MATCHERS.register("muchomusic", match_muchomusic)
+MATCHERS.register("strict", match_strict)
 
 
 def get_matcher(name: str) -> Callable[[Output, Sequence[str]], int]:
     """Return the matcher called ``name``; ``ValueError`` lists the known names."""
-    if name not in MATCHERS and name in MATCHER_MODULES:
-        import importlib
-
-        importlib.import_module(MATCHER_MODULES[name])  # registers itself in MATCHERS
-    try:
-        return MATCHERS[name]
-    except KeyError:
-        raise ValueError(f"unknown matcher {name!r}; choose one of {', '.join(sorted({*MATCHERS, *MATCHER_MODULES}))}") from None
+    if name not in MATCHERS:
+        raise ValueError(f"unknown matcher {name!r}; choose one of {', '.join(sorted(MATCHERS.names()))}")
+    return MATCHERS.get(name)
 
 
 def _as_arrays(predicted: Sequence[int], correct: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -54,4 +54,4 @@ def match_mmau(output: Output, options: Sequence[str]) -> int:
     return hits[0] if len(hits) == 1 else UNANSWERED
 
 
-MATCHERS.setdefault("mmau", match_mmau)
+MATCHERS.register("mmau", match_mmau, replace=True)

@@ -93,4 +93,4 @@ def score_question(correct_answer: str, passes: Sequence[tuple[str, Mapping[str,
     }
 
 
-MATCHERS.setdefault("rul", match_rul)
+MATCHERS.register("rul", match_rul, replace=True)

@@ -44,16 +44,17 @@ Register a factory under a spec prefix; ``--model myprefix:anything`` then loads
 
 The module defining it must be imported before ``load_model`` runs: import it in your
 ``conftest.py``, or expose it under the ``musiceval.models`` entry-point group of your package
-(``[project.entry-points."musiceval.models"] mymodel = "mypkg.adapter"``), which ``load_model``
-imports when it meets an unknown prefix.
+(``[project.entry-points."musiceval.models"] mymodel = "mypkg.adapter"``), which :data:`MODELS`
+imports the first time an adapter is looked up.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+from musiceval.registry import Registry
 
 __all__ = [
     "GenerationSettings",
@@ -162,7 +163,9 @@ class MusicLM(Protocol):
     def close(self) -> None: ...
 
 
-_REGISTRY: dict[str, Callable[..., MusicLM]] = {}
+#: adapter factories by ``--model`` prefix; the builtin ones are imported when their prefix is used
+MODELS: Registry[Callable[..., MusicLM]] = Registry("model adapter", entry_point_group="musiceval.models",
+                                                    lazy_modules=BUILTIN_ADAPTERS)
 
 
 def register_model(prefix: str) -> Callable[[Callable[..., MusicLM]], Callable[..., MusicLM]]:
@@ -171,14 +174,14 @@ def register_model(prefix: str) -> Callable[[Callable[..., MusicLM]], Callable[.
         raise ValueError(f"model prefix must be non-empty and contain no ':', got {prefix!r}")
 
     def decorator(factory: Callable[..., MusicLM]) -> Callable[..., MusicLM]:
-        _REGISTRY[prefix] = factory
+        MODELS.register(prefix, factory, replace=True)
         return factory
 
     return decorator
 
 
 def registered_prefixes() -> list[str]:
-    return sorted(set(_REGISTRY) | set(BUILTIN_ADAPTERS))
+    return sorted(MODELS.names())
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -186,14 +189,6 @@ def split_spec(spec: str) -> tuple[str, str]:
     spec = spec.strip()
     prefix, _, rest = spec.partition(":")
     return prefix, rest
-
-
-def _import_entry_point(prefix: str) -> None:
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="musiceval.models"):
-        if ep.name == prefix:
-            ep.load()
 
 
 def load_model(spec: str, **options: Any) -> MusicLM:
@@ -217,15 +212,10 @@ def load_model(spec: str, **options: Any) -> MusicLM:
         If no adapter is registered under the prefix.
     """
     prefix, rest = split_spec(spec)
-    if prefix not in _REGISTRY:
-        if prefix in BUILTIN_ADAPTERS:
-            importlib.import_module(BUILTIN_ADAPTERS[prefix])
-        else:
-            _import_entry_point(prefix)
-    if prefix not in _REGISTRY:
+    if prefix not in MODELS:
         raise ModelSpecError(
             f"unknown model spec {spec!r}: no adapter registered for prefix {prefix!r}; "
             f"known prefixes: {', '.join(registered_prefixes())} (register your own with "
             "@musiceval.models.register_model)"
         )
-    return _REGISTRY[prefix](rest, **options)
+    return MODELS.get(prefix)(rest, **options)

@@ -15,9 +15,6 @@ idempotent. Torn or malformed lines of a source are skipped and counted.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +22,7 @@ from typing import Any, Sequence
 
 from musiceval.models.cache import ResponseCache
 
-__all__ = ["MergeResult", "merge_caches", "configure", "run", "register"]
+__all__ = ["MergeResult", "merge_caches"]
 
 
 @dataclass
@@ -93,26 +90,3 @@ def merge_caches(sources: Sequence[str | Path], out: str | Path) -> MergeResult:
             fresh.append(record)
         result.n_written += target.put_many(fresh)
     return result
-
-
-# -- command line ------------------------------------------------------------------------------
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sources", nargs="+", type=Path, metavar="CACHE_DIR",
-                        help="response cache directories (the --cache of each `musiceval generate --shard` run)")
-    parser.add_argument("--out", required=True, type=Path, help="directory of the merged cache (created if missing)")
-
-
-def run(args: argparse.Namespace) -> int:
-    result = merge_caches(args.sources, args.out)
-    for c in result.conflicts:
-        print(f"CONFLICT {c['item_id']} ({c['condition']} chunk {c['chunk']}, key {c['key'][:12]}): kept "
-              f"{c['kept']!r} from {c['kept_from']}, dropped {c['other']!r} from {c['other_from']}", file=sys.stderr)
-    print(json.dumps({**result.summary(), "out": str(Path(args.out) / ResponseCache.FILENAME)}))
-    return 1 if result.conflicts else 0
-
-
-def register(subparsers: Any) -> None:
-    """Add ``merge`` to the ``musiceval`` command's subparsers (called by :mod:`musiceval.cli`)."""
-    parser = subparsers.add_parser("merge", help="join response caches of sharded `generate` runs")
-    configure(parser)
-    parser.set_defaults(_run=run)

@@ -13,12 +13,18 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from musiceval.generate import generate_responses, load_manifest, main, random_partners
+from musiceval.cli import main as cli_main
+from musiceval.generate import generate_responses, load_manifest, random_partners
 from musiceval.models import Answer, GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Item
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def main(argv):
+    """``musiceval generate ARGV``."""
+    return cli_main(["generate", *argv])
 
 
 class Echo:
@@ -181,7 +187,7 @@ def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path)
     try:
         port = int(server.stdout.readline())
         cache_dir = tmp_path / "cache"
-        cmd = [sys.executable, "-m", "musiceval.generate", "--model", f"openai-compatible:http://127.0.0.1:{port}/v1#echo",
+        cmd = [sys.executable, "-m", "musiceval", "generate", "--model", f"openai-compatible:http://127.0.0.1:{port}/v1#echo",
                "--dataset", str(ROOT / "musiceval" / "evals" / "audio" / "manifest.jsonl"), "--conditions", "correct,noise",
                "--cache", str(cache_dir), "--concurrency", "1", "--batch-size", "2", "--no-progress"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

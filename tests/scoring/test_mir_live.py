@@ -199,8 +199,11 @@ def test_find_instruction_file_knows_the_repository_layouts(tmp_path):
 
 
 def test_command_line_answers_writes_outputs_and_prints_metrics(tmp_path, capsys):
+    from musiceval.cli import main as cli_main
     from musiceval.models.base import register_model
-    from musiceval.scoring.mir_live import main
+
+    def main(argv):
+        return cli_main(["mir-live", *argv])
 
     @register_model("fake-mir")
     def _factory(rest, **options):

@@ -17,15 +17,19 @@ the waveforms (Qwen2-Audio, GLM-ASR and most Whisper-encoder audio LMs).
 """
 from __future__ import annotations
 
-import importlib
 import pkgutil
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["FamilyHooks", "register_family", "family_for", "registered_families"]
+from musiceval.registry import Registry
 
-_FAMILIES: dict[str, type["FamilyHooks"]] = {}
+__all__ = ["FAMILIES", "FamilyHooks", "register_family", "family_for", "registered_families"]
+
+#: family hooks by ``config.model_type``; every module of this package registers its own
+FAMILIES: Registry[type["FamilyHooks"]] = Registry(
+    "model family", builtin_modules=tuple(f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__)),
+    entry_point_group="musiceval.families")
 
 
 class FamilyHooks:
@@ -86,23 +90,16 @@ def register_family(*model_types: str) -> Callable[[type[FamilyHooks]], type[Fam
     """Register hooks for one or more ``config.model_type`` values."""
     def decorator(cls: type[FamilyHooks]) -> type[FamilyHooks]:
         for model_type in model_types:
-            _FAMILIES[model_type] = cls
+            FAMILIES.register(model_type, cls, replace=True)
         return cls
 
     return decorator
 
 
-def _load_builtin() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
-
-
 def registered_families() -> list[str]:
-    _load_builtin()
-    return sorted(_FAMILIES)
+    return sorted(FAMILIES.names())
 
 
 def family_for(model_type: str) -> FamilyHooks:
     """The hooks registered for ``model_type``, else the defaults."""
-    _load_builtin()
-    return _FAMILIES.get(model_type, FamilyHooks)()
+    return (FAMILIES.get(model_type) if model_type in FAMILIES else FamilyHooks)()

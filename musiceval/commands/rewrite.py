@@ -30,6 +30,7 @@ import json
 import sys
 from pathlib import Path
 
+from musiceval.commands.registry import register_command
 from musiceval.ranges import NON_NEGATIVE_INT, POSITIVE, arg
 from musiceval.exclusions import Exclusion, summarize
 from musiceval.records import Item, ItemFailure
@@ -97,3 +98,7 @@ def run(args: argparse.Namespace) -> int:
                       "out": str(args.out) if rewrites else None, "cassette": str(cassette), "mode": mode,
                       **({"excluded": left_out} if left_out else {})}))
     return 1 if failures else 0
+
+
+register_command("rewrite", help="Skyline/Adversarial rewrites of references by an LLM (recorded in a cassette)",
+                 configure=configure, run=run)

@@ -1,0 +1,93 @@
+"""``musiceval mir-live``: answer CMI-Bench instruction files with a model (:mod:`musiceval.scoring.mir_live`),
+write the toolkit's output files and print each task's metrics as JSON lines."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from musiceval.commands.registry import register_command
+from musiceval.metrics.mir import FAMILIES
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
+from musiceval.scoring.mir_live import find_instruction_file, run_live_task, write_outputs
+
+
+def configure(ap) -> None:
+    ap.add_argument("--model", required=True, help="model spec: hf:<dir>, openai-compatible:<url>#<model>, ...")
+    ap.add_argument("--instructions", required=True, type=Path,
+                    help="folder with CMI_<task>.jsonl (itself, instructions/ or data/*/: a CMI-bench clone)")
+    ap.add_argument("--data-dir", type=Path, default=None, help="root the audio paths are relative to (default --instructions)")
+    ap.add_argument("--tasks", default="GS_key,Nsynth_pitch,gtzan_beat,Nsynth_instrument", help="comma-separated CMI-Bench tasks")
+    ap.add_argument("--split", default="test", help="instruction split to run ('all' for every line)")
+    ap.add_argument("--limit", type=arg(AT_LEAST_ONE), default=None, help="first N instructions per task")
+    from musiceval.cache_dir import add_cache_dir_argument
+
+    add_cache_dir_argument(ap, "response cache (DIR/responses)")
+    ap.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
+                    help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
+    ap.add_argument("--out", type=Path, default=None, help="write <model>_<task>.jsonl output files here")
+    ap.add_argument("--max-tokens", type=arg(AT_LEAST_ONE), default=256)
+    ap.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0)
+    ap.add_argument("--device", default=None, help="torch device for hf: models")
+    from musiceval import progress
+
+    progress.add_progress_arguments(ap)
+
+
+def run(args) -> int:
+    """Answer CMI-Bench instruction files with a model, write the toolkit's output files and print
+    each task's metrics as JSON lines.
+
+    Exit status: 0 every instruction answered, 1 some failed (listed on stderr), 2 unusable input.
+    """
+    import sys
+
+    from musiceval.data.cmibench import TASKS
+    from musiceval.models.base import GenerationSettings, ModelSpecError, load_model
+    from musiceval.models.cache import ResponseCache, redact_spec
+
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    unknown = [t for t in tasks if t not in TASKS or FAMILIES[t] in ("tagging", "captioning")]
+    if unknown or not tasks:
+        print(f"error: --tasks {unknown or 'empty'}: choose from the non-tagging, non-captioning tasks of "
+              f"{', '.join(TASKS)} (tagging and captioning need a text encoder or a BERTScore model: call "
+              "run_live_task(..., embed=..., bertscorer=...) from Python)", file=sys.stderr)
+        return 2
+    try:
+        files = {t: find_instruction_file(args.instructions, t) for t in tasks}
+        model = load_model(args.model, **({"device": args.device} if args.device else {}))
+    except (FileNotFoundError, ModelSpecError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    settings = GenerationSettings(0.0, args.max_tokens, args.seed)
+    from musiceval.cache_dir import RESPONSES, cache_path
+
+    responses_dir = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
+    from musiceval import progress
+
+    progress.set_mode(getattr(args, "progress", None))
+    show_progress = progress.enabled()
+    name = "".join(c if c.isalnum() or c in "-." else "-" for c in redact_spec(model.spec).split("/")[-1]) or "model"
+    n_failed = 0
+    try:
+        for task, path in files.items():
+            live = run_live_task(model, task, path, data_dir=args.data_dir or args.instructions, cache=ResponseCache(responses_dir),
+                                 settings=settings, split=None if args.split == "all" else args.split, limit=args.limit,
+                                 progress=show_progress)
+            for f in live.failures:
+                print(f"FAILED {task} {f.item_id}: {f.reason}", file=sys.stderr)
+            n_failed += len(live.failures)
+            if args.out and live.records:
+                args.out.mkdir(parents=True, exist_ok=True)
+                write_outputs(args.out / f"{name}_{task}.jsonl", live.records)
+            res = live.result
+            print(json.dumps({"task": task, "model": redact_spec(model.spec), "n": len(live.items), "n_answered": len(live.records),
+                              "n_failed": len(live.failures), "n_unparsed": len(res.failures) if res else None,
+                              "metrics": res.metrics if res else None, "baseline": res.baseline_metrics if res else None,
+                              "error": live.error}), flush=True)
+    finally:
+        model.close()
+    return 1 if n_failed else 0
+
+
+register_command("mir-live", help="answer CMI-Bench instruction files with a model and score them",
+                 configure=configure, run=run)
