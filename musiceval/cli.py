@@ -14,7 +14,7 @@ from typing import Sequence
 
 from musiceval import __version__, progress
 from musiceval.commands import InputError
-from musiceval.commands.registry import COMMANDS
+from musiceval.commands.registry import ordered
 from musiceval.llm.client import MissingAPIKey
 from musiceval.redact import redact
 
@@ -28,8 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     progress.add_progress_arguments(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, command in COMMANDS.items():
-        p = sub.add_parser(name, help=command.help)
+    for command in ordered():
+        p = sub.add_parser(command.name, help=command.help)
         command.configure(p)
         if command.run is not None:
             p.set_defaults(_run=command.run)

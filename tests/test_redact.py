@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from musiceval.redact import MASK, redact, redact_meta, relative_path
@@ -44,6 +44,9 @@ _name = st.sampled_from(["token", "key", "api_key", "apikey", "secret", "passwor
        scheme=st.sampled_from(["http", "https", "wss"]), prefix=st.sampled_from(["", "openai-compatible:", "see "]),
        suffix=st.sampled_from(["", "#model", "&page=2#m", " failed"]))
 def test_a_planted_secret_never_survives_and_redaction_is_idempotent(secret, host, name, user, scheme, prefix, suffix):
+    # a secret that is also a word of the text around it ("apikey" as the value of apikey=) would
+    # be found in that word, not leaked: the property is about the planted value
+    assume(secret not in f"{prefix}{scheme}://{user}@{host}/v1?a=1&{name}={suffix}")
     for text in (f"{prefix}{scheme}://{user}{secret}@{host}/v1{suffix}",
                  f"{prefix}{scheme}://{host}/v1?a=1&{name}={secret}{suffix}",
                  f"{prefix}{scheme}://{host}/v1?{name}={secret}{suffix}"):

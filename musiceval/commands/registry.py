@@ -26,13 +26,22 @@ class Command:
     run: Callable[[argparse.Namespace], int] | None = None
 
 
+#: the builtin commands, in the order ``musiceval --help`` lists them (each in
+#: ``musiceval/commands/<name with _ for ->.py``); a plugin's follow
+BUILTIN = ("score", "generate", "merge", "rewrite", "mir-live", "init", "compare", "power", "cache", "data", "run",
+           "report")
 COMMANDS: Registry[Command] = Registry(
     "command",
-    builtin_modules=tuple(f"musiceval.commands.{m}" for m in (
-        "score", "generate", "merge", "rewrite", "mir_live", "init", "compare", "power", "cache", "data", "run",
-        "report")),
+    builtin_modules=tuple(f"musiceval.commands.{name.replace('-', '_')}" for name in BUILTIN),
     entry_point_group="musiceval.commands",
 )
+
+
+def ordered() -> list[Command]:
+    """Every registered command: the builtin ones in :data:`BUILTIN` order (whatever imported them
+    first), then the others in registration order."""
+    rank = {name: k for k, name in enumerate(BUILTIN)}
+    return [c for _, c in sorted(COMMANDS.items(), key=lambda kv: rank.get(kv[0], len(rank)))]
 
 
 def register_command(name: str, *, help: str, configure: Callable[[argparse.ArgumentParser], None],
