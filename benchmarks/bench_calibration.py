@@ -1,7 +1,7 @@
 """Calibration under skew: false-PASS rates of every gate type on true nulls, per data shape.
 
 The long version of tests/test_calibration.py: ``--sims`` null data sets (default 2,000) per
-(gate, shape) of :data:`musiceval.calibration.GRID`, decided by the calibrated gates
+(gate, shape) of :data:`musiceval.stats.calibration.GRID`, decided by the calibrated gates
 (``ci_method="auto"``) and, for comparison, by the BCa bootstrap the gates used before
 (``--methods auto,bca``; BCa is ~100x slower: give it ``--kinds paired_greater`` and a few shapes).
 Nominal false-PASS rate: alpha/2 = 2.5 % (lower bound of a two-sided 95 % interval above the bar).
@@ -23,7 +23,7 @@ import argparse
 import math
 import time
 
-from musiceval.calibration import GATE_KINDS, GRID, MARGINS, false_pass_rate, grid_cases, tolerance
+from musiceval.stats.calibration import GATE_KINDS, GRID, MARGINS, false_pass_rate, grid_cases, tolerance
 from musiceval.gates import Gate, GateConfig
 
 NOMINAL = 0.025

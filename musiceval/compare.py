@@ -2,7 +2,7 @@
 
 :func:`compare_runs` joins the per-item scores of two or more runs (``scores.jsonl`` of each results
 directory) by protocol, answer source, metric, condition and item id, and for every pair of runs
-(the earlier argument is the baseline) runs :func:`musiceval.regression.compare_scores`, the one
+(the earlier argument is the baseline) runs :func:`musiceval.stats.regression.compare_scores`, the one
 comparison engine the pytest regression gates use too: non-inferiority at the margin, superiority
 beside it, one verdict word.
 
@@ -41,7 +41,7 @@ import pandas as pd
 from musiceval import stats
 from musiceval.provenance import check_comparable
 from musiceval.records import ItemScores, align_paired
-from musiceval.regression import compare_scores
+from musiceval.stats.regression import compare_scores
 from musiceval.run_files import Run, load
 
 #: metric names (whole words of the name) for which lower values are better
@@ -286,7 +286,7 @@ def compare_runs(
 def _row(new: ScoreSet, old: ScoreSet, new_run: LoadedRun, old_run: LoadedRun, key: ScoreKey, *,
          margins: Mapping[str, float] | None, default_margin: float | None, lower: list[str], alpha: float,
          power: float) -> dict[str, Any]:
-    """One comparison row, computed by :func:`musiceval.regression.compare_scores`."""
+    """One comparison row, computed by :func:`musiceval.stats.regression.compare_scores`."""
     protocol, source, metric, condition = key
     where = "/".join(x for x in (protocol, source) if x)
     hib = new.higher_is_better if new.higher_is_better is not None else higher_is_better(metric, lower)

@@ -13,13 +13,13 @@ on every item are decided exactly (the difference is 0), without an interval. p-
 alongside (and Holm-adjusted across a run by the report), never used to flip an outcome.
 
 Intervals are chosen by the shape of the data (``GateConfig.ci_method="auto"``, the default; see
-:mod:`musiceval.intervals` and docs/regression-gates.md): exact / score tests for 0/1 outcomes,
+:mod:`musiceval.stats.intervals` and docs/regression-gates.md): exact / score tests for 0/1 outcomes,
 Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track, a
 finite-sample bound for tiny n, proportions in [0, 1] with positive width; the shape is
 recorded in ``GateResult.test``. ``"bca"`` and ``"percentile"`` select bootstrap intervals.
 
 Regression gates against a baseline run: :meth:`Gate.regression` (non-inferiority, with
-superiority beside it; :mod:`musiceval.regression`, the engine ``musiceval compare`` uses too),
+superiority beside it; :mod:`musiceval.stats.regression`, the engine ``musiceval compare`` uses too),
 with the minimum detectable effect as advice in ``GateResult.mde``.
 
 >>> from musiceval.records import ItemScores
@@ -38,15 +38,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from musiceval import intervals, stats
+from musiceval import stats
 from musiceval.records import GateResult, ItemScores, Outcome, align_paired, to_jsonable
+from musiceval.stats import intervals
 
 
 @dataclass(frozen=True)
 class GateConfig:
     alpha: float = 0.05
     n_resamples: int = 10_000
-    #: "auto" (the calibrated interval for the data's shape, see :mod:`musiceval.intervals`),
+    #: "auto" (the calibrated interval for the data's shape, see :mod:`musiceval.stats.intervals`),
     #: "bca" or "percentile" (bootstrap, as before the calibration work)
     ci_method: str = "auto"
     seed: int = 0
@@ -162,7 +163,7 @@ class Gate:
     ) -> GateResult:
         """``mean(a - b) > margin`` on the items both conditions scored (paired by item id).
 
-        Interval: the calibrated paired interval (:func:`musiceval.intervals.paired_interval`) or
+        Interval: the calibrated paired interval (:func:`musiceval.stats.intervals.paired_interval`) or
         the paired bootstrap (``ci_method`` "bca"/"percentile"; whole clusters resampled when
         items share a group). When ``a`` and ``b`` score the same on every item the difference is
         exactly 0 and the gate FAILs without an interval (an answer that equals its control or
@@ -203,7 +204,7 @@ class Gate:
         self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
         """``mean(scores) > chance`` for a known chance level: the calibrated one-sample interval
-        (:func:`musiceval.intervals.one_sample_interval`), or a bootstrap interval of the mean and a
+        (:func:`musiceval.stats.intervals.one_sample_interval`), or a bootstrap interval of the mean and a
         sign-flip test of ``scores - chance``. The estimate is the mean minus chance."""
         metric = metric or scores.metric
         test = "bootstrap CI vs fixed chance + sign-flip test"
@@ -276,7 +277,7 @@ class Gate:
 
         Independent items: exact binomial test and Clopper-Pearson interval. Items sharing a
         group (several questions per track): the same on the effective sample size (Korn and
-        Graubard; :func:`musiceval.intervals.proportion_interval`), or with ``ci_method``
+        Graubard; :func:`musiceval.stats.intervals.proportion_interval`), or with ``ci_method``
         "bca"/"percentile" a cluster bootstrap interval and a clustered sign-flip test, because
         the plain binomial would overstate the evidence.
         """
@@ -309,7 +310,7 @@ class Gate:
     ) -> GateResult:
         """Paired 0/1 outcomes: condition ``a`` right more often than ``b`` on the same items.
 
-        Exact one-sided McNemar p-value; interval from :func:`musiceval.intervals.paired_interval`
+        Exact one-sided McNemar p-value; interval from :func:`musiceval.stats.intervals.paired_interval`
         (or the paired bootstrap). Identical outcomes on every item FAIL exactly, as in
         :meth:`paired_greater`.
         """
@@ -348,9 +349,9 @@ class Gate:
     ):
         """Regression gate: ``new`` is not worse than ``old`` by more than ``margin`` (metric units),
         with superiority reported beside it; returns the
-        :class:`~musiceval.regression.Comparison` of :func:`musiceval.regression.compare_scores` (the
+        :class:`~musiceval.stats.regression.Comparison` of :func:`musiceval.stats.regression.compare_scores` (the
         engine ``musiceval compare`` uses too) and records its non-inferiority result as the gate."""
-        from musiceval.regression import compare_scores
+        from musiceval.stats.regression import compare_scores
 
         comparison = compare_scores(
             new, old, margin=margin, name=name, higher_is_better=higher_is_better, new_label=new_label,
@@ -364,7 +365,7 @@ class Gate:
         new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
     ) -> GateResult:
         """``new`` is not worse than ``old`` by more than ``margin``: the non-inferiority claim of
-        :meth:`regression` (see :mod:`musiceval.regression`), as the gate's result."""
+        :meth:`regression` (see :mod:`musiceval.stats.regression`), as the gate's result."""
         return self.regression(new, old, margin=margin, name=name, higher_is_better=higher_is_better,
                                new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
                                baseline=baseline).non_inferior
@@ -375,7 +376,7 @@ class Gate:
     ) -> GateResult:
         """Improvement claim: ``new`` beats ``old`` by more than ``margin`` (lower bound above
         ``+margin``); same pairing and interval as :meth:`regression`."""
-        from musiceval.regression import regression_result
+        from musiceval.stats.regression import regression_result
 
         result = regression_result(
             "superior", new, old, margin=margin, name=name, higher_is_better=higher_is_better,

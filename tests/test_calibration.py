@@ -18,7 +18,7 @@ import pytest
 from hypothesis import reject, HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from musiceval.calibration import BINARY_ONLY, GATE_KINDS, MARGINS, Shape, false_pass_rate, grid_cases, tolerance
+from musiceval.stats.calibration import BINARY_ONLY, GATE_KINDS, MARGINS, Shape, false_pass_rate, grid_cases, tolerance
 from musiceval.gates import Gate, GateConfig
 
 NOMINAL = 0.025

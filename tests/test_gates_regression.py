@@ -6,7 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from musiceval import intervals, stats
+from musiceval import stats
+
+from musiceval.stats import intervals
 from musiceval.gates import Gate, GateConfig
 from musiceval.records import GateResult, ItemFailure, ItemScores, Outcome
 

@@ -18,9 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 #: pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir"},
-    {"exclusions", "keys", "stats", "parsers", "extraction", "calibration", "verdict"},
-    {"intervals", "data"},
-    {"regression", "encoders", "conditions", "models", "run_files"},
+    {"exclusions", "keys", "stats", "parsers", "extraction", "verdict"},
+    {"data"},
+    {"encoders", "conditions", "models", "run_files"},
     {"metrics", "generate", "llm", "gates"},
     {"scoring"},
     {"protocols"},

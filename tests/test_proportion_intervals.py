@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 from scipy.stats import beta
 
-from musiceval import intervals
+from musiceval.stats import intervals
 from musiceval.cli import main
 from musiceval.gates import Gate, GateConfig
 from musiceval.records import ItemScores, Outcome

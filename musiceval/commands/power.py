@@ -21,7 +21,7 @@ from musiceval import stats
 from musiceval.compare import paired_differences
 from musiceval.ranges import CORRELATION, LEVEL, POSITIVE, arg
 from musiceval.records import to_jsonable
-from musiceval.regression import in_points, say_effect
+from musiceval.stats.regression import in_points, say_effect
 from musiceval.commands.registry import register_command
 
 

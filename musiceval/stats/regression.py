@@ -8,7 +8,7 @@ agree row for row.
 
 The two scores are joined by item id, the difference is oriented so that positive means "new is
 better" (``new - old``, or ``old - new`` when lower is better: WER, error rates), and both claims are
-decided on the calibrated interval of :func:`musiceval.intervals.paired_interval` (Tango + exact
+decided on the calibrated interval of :func:`musiceval.stats.intervals.paired_interval` (Tango + exact
 McNemar for 0/1 outcomes, Obuchowski's clustered form for 0/1 outcomes clustered by track, Hall's
 skew-corrected t otherwise, clustered by track via CR1 units):
 
@@ -34,8 +34,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from musiceval import intervals, stats
+from musiceval import stats
 from musiceval.records import GateResult, ItemScores, Outcome, align_paired
+from musiceval.stats import intervals
 
 #: how many unmatched ids a detail line names before it says "+N more"
 NAMED_IDS = 5
