@@ -23,7 +23,9 @@ Rules that make it safe to kill and resume:
   the owner's host, pid and a token); a second run skips the keys another live run holds and
   waits for their answers (:meth:`ResponseCache.wait_for`), asking the model only for keys whose
   claim was released without an answer (the first run's call failed). A claim whose process is
-  gone (same host) or older than ``claim_ttl`` seconds is stale and taken over;
+  gone (same host) or older than ``claim_ttl`` seconds is stale and taken over, and so is one that
+  names no owner after :data:`CLAIM_WRITE_GRACE` seconds (its run was killed between creating the
+  file and writing its name into it);
 - API keys never reach the cache: the model spec is stored with URL credentials and
   ``key=``/``token=`` query values redacted, and nothing else from the environment is written.
 """
@@ -79,6 +81,11 @@ def cache_key(
         separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()  # never fails on odd text
+
+
+#: seconds after which a claim file that names no owner is stale: a run writes its name into the
+#: file right after creating it, so only a run killed in between leaves one empty
+CLAIM_WRITE_GRACE = 10.0
 
 
 class ResponseCache:
@@ -233,8 +240,10 @@ class ResponseCache:
         if age > self.claim_ttl:
             return True
         host, _, rest = text.partition(" ")
-        pid = rest.partition(" ")[0]
-        if host == socket.gethostname() and pid.isdigit():
+        pid, _, token = rest.partition(" ")
+        if not (host and pid.isdigit() and token):  # no owner named: its writer died mid-claim
+            return age > CLAIM_WRITE_GRACE
+        if host == socket.gethostname():
             try:
                 os.kill(int(pid), 0)
             except ProcessLookupError:

@@ -262,3 +262,21 @@ def test_a_claim_released_without_an_answer_is_asked_again_and_a_dead_owners_cla
     cache.put_many([{"key": "cd", "text": "x"}])
     cache.release()
     assert other.wait_for(["cd"], timeout=5)["cd"]["text"] == "x"
+
+
+def test_a_claim_left_empty_by_a_run_killed_while_claiming_goes_stale_after_the_grace(tmp_path):
+    """A run SIGKILLed between creating its claim file and writing its name leaves the file empty:
+    it is a live claim for CLAIM_WRITE_GRACE seconds (a writer may be between the two calls), then
+    stale, so the next run waits at most that long instead of the hour of claim_ttl."""
+    from musiceval.models.cache import CLAIM_WRITE_GRACE
+
+    cache = ResponseCache(tmp_path / "c")
+    (tmp_path / "c" / "claims").mkdir()
+    for key, text in (("aa", ""), ("bb", "half-written")):
+        path = tmp_path / "c" / "claims" / key
+        path.write_text(text)
+        assert cache.claim([key]) == ([], [key])  # just written: maybe a live writer
+        old = time.time() - CLAIM_WRITE_GRACE - 1
+        os.utime(path, (old, old))
+        assert cache.wait_for([key], timeout=5) == {}  # stale: nobody will answer it
+        assert cache.claim([key]) == ([key], [])
