@@ -26,10 +26,11 @@ component version scores the same way, so it does not block a comparison.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from musiceval.data.digests import file_sha256, text_sha256
 
 def component_versions(protocols: Iterable[str] | None = None) -> dict[str, str]:
     """The current version of each scoring component of the named protocols (all registered ones
@@ -43,19 +44,6 @@ def component_versions(protocols: Iterable[str] | None = None) -> dict[str, str]
     for name in names or known:
         out.update(known[name].component_versions())
     return out
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file's bytes (read in 1 MiB blocks)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _redact(spec: str) -> str:

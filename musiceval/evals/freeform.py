@@ -22,7 +22,7 @@ import pytest
 
 from musiceval.metrics.registry import METRICS
 from musiceval.suite import checks
-from musiceval.suite.schema import margin_for
+from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [

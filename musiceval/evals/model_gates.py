@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from musiceval.protocols.base import PARSE_RATE
 from musiceval.suite import checks
-from musiceval.suite.schema import margin_for
+from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = ["test_beats_chance", "test_listens", "test_parse_rate", "test_every_line_is_accounted_for"]

@@ -25,7 +25,7 @@ import pytest
 
 from musiceval.suite import checks
 from musiceval.suite.baselines import load_baseline
-from musiceval.suite.schema import margin_for
+from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = ["baseline", "test_not_worse_than_the_baseline"]

@@ -8,14 +8,14 @@ working gates with no config file at all.
 Margins are per protocol, task and metric, in the metric's own units (an accuracy margin is a
 difference in accuracy, a WER margin a difference in WER): ``margin`` is the protocol's default
 and ``margins`` maps ``"metric"``, ``"task"`` or ``"task.metric"`` to a value (the most specific
-key wins, see :func:`margin_for`).
+key wins, see :func:`musiceval.keys.margin_for`).
 """
 from __future__ import annotations
 
 import difflib
 from typing import Any, Mapping
 
-from musiceval.keys import GATE_KEYS, Key, margin_for  # noqa: F401  (margin_for: read with the config)
+from musiceval.keys import GATE_KEYS, Key
 from musiceval.ranges import AT_LEAST_ONE, FINITE, LEVEL, NON_NEGATIVE, NON_NEGATIVE_INT, SHARE
 
 

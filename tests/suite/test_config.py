@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from musiceval.suite.config import find_config, load_config, parse_config
-from musiceval.suite.schema import STATIC_SECTIONS, ConfigError, margin_for, validate_thresholds
+from musiceval.keys import margin_for
+from musiceval.suite.schema import STATIC_SECTIONS, ConfigError, validate_thresholds
 
 REPO = Path(__file__).resolve().parents[2]
 

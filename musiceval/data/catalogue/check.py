@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musiceval.data.catalogue.clips import file_sha256
+from musiceval.data.digests import file_sha256
 from musiceval.data.catalogue.lock import LOCK_NAME, MANIFEST_NAME, read_lock
 from musiceval.data.catalogue.spec import Benchmark
 

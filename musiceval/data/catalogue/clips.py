@@ -7,12 +7,13 @@ sample below :data:`SILENCE_PEAK`, about -80 dBFS: a clip that carries nothing t
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from musiceval.data.digests import file_sha256
 
 #: a clip whose absolute peak stays below this (full scale 1.0; about -80 dBFS) is silent
 SILENCE_PEAK = 1e-4
@@ -34,14 +35,6 @@ class ClipRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def inspect_clip(path: Path) -> ClipRecord:

@@ -20,7 +20,7 @@ from typing import Mapping
 
 from musiceval.data.catalogue.common import read_json
 from musiceval.data.catalogue.fetch import extract_members
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.data.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 EXAMPLES = "nsynth-test/examples.json"
 URL = "http://download.magenta.tensorflow.org/datasets/nsynth/nsynth-test.jsonwav.tar.gz"

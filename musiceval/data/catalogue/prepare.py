@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from musiceval.data.catalogue.clips import ClipError, file_sha256, inspect_clip
+from musiceval.data.catalogue.clips import ClipError, inspect_clip
+from musiceval.data.digests import file_sha256
 from musiceval.data.catalogue.fetch import FetchError, download_size, fetch, human_bytes
 from musiceval.data.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
 from musiceval.data.catalogue.spec import AudioIndex, Benchmark, Question
