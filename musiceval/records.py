@@ -79,7 +79,7 @@ class ItemScores:
     def __post_init__(self) -> None:
         values = np.asarray(self.values, dtype=float)
         object.__setattr__(self, "values", values)
-        object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
+        object.__setattr__(self, "ids", tuple(map(str, self.ids)))
         if values.ndim != 1 or len(values) != len(self.ids):
             raise ValueError(
                 f"ItemScores {self.metric!r}: values must be 1-d with one value per id "
@@ -88,7 +88,7 @@ class ItemScores:
         if len(set(self.ids)) != len(self.ids):
             raise ValueError(f"ItemScores {self.metric!r}: item ids must be unique")
         if self.groups is not None:
-            groups = tuple(str(g) for g in self.groups)
+            groups = tuple(map(str, self.groups))
             object.__setattr__(self, "groups", groups)
             if len(groups) != len(self.ids):
                 raise ValueError(f"ItemScores {self.metric!r}: one group per id is required")
@@ -191,6 +191,8 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "biu" or (obj.dtype.kind == "f" and np.isfinite(obj).all()):
+            return obj.tolist()  # already plain ints, bools and finite floats
         return [to_jsonable(v) for v in obj.tolist()]
     if isinstance(obj, (np.floating, float)):
         f = float(obj)

@@ -61,7 +61,8 @@ def installed(tmp_path_factory) -> Path:
         assert needed in names, needed
     assert not any(n.startswith(("fixtures/", "evals/", "tests/")) for n in names)  # the demo stays in the checkout
     venv = work / "venv"
-    assert _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], work).returncode == 0
+    # without its own pip: the .pth below lends it this one
+    assert _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)], work).returncode == 0
     python = venv / "bin" / "python"
     site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], work).stdout.strip()
     # the dependencies already present on this machine, offline

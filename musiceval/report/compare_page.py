@@ -6,6 +6,7 @@ nothing above the report); the template is autoescaped and every string goes thr
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from typing import Any, Sequence
@@ -16,6 +17,11 @@ from musiceval import __version__
 from musiceval.report.view import scrub_paths
 
 KEY = ("protocol", "metric", "condition")
+
+
+@functools.cache
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("musiceval.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
 
 
 def _num(x: Any, fmt: str = "{:.4f}") -> str:
@@ -41,8 +47,7 @@ def render_compare_html(rows: Sequence[dict[str, Any]], notes: Sequence[str] = (
         })
     runs = list(dict.fromkeys(scrub_paths(str(r[k])) for r in rows for k in ("baseline", "new")))
     verdicts = Counter(str(r["verdict"]) for r in rows)
-    env = Environment(loader=PackageLoader("musiceval.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    return env.get_template("compare.html.j2").render(
+    return _environment().get_template("compare.html.j2").render(
         title=" → ".join(runs) or "no runs", version=__version__,
         counts=", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) or "no comparisons",
         blocks=[{"title": key, "anchor": f"k{i}", "rows": block} for i, (key, block) in enumerate(sorted(blocks.items()))],

@@ -8,8 +8,10 @@ every file name derived from data goes through :func:`~musiceval.report.view.saf
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections import defaultdict
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -194,10 +196,17 @@ def _source_view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _environment(results_dir: Path) -> Environment:
+#: the results folder whose paths the template output being rendered scrubs (see ``_render``)
+_SCRUB_ROOT: ContextVar[Path | None] = ContextVar("musiceval_report_root", default=None)
+
+
+@functools.cache
+def _environment() -> Environment:
+    """One environment per process, so each template is compiled once (compiling the two report
+    templates took longer than rendering them)."""
     def finalize(value: Any) -> Any:
         # Markup is template output (a macro) whose own values were finalized already
-        return scrub_paths(value, results_dir) if isinstance(value, str) and not isinstance(value, Markup) else value
+        return scrub_paths(value, _SCRUB_ROOT.get()) if isinstance(value, str) and not isinstance(value, Markup) else value
 
     env = Environment(loader=PackageLoader("musiceval.report", "templates"),
                       autoescape=select_autoescape(["html", "j2", "md"], default=True),
@@ -206,12 +215,20 @@ def _environment(results_dir: Path) -> Environment:
     return env
 
 
+def _render(template: str, results_dir: Path, ctx: dict[str, Any]) -> str:
+    token = _SCRUB_ROOT.set(results_dir)
+    try:
+        return _environment().get_template(template).render(**ctx)
+    finally:
+        _SCRUB_ROOT.reset(token)
+
+
 def render_html(results_dir: Path, ctx: dict[str, Any]) -> str:
-    return _environment(results_dir).get_template("report.html.j2").render(**ctx)
+    return _render("report.html.j2", results_dir, ctx)
 
 
 def render_md(results_dir: Path, ctx: dict[str, Any]) -> str:
     # escaped too (Markdown viewers render inline HTML); without "<" no tag can start, so the
     # entities of ">" and quotes are turned back into the characters for people reading the file
-    text = _environment(results_dir).get_template("report.md.j2").render(**ctx)
+    text = _render("report.md.j2", results_dir, ctx)
     return text.replace("&gt;", ">").replace("&#34;", '"').replace("&#39;", "'")

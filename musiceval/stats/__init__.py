@@ -240,7 +240,7 @@ def analytic_ci(
     diff: Sequence[float] | np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05
 ) -> Interval:
     """Normal-theory interval ``mean +/- t * se`` (t with n-1, or G-1 clustered, dof)."""
-    from scipy.stats import t as student_t
+    from scipy.special import stdtrit  # Student's t quantile: what scipy.stats.t.ppf calls
 
     d = _as_1d(diff, "diff")
     if groups is None:
@@ -249,7 +249,7 @@ def analytic_ci(
         se, dof, label = cluster_robust_se(d, groups), len(set(map(str, groups))) - 1, "cluster-robust SE (CR1)"
     if not math.isfinite(se) or dof < 1:
         return Interval(-math.inf, math.inf, label)
-    half = float(student_t.ppf(1 - alpha / 2, dof)) * se
+    half = float(stdtrit(dof, 1 - alpha / 2)) * se
     return Interval(float(d.mean() - half), float(d.mean() + half), label)
 
 
@@ -292,9 +292,9 @@ def _binom_sf(k: int, n: int, p: float) -> float:
         return 1.0
     if k > n:
         return 0.0
-    from scipy.stats import binom
+    from scipy.special import betainc
 
-    return float(binom.sf(k - 1, n, p))
+    return float(betainc(k, n - k + 1, p))  # P(X >= k) = I_p(k, n - k + 1), what binom.sf computes
 
 
 def binomial_test_greater(k: int, n: int, p0: float) -> float:
@@ -308,12 +308,12 @@ def binomial_test_greater(k: int, n: int, p0: float) -> float:
 
 def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> Interval:
     """Exact (Clopper-Pearson) two-sided interval for a binomial proportion [6]_."""
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta quantile: what scipy.stats.beta.ppf calls
 
     if n == 0:
         return Interval(0.0, 1.0, "Clopper-Pearson")
-    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha / 2))
     return Interval(low, high, "Clopper-Pearson")
 
 

@@ -129,7 +129,7 @@ def skew_t(
     The p-value is the one-sided ``P(mean > margin)`` test from the same statistic, so
     ``low > margin`` exactly when ``p < alpha / 2``.
     """
-    from scipy.stats import t as student_t
+    from scipy.special import stdtr, stdtrit  # Student's t cdf and quantile (scipy.stats.t calls these)
 
     x = np.asarray(x, dtype=float)
     units = cluster_units(x, groups)
@@ -166,11 +166,11 @@ def skew_t(
             return t
         return 3 / gamma * (_cbrt(1 + gamma * (t - gamma / (6 * n))) - 1)
 
-    q = float(student_t.ppf(1 - level / 2, n - 1))
+    q = float(stdtrit(n - 1, 1 - level / 2))
     low = xbar - s * g_inv(q / math.sqrt(n))
     high = xbar - s * g_inv(-q / math.sqrt(n))
     stat = math.sqrt(n) * g((xbar - margin) / s)
-    p = float(student_t.sf(stat, n - 1))
+    p = float(stdtr(n - 1, -stat))
     if why:
         p = min(1.0, 2 * p)
     return Bound(float(low), float(high), p, label, shape)
@@ -200,7 +200,7 @@ def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float
     """Tango's score interval for the paired difference of proportions ``P(a) - P(b)`` [2]_,
     inverted by bisection; the p-value is the one-sided score test of ``diff > margin`` (the exact
     McNemar p-value when ``margin == 0``, which is the exact conditional test of the same null)."""
-    from scipy.stats import norm
+    from scipy.special import ndtr, ndtri  # the normal cdf and quantile (scipy.stats.norm calls these)
 
     from musiceval.stats import mcnemar_exact
 
@@ -208,7 +208,7 @@ def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float
     b = np.asarray(b_correct, dtype=bool)
     n = a.size
     n10, n01 = int(np.sum(a & ~b)), int(np.sum(~a & b))
-    z = float(norm.ppf(1 - alpha / 2))
+    z = float(ndtri(1 - alpha / 2))
     est = (n10 - n01) / n
 
     def solve(target: float, lo: float, hi: float) -> float:
@@ -228,7 +228,7 @@ def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float
         p, _, _ = mcnemar_exact(a, b)
         method = "Tango score interval + exact McNemar"
     else:
-        p = float(norm.sf(_tango_z(n10, n01, n, margin)))
+        p = float(ndtr(-_tango_z(n10, n01, n, margin)))
         method = "Tango score interval and test"
     return Bound(float(low), float(high), float(p), method, "binary")
 
@@ -276,8 +276,7 @@ def proportion_interval(
     Graubard [7]_), ``deff`` the CR1 variance over the binomial one (at least 1), and ``deff = n / G``
     (as if every cluster were one item) when no outcome varies or there is one cluster. The interval lies in [0, 1] and
     has positive width at every n, unlike a normal or t interval (Bowyer et al. [8]_)."""
-    from scipy.special import betainc
-    from scipy.stats import beta
+    from scipy.special import betainc, betaincinv  # betaincinv is the beta quantile scipy.stats.beta.ppf calls
 
     x = np.asarray(x, dtype=float)
     n, p_hat = x.size, float(x.mean())
@@ -293,8 +292,8 @@ def proportion_interval(
             deff = n / n_clusters
         n_eff = n / deff
     k = p_hat * n_eff
-    low = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n_eff - k + 1))
-    high = 1.0 if k >= n_eff else float(beta.ppf(1 - alpha / 2, k + 1, n_eff - k))
+    low = 0.0 if k <= 0 else float(betaincinv(k, n_eff - k + 1, alpha / 2))
+    high = 1.0 if k >= n_eff else float(betaincinv(k + 1, n_eff - k, 1 - alpha / 2))
     if margin <= 0:
         p = 0.0 if k > 0 else 1.0
     elif margin >= 1 or k <= 0:
