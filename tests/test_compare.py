@@ -13,7 +13,7 @@ import pytest
 
 from musiceval import results
 from musiceval.cli import main
-from musiceval.compare import NotComparable, leaderboard
+from musiceval.results.comparison import NotComparable, leaderboard
 from musiceval.gates import Gate, GateConfig
 from musiceval.provenance import fingerprint
 from musiceval.records import ItemScores, Outcome
@@ -97,7 +97,7 @@ def test_cmi_bench_verdicts_agree_with_each_models_task_scores(cmi_runs):
     back = results.compare(dirs["mullama"], dirs["ltu"], margins={"accuracy": 0.02})
     assert back.set_index(["protocol", "metric"]).verdict[("mir/GTZAN", "accuracy")] == "inferior"
     assert "Holm" in " ".join(table.attrs["notes"])
-    from musiceval.compare import format_markdown
+    from musiceval.results.comparison import format_markdown
 
     md = format_markdown(table, table.attrs["notes"])
     assert "| mir/DSing | wer (lower is better) | correct | MU-LLaMA vs LTU |" in md and md.count("\n| mir/") == len(table)
@@ -202,7 +202,7 @@ def test_rows_of_other_models_in_one_results_dir_are_not_mixed_in(tmp_path):
 
 
 def test_baseline_hands_score_sets_to_regression_gates(tmp_path):
-    from musiceval.compare import Baseline
+    from musiceval.results.comparison import Baseline
 
     rng = np.random.default_rng(6)
     old = (rng.random(200) < 0.7).astype(float)

@@ -78,7 +78,7 @@ def test_unwritable_outputs_are_one_line_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("content, match, file_level", [
-    ("{", "not a musiceval results file", True),
+    ("{", "results.json: not valid JSON", True),
     ("[]", "expected a JSON object", True),
     ('{"gates": []}', "field 'meta' is missing", False),
     ('{"meta": {}, "gates": {}}', "field 'gates' must be an array", True),

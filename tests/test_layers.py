@@ -14,19 +14,19 @@ PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 
 #: lowest first. Records and plain helpers; statistics, parsers and extraction; the data layer; what
 #: reads data (encoders, models, control conditions); metrics and generation; the evaluation engines;
-#: the protocols; gates, provenance and comparison; the suite config and the reports; the commands;
+#: the protocols; provenance; results read back and compared; the suite config and the reports; the commands;
 #: pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir"},
     {"exclusions", "keys", "stats", "parsers", "extraction", "verdict"},
     {"data"},
-    {"encoders", "conditions", "models", "run_files"},
+    {"encoders", "conditions", "models"},
     {"metrics", "generate", "llm", "gates"},
     {"scoring"},
     {"protocols"},
-    {"provenance", "report"},
-    {"compare"},
-    {"suite", "results"},
+    {"provenance"},
+    {"results"},
+    {"suite", "report"},
     {"commands", "calibration_blind"},
     {"pytest_plugin", "cli"},
     {"evals", "__main__"},

@@ -100,7 +100,7 @@ def test_malformed_samples_lines_are_counted(tmp_path):
                                      "not json\n[1]\n" + '{"item_id": {"x": 1}}\n', encoding="utf-8")
     out = write_reports(d, json.loads((d / "results.json").read_text()))
     assert out["problems"] == ["samples.jsonl: 3 line(s) skipped; first: samples.jsonl:2: not valid JSON "
-                               "(Expecting value: line 1 column 1 (char 0))"]
+                               "(malformed JSON: Expecting value at column 1)"]
     from musiceval.report.sample_data import decode
 
     (row,) = decode((d / "report.html").read_text())["p"]

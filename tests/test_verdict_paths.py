@@ -200,7 +200,7 @@ def test_report_and_compare_refuse_a_results_dir_whose_files_contradict_results_
     comparison refuses it as a baseline."""
     from musiceval import results
     from musiceval.cli import main
-    from musiceval.run_files import ResultsError
+    from musiceval.results.files import ResultsError
     from tests.report_run import make_run
 
     make_run(tmp_path)

@@ -18,7 +18,7 @@ import json
 import math
 import sys
 
-from musiceval.compare import DEFAULT_MARGIN, NotComparable, compare_runs, format_table, leaderboard
+from musiceval.results.comparison import DEFAULT_MARGIN, NotComparable, compare_runs, format_table, leaderboard
 from musiceval.ranges import LEVEL, NON_NEGATIVE, arg
 from musiceval.records import to_jsonable
 from musiceval.commands.registry import register_command

@@ -18,7 +18,7 @@ import json
 import math
 
 from musiceval import stats
-from musiceval.compare import paired_differences
+from musiceval.results.comparison import paired_differences
 from musiceval.ranges import CORRELATION, LEVEL, POSITIVE, arg
 from musiceval.records import to_jsonable
 from musiceval.stats.regression import in_points, say_effect

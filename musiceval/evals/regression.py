@@ -39,7 +39,7 @@ def baseline(musiceval_suite, musiceval_runs):
 
 
 def test_not_worse_than_the_baseline(run, gate, baseline, thresholds, musiceval_refuse):
-    from musiceval.compare import NotComparable
+    from musiceval.results.comparison import NotComparable
 
     if baseline is None:
         gate.skip("no baseline release declared: add [baseline] results = \"<results dir of the previous run>\" "

@@ -10,7 +10,7 @@ Files written into a results directory:
 - ``report.md`` and ``report.html`` (one self-contained file, plots embedded) plus ``plots/*.png``.
 
 Result files are read as untrusted input (see :mod:`musiceval.report.load`): a bad row is skipped
-and counted, an unusable file raises :class:`ReportInputError` naming the file and field.
+and counted, an unusable file raises :class:`ResultsError` naming the file and field.
 """
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from musiceval.report.load import (ReportInputError, clean_gate, clean_run, clean_sample, parse_json, read_json_file,
-                                   read_samples)
+from musiceval.report.load import clean_gate, clean_run, clean_sample, read_samples
 from musiceval.report.view import verdict
+from musiceval.results.files import ResultsError, parse_json, read_json_file
 from musiceval.stats import adjust, holm
 
-__all__ = ["ArtefactError", "ReportInputError", "check_artefacts", "merge", "read_parts", "rebuild", "render_reports",
+__all__ = ["ArtefactError", "ResultsError", "check_artefacts", "merge", "read_parts", "rebuild", "render_reports",
            "verdict", "write_artefacts", "write_atomically", "write_error_results", "write_reports", "write_run"]
 
 _DECIDED = ("PASS", "FAIL", "INCONCLUSIVE")
@@ -67,7 +67,7 @@ def read_parts(results_dir: Path, session: str | None = None) -> list[dict[str, 
             where = f"{part.name}:{lineno}"
             try:
                 row = parse_json(line, where)
-            except ReportInputError as exc:
+            except ResultsError as exc:
                 rows.append({"type": "error", "detail": f"{exc}: unreadable result row; skipped"})
                 continue
             why = _check_row(row, where)
@@ -262,7 +262,7 @@ def rebuild(results_dir: Path) -> dict[str, Any]:
     results_dir = Path(results_dir)
     results = results_dir / "results.json"
     if results.is_file():
-        return write_reports(results_dir, read_json_file(results, f"{results}"))
+        return write_reports(results_dir, read_json_file(results, "the results.json of a musiceval run"))
     if (results_dir / "parts").is_dir() and read_parts(results_dir):
         rows = read_parts(results_dir)
         run = merge(rows, {"note": "rebuilt from parts by `musiceval report`; the run did not finish"})
@@ -271,4 +271,4 @@ def rebuild(results_dir: Path) -> dict[str, Any]:
                                  "reasons": ["the session did not finish: no verdict was written"]}
         write_artefacts(results_dir, run, rows)
         return {**run, "problems": []}  # bad part rows are in run["errors"], shown in the report
-    raise ReportInputError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")
+    raise ResultsError(f"{results_dir}: no results.json and no parts/*.jsonl; pass the directory a pytest run printed")

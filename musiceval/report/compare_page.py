@@ -1,6 +1,6 @@
 """``musiceval compare --html FILE``: the comparison table as one self-contained HTML page.
 
-The rows are :func:`musiceval.compare.compare_runs`'s (plain dicts here, so this module imports
+The rows are :func:`musiceval.results.comparison.compare_runs`'s (plain dicts here, so this module imports
 nothing above the report); the template is autoescaped and every string goes through
 :func:`~musiceval.report.view.scrub_paths`, as in ``report.html``.
 """

@@ -1,10 +1,12 @@
-"""Reading result files defensively: every value is checked before it reaches the report.
+"""Cleaning what a results directory holds: every value is checked before it reaches the report.
 
 A results directory is data written by other processes (and sometimes edited by hand), so the
-report treats it as untrusted input:
+report treats it as untrusted input. Files are read by :mod:`musiceval.results.files` (the one
+reader); this module turns what they hold into display values:
 
 - a file that cannot be used at all (invalid JSON, not an object, nesting too deep, ``gates``
-  not a list) raises :class:`ReportInputError` naming the file and the field (the CLI exits 2);
+  not a list) raises :class:`~musiceval.results.files.ResultsError` naming the file and the field
+  (the CLI exits 2);
 - one bad row (a gate without ``name``, an unknown outcome, a sample that is not an object) is
   skipped and counted with its position and field in ``problems``; it never crashes the report;
 - non-finite numbers become ``None`` (rendered ``-``), wrong types are dropped field by field,
@@ -12,64 +14,18 @@ report treats it as untrusted input:
 """
 from __future__ import annotations
 
-from musiceval.verdict import VERDICTS
-
 import json
 import math
 from pathlib import Path
 from typing import Any
 
+from musiceval.results.files import MAX_DEPTH, ResultsError, depth, parse_json
+from musiceval.verdict import VERDICTS
+
 #: outcomes a gate row may carry
 OUTCOMES = ("PASS", "FAIL", "INCONCLUSIVE", "FINDING", "SKIPPED", "N/A")
 #: display clip of free text (names, details); the full text stays in results.json
 MAX_TEXT = 4000
-#: deepest JSON nesting accepted in a result file (results are flat records)
-MAX_DEPTH = 64
-#: largest results.json / samples.jsonl line read (bytes)
-MAX_FILE_BYTES = 512 * 1024 * 1024
-
-
-class ReportInputError(ValueError):
-    """A result file the report cannot use: the message names the file, the field and the fix."""
-
-
-def depth(obj: Any, limit: int = MAX_DEPTH) -> int:
-    """Nesting depth of a parsed JSON value, computed without recursion (stops at ``limit + 1``)."""
-    deepest, stack = 0, [(obj, 1)]
-    while stack:
-        value, d = stack.pop()
-        if isinstance(value, (dict, list)):
-            deepest = max(deepest, d)
-            if deepest > limit:
-                return deepest
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
-    return deepest
-
-
-def parse_json(text: str, where: str) -> Any:
-    """``json.loads`` that names ``where`` on invalid JSON, too-deep nesting or huge integers."""
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ReportInputError(f"{where}: JSON nested too deeply; result files hold flat records") from None
-    except (json.JSONDecodeError, ValueError) as exc:  # ValueError: integers over the digit limit
-        raise ReportInputError(f"{where}: not valid JSON ({exc})") from None
-    if depth(value) > MAX_DEPTH:
-        raise ReportInputError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels; result files hold flat records")
-    return value
-
-
-def read_json_file(path: Path, label: str) -> Any:
-    if not path.is_file():
-        raise ReportInputError(f"{label}: not a regular file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise ReportInputError(f"{label}: larger than {MAX_FILE_BYTES // 2**20} MiB; not a musiceval result file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM is tolerated, as by every reader
-    except UnicodeDecodeError as exc:
-        raise ReportInputError(f"{label}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    return parse_json(text, label)
 
 
 # ----------------------------------------------------------------------------- field cleaning
@@ -143,10 +99,10 @@ def clean_gate(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]
 def clean_run(raw: Any, label: str) -> dict[str, Any]:
     """A run dict (as ``merge`` returns it) with every field checked; bad rows counted in ``problems``."""
     if not isinstance(raw, dict):
-        raise ReportInputError(f"{label}: top level is {type(raw).__name__}, expected an object with 'gates' and 'meta'")
+        raise ResultsError(f"{label}: top level is {type(raw).__name__}, expected an object with 'gates' and 'meta'")
     gates_raw = raw.get("gates", [])
     if not isinstance(gates_raw, list):
-        raise ReportInputError(f"{label}: field 'gates' is {type(gates_raw).__name__}, expected a list of gate objects")
+        raise ResultsError(f"{label}: field 'gates' is {type(gates_raw).__name__}, expected a list of gate objects")
     meta = raw.get("meta", {})
     problems: list[str] = []
     if not isinstance(meta, dict):
@@ -255,7 +211,7 @@ def read_samples(path: Path, label: str, *, max_rows: int = 2_000_000) -> tuple[
                 break
             try:
                 row, why = clean_sample(parse_json(line, f"{label}:{lineno}"), f"{label}:{lineno}")
-            except ReportInputError as exc:
+            except ResultsError as exc:
                 row, why = None, str(exc)
             if row is None:
                 bad += 1

@@ -2,7 +2,7 @@
 
 Every comparison of two runs goes through :func:`compare_scores`: the pytest regression gates
 (``musiceval/evals/regression.py`` via :meth:`musiceval.gates.Gate.regression`), ``musiceval compare``
-and :func:`musiceval.results.compare` (both via :func:`musiceval.compare.compare_runs`). So a
+and :func:`musiceval.results.compare` (both via :func:`musiceval.results.comparison.compare_runs`). So a
 comparison printed by the CLI and the regression gate of a pytest run are one computation and
 agree row for row.
 

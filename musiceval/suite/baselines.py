@@ -2,7 +2,7 @@
 ``[baseline] name`` with ``[[baseline.answers]]`` (its answer files, scored in this run).
 
 Both pair the model's answer sources with the baseline's the way ``musiceval compare`` does
-(:func:`musiceval.compare.pair_sources`): by protocol and label, else with the baseline source of the
+(:func:`musiceval.results.comparison.pair_sources`): by protocol and label, else with the baseline source of the
 same protocol whose scored items are identical (the same ``items_sha256``), and the regression gate
 itself is :meth:`musiceval.gates.Gate.regression`, the engine of ``musiceval compare``. So the
 regression gates of a pytest run and ``musiceval compare BASELINE RUN`` agree row for row.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from musiceval.compare import Baseline
+from musiceval.results.comparison import Baseline
 from musiceval.records import ItemScores
 from musiceval.suite.config import Source, SuiteConfig
 

@@ -42,7 +42,7 @@ from musiceval import stats
 from musiceval.provenance import check_comparable
 from musiceval.records import ItemScores, align_paired
 from musiceval.stats.regression import compare_scores
-from musiceval.run_files import Run, load
+from musiceval.results.files import Run, load
 
 #: metric names (whole words of the name) for which lower values are better
 LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|ece)($|[_\-./ ])", re.I)
@@ -233,7 +233,7 @@ def compare_runs(
 ) -> tuple[pd.DataFrame, list[str]]:
     """The comparison table (one row per baseline/new pair, protocol/source, metric, condition) and notes.
 
-    ``runs`` are results directories or :class:`musiceval.run_files.Run` objects, oldest first: each
+    ``runs`` are results directories or :class:`musiceval.results.files.Run` objects, oldest first: each
     pair ``(runs[i], runs[j])``, ``i < j``, treats ``runs[i]`` as the baseline. ``conditions``
     restricts the conditions compared (default: the model's real answers, ``correct``; ``None``
     compares every condition both runs hold). The margin of a row: ``margins`` (by

@@ -1,6 +1,15 @@
-"""A results directory read back (``results.json``, ``scores.jsonl``) into pandas DataFrames, every
-field checked: :func:`load` and :class:`Run`, which :mod:`musiceval.results` (the public face) and
-:mod:`musiceval.compare` use.
+"""The one reader of a results directory's files.
+
+- :func:`parse_json` and :func:`read_json_file`: one JSON text (a line of ``scores.jsonl``,
+  ``samples.jsonl`` or ``parts/*.jsonl``) or one whole file (``results.json``) with every check a
+  file written by other processes needs (a regular file, at most :data:`MAX_FILE_BYTES`, UTF-8 with
+  a BOM tolerated, valid JSON, at most :data:`MAX_DEPTH` levels of nesting); the report
+  (:mod:`musiceval.report`) reads through them and cleans the values it shows;
+- :func:`read_results_json` and :func:`load`: a run read back strictly, every field checked, into
+  :class:`Run` (pandas DataFrames), which :mod:`musiceval.results` (the public face) and
+  :mod:`musiceval.results.comparison` use.
+
+Anything unusable raises :class:`ResultsError` naming the file, the line or gate, and the field.
 """
 from __future__ import annotations
 
@@ -17,6 +26,52 @@ from musiceval.data.jsonl import NotARegularFile, check_regular_file, iter_lines
 class ResultsError(ValueError):
     """A results file that is not what a musiceval run writes; the message names the file, the
     line or gate, and the field."""
+
+
+#: deepest JSON nesting accepted in a result file (results are flat records)
+MAX_DEPTH = 64
+#: largest results.json read (bytes)
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+def depth(obj: Any, limit: int = MAX_DEPTH) -> int:
+    """Nesting depth of a parsed JSON value, computed without recursion (stops at ``limit + 1``)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, d = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+def parse_json(text: str | bytes, where: str) -> Any:
+    """One JSON text of a results directory; :class:`ResultsError` naming ``where`` when it is not
+    valid JSON (see :func:`musiceval.data.jsonl.parse_json_line`) or nested deeper than :data:`MAX_DEPTH`."""
+    try:
+        value = parse_json_line(text)
+    except ValueError as exc:
+        raise ResultsError(f"{where}: not valid JSON ({exc})") from None
+    if depth(value) > MAX_DEPTH:
+        raise ResultsError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels; result files hold flat records")
+    return value
+
+
+def read_json_file(path: Path, what: str = "a file of a musiceval results directory") -> Any:
+    """A whole JSON file of a results directory (``results.json``), parsed by :func:`parse_json`."""
+    try:
+        check_regular_file(path, what=what)
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ResultsError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB; not a musiceval result file")
+        raw = path.read_bytes()
+    except NotARegularFile as exc:
+        raise ResultsError(str(exc)) from None
+    except PermissionError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
+    return parse_json(raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw, str(path))
 
 
 @dataclass
@@ -44,17 +99,7 @@ def read_results_json(path: str | Path) -> dict[str, Any]:
     (object). Raises :class:`ResultsError` naming the file and the field, ``FileNotFoundError``
     when it is missing."""
     path = Path(path)
-    try:
-        check_regular_file(path, what="the results.json of a musiceval run")
-        raw = path.read_bytes()
-    except NotARegularFile as exc:
-        raise ResultsError(str(exc)) from None
-    except PermissionError as exc:
-        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        run = parse_json_line(raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw)
-    except ValueError as exc:
-        raise ResultsError(f"{path}: not a musiceval results file ({exc})") from None
+    run = read_json_file(path, "the results.json of a musiceval run")
     if not isinstance(run, dict):
         raise ResultsError(f"{path}: expected a JSON object with 'meta' and 'gates', got {_kind(run)}")
     for key, kind, required in (("meta", dict, True), ("gates", list, True), ("tables", list, False),
@@ -92,10 +137,7 @@ def _score_rows(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            rec = parse_json_line(line)
-        except ValueError as exc:
-            raise ResultsError(f"{where}: {exc}") from None
+        rec = parse_json(line, where)
         if not isinstance(rec, dict):
             raise ResultsError(f"{where}: expected a JSON object, got {_kind(rec)}")
         for field in ("metric", "condition"):

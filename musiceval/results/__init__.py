@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from musiceval.compare import compare_runs
-from musiceval.run_files import ResultsError, Run, load, read_results_json
+from musiceval.results.comparison import compare_runs
+from musiceval.results.files import ResultsError, Run, load, read_results_json
 
 __all__ = ["ResultsError", "Run", "compare", "load", "read_results_json"]
 
@@ -25,8 +25,8 @@ def compare(*runs: "str | Path | Run", **options: Any) -> pd.DataFrame:
     difference (positive = new better; lower-is-better metrics are turned) with its interval,
     the minimum detectable effect, the non-inferiority / superiority outcomes and a one-word
     ``verdict``; ``df.attrs["notes"]`` lists unmatched keys, missing provenance and the p-value
-    adjustment. Raises :class:`musiceval.compare.NotComparable` when the runs' scorer-side
-    provenance differs. Options: see :func:`musiceval.compare.compare_runs` (``margins``,
+    adjustment. Raises :class:`musiceval.results.comparison.NotComparable` when the runs' scorer-side
+    provenance differs. Options: see :func:`musiceval.results.comparison.compare_runs` (``margins``,
     ``default_margin``, ``lower_is_better``, ``alpha``, ``power``, ``adjust``, ``conditions``).
 
     >>> df = compare("results/v1", "results/v2", margins={"mir/accuracy": 0.02})  # doctest: +SKIP
