@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from musiceval.report import ReportInputError, rebuild
+from musiceval.report import ResultsError, rebuild
 from musiceval.report.browser import INSTALL_HINT, chromium_path, screenshot
 
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild or not html.is_file():
         try:
             rebuild(args.results_dir)
-        except ReportInputError as exc:
+        except ResultsError as exc:
             print(f"screenshot_report: {exc}", file=sys.stderr)
             return 2
     if chromium_path() is None:

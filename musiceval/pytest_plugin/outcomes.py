@@ -1,0 +1,216 @@
+"""What a test's outcome means: the result sink, marker skips, and the runtest hooks that turn gates
+into pass, fail, skip or xfail.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from musiceval.pytest_plugin.collection import (
+    _subject_of,
+    defining_module,
+    plain_nodeid,
+)
+from musiceval.pytest_plugin.options import (
+    _STATES,
+    DATASET_HINTS,
+    FINDING_PREFIX,
+    NOT_APPLICABLE,
+    REPORT_PREFIX,
+    _is_worker,
+    _opt,
+    _state,
+    _strict,
+    _worker_id,
+)
+from musiceval.pytest_plugin.session import rootpath
+from musiceval.records import Outcome
+from musiceval.redact import redact, redact_meta
+from musiceval.suite.config import Source, SuiteConfig
+from musiceval.verdict import MODEL, SELF_CHECK
+
+# ----------------------------------------------------------------------------- result sink
+
+
+def _sink(config: pytest.Config):
+    state = _state(config)
+    parts = state["results_dir"] / "parts"
+    path = parts / f"{state['session']}-{_worker_id(config)}.jsonl"
+
+    def write(row: dict[str, Any]) -> None:
+        if row.get("type") != "scores":  # names, details, tables and answers may quote a model spec
+            row = redact_meta(row)
+        try:
+            parts.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row, allow_nan=False, default=str) + "\n")
+        except OSError as exc:  # a full disk mid-run: this test errors, the verdict is ERROR
+            pytest.fail(f"musiceval: cannot write {path}: {exc.strerror or exc}; free space or pass "
+                        "--musiceval-results-dir DIR on a writable disk", pytrace=False)
+
+    return write
+
+
+# ----------------------------------------------------------------------------- markers
+
+
+def _marker_skip_reason(item: pytest.Item) -> str | None:
+    config = item.config
+    if item.get_closest_marker("gpu") is not None:
+        try:
+            import torch
+
+            has_cuda = torch.cuda.is_available()
+        except ImportError:
+            has_cuda = False
+        if not has_cuda:
+            return "needs a CUDA GPU (marker 'gpu'); run on a machine with one"
+    mark = item.get_closest_marker("llm")
+    if mark is not None:
+        cassette = mark.kwargs.get("cassette")
+        have_cassette = cassette is not None and (rootpath(config) / cassette).exists()
+        recording = _opt(config, "musiceval_record_mode", "none") != "none" and os.environ.get("OPENAI_API_KEY")
+        if not have_cassette and not recording:
+            where = f"cassette {cassette!r} is missing" if cassette else "no cassette is configured"
+            return (f"needs the suite's LLM: {where}; record it with OPENAI_API_KEY=... pytest {plain_nodeid(item)} "
+                    "--musiceval-record-mode once")
+    for mark in item.iter_markers("dataset"):
+        name = mark.args[0] if mark.args else mark.kwargs["name"]
+        data_dir = _opt(config, "musiceval_data_dir")
+        sub = mark.kwargs.get("path", name)
+        if not data_dir or not (Path(data_dir) / sub).exists():
+            hint = DATASET_HINTS.get(name, f"put it under <data-dir>/{sub}")
+            where = f"{data_dir}/{sub}" if data_dir else "--musiceval-data-dir (not given)"
+            return f"{NOT_APPLICABLE}dataset {name!r} not found at {where}: {hint}; then pass --musiceval-data-dir"
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    reason = _marker_skip_reason(item)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    result = yield
+    gate = getattr(item, "_musiceval_gate", None)
+    if gate is not None:
+        gate.finish()
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    if getattr(item, "_musiceval_gate", None) is not None or isinstance(
+            getattr(getattr(item, "callspec", None), "params", {}).get("source"), Source):
+        report.user_properties.append(("musiceval_gate_test", _subject_of(item, _state(item.config)["suite"])[0]))
+    if report.failed and report.when == "call" and getattr(item, "_musiceval_gate_failed", False):
+        report.user_properties.append(("musiceval_gate_failure", "1"))  # a FAIL of a gate, not an error
+    if "gate" not in getattr(item, "fixturenames", ()) or hasattr(report, "wasxfail"):
+        return report
+    gate = getattr(item, "_musiceval_gate", None)
+    if report.when == "call" and report.passed and gate is not None and (gate.results or gate.n_recorded):
+        if all(r.outcome is Outcome.FINDING for r in gate.results):  # nothing decided: not a passing test
+            names = redact("; ".join(f"{r.name} = {r.estimate:+.4f}" for r in gate.results[:3]))
+            text = FINDING_PREFIX + names if names else f"{REPORT_PREFIX}{gate.n_recorded} table(s) recorded"
+            report.outcome = "skipped"
+            report.longrepr = (str(item.fspath), item.location[1] or 0, text)
+        return report
+    if not report.skipped:
+        return report
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    if reason.startswith((FINDING_PREFIX, REPORT_PREFIX)):
+        return report
+    not_applicable = reason.startswith(NOT_APPLICABLE)
+    source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
+    check = _skip_check_id(item, source)
+    subject, model = _subject_of(item, _state(item.config)["suite"])
+    _sink(item.config)({
+        "type": "gate", "name": plain_nodeid(item).rpartition("::")[2],
+        "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
+        "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
+        "check": check, "model": model, "source": getattr(source, "label", ""),
+        "subject": SELF_CHECK if subject == SELF_CHECK else MODEL,
+    })
+    suite: SuiteConfig = _state(item.config)["suite"]
+    required = any(_matches(check, p) for p in suite.required)
+    if _strict(item.config) and (required or (not not_applicable and not suite.required)):
+        report.outcome = "failed"
+        report.longrepr = f"--strict: a {'required ' if required else ''}release gate may not be skipped: {reason}"
+    return report
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_worker(session.config):
+        session.config.workeroutput["musiceval_deselected"] = 0  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:  # xdist (controller): a worker's deselected tests
+    state = getattr(node.config, "_musiceval", None)
+    if state is not None:
+        state["deselected_self_checks"] = max(state["deselected_self_checks"],
+                                              int(getattr(node, "workeroutput", {}).get("musiceval_deselected", 0)))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect what went wrong outside the gates (on the controller: xdist forwards the reports):
+    an error in setup or teardown, a test that failed other than by a gate's FAIL (an exception, a
+    timeout, a refused baseline). Each makes the verdict ERROR."""
+    if not _STATES:
+        return
+    state = _STATES[-1]
+    props = dict(report.user_properties)
+    if report.when == "setup" and "musiceval_gate_test" in props:
+        state["n_gate_tests"] += 1
+    if not report.failed or (report.when == "call" and props.get("musiceval_gate_failure") == "1"):
+        return
+    text = _first_line(report.longrepr)
+    what = ("timed out" if "Timeout" in text else "errored in " + report.when if report.when != "call"
+            else "baseline refused" if text.startswith("baseline refused") else "raised")
+    state["errors"].append(f"{report.nodeid.split('@')[0]} {what}: {text}")
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed and _STATES:
+        _STATES[-1]["errors"].append(f"collecting {report.nodeid or 'the tests'} failed: {_first_line(report.longrepr)}")
+
+
+def _first_line(longrepr: Any) -> str:
+    crash = getattr(longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) or (longrepr[2] if isinstance(longrepr, tuple) else str(longrepr))
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return redact(lines[0][:300] if lines else "no message")
+
+
+def _skip_check_id(item: pytest.Item, source: Source | None) -> str:
+    name = getattr(item, "originalname", item.name).removeprefix("test_")
+    parts = [_protocol_of(item), name] + ([source.model, source.label] if source is not None else [])
+    return "/".join(parts) + "/*"
+
+
+def _matches(check: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(check, pattern) or fnmatch.fnmatchcase(pattern, check)
+
+
+def _protocol_of(item: pytest.Item) -> str:
+    """The source's protocol, else the test module's ``PROTOCOL``, else its file name without ``test_``."""
+    source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
+    if isinstance(source, Source):
+        return source.protocol
+    module = defining_module(getattr(item, "function", None), getattr(item, "module", None))
+    protocol = getattr(module, "PROTOCOL", None)
+    if isinstance(protocol, str):
+        return protocol
+    return Path(str(getattr(module, "__file__", None) or item.fspath)).stem.removeprefix("test_")
+
+

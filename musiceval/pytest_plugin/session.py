@@ -1,0 +1,287 @@
+"""Start of a session: the suite config loaded and checked, the results directory claimed, the run's
+metadata.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from musiceval.pytest_plugin.collection import _XdistGroupSuffix
+from musiceval.pytest_plugin.options import (
+    _STATES,
+    _group_sources_by_default,
+    _is_worker,
+    _opt,
+    _state,
+    _strict,
+)
+from musiceval.redact import redact
+from musiceval.suite.config import (
+    Source,
+    SuiteConfig,
+    apply_options,
+    config_for_answers,
+    load_config,
+)
+from musiceval.suite.schema import ConfigError
+
+# ----------------------------------------------------------------------------- configure
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU; skipped with the reason otherwise (fails under --strict)")
+    config.addinivalue_line("markers", "llm(cassette=None): needs a recorded cassette; skipped with the recording command otherwise")
+    config.addinivalue_line("markers", "dataset(name, path=None): needs <data-dir>/<name>; skipped with the download instruction otherwise")
+    config.addinivalue_line("markers", "slow: slower than a few seconds; deselect with -m 'not slow'")
+    config.addinivalue_line("markers", "musiceval_live_model: asks a declared live model (not applicable without one)")
+    config.addinivalue_line("markers", "musiceval_self_check: checks the suite's own machinery (never a gate of the "
+                                       "declared model); runs with [defaults] self_checks or --musiceval-self-checks")
+    try:
+        suite = _load_suite(config)
+    except ConfigError as exc:
+        pytest.exit(f"musiceval: {exc}", returncode=2)
+    if _is_worker(config):
+        _share_cpus_between_workers()
+        if config.workerinput.get("musiceval_loadgroup"):
+            config.pluginmanager.register(_XdistGroupSuffix(), "musiceval-xdist-group-suffix")
+        results_dir = Path(config.workerinput["musiceval_results_dir"])
+        meta, session = config.workerinput["musiceval_meta"], config.workerinput["musiceval_session"]
+    else:
+        _group_sources_by_default(config)
+        session = f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
+        given = _opt(config, "musiceval_results_dir")
+        results_dir = Path(given) if given else Path(config.rootpath) / ".musiceval" / "results" / session
+        # the folders this session makes; a session that records nothing removes them again
+        made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
+        try:
+            _claim_results_dir(results_dir, session)
+        except ConfigError as exc:
+            pytest.exit(f"musiceval: {exc}", returncode=2)
+        except OSError as exc:
+            pytest.exit(f"musiceval: cannot write the results directory {results_dir}: {exc.strerror or exc}; "
+                        "pass --musiceval-results-dir DIR on a writable disk", returncode=2)
+        meta = _run_meta(config, suite)
+    self_checks = _opt(config, "musiceval_self_checks")
+    config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
+                         "self_checks": bool(suite.thresholds["defaults"]["self_checks"] if self_checks is None else self_checks),
+                         "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0,
+                         "made": [] if _is_worker(config) else made}
+    _STATES.append(config._musiceval)  # type: ignore[attr-defined]
+    try:  # live-model fixtures (music_lm, response_cache) when the models package is present
+        import musiceval.models.fixtures as model_fixtures
+    except ImportError:
+        pass
+    else:
+        if not config.pluginmanager.is_registered(model_fixtures):
+            config.pluginmanager.register(model_fixtures, "musiceval-models")
+
+
+def rootpath(config: pytest.Config) -> Path:
+    """The session's rootdir. An xdist worker works out its own from the raw arguments, where the value
+    of an option (``--musiceval-results-dir /elsewhere``, created by then) can move it: workers use the
+    controller's."""
+    return Path(getattr(config, "workerinput", {}).get("musiceval_rootdir") or config.rootpath)
+
+
+def _load_suite(config: pytest.Config) -> SuiteConfig:
+    suite = load_config(_opt(config, "musiceval_config"), rootpath(config),
+                        thresholds_file=_opt(config, "musiceval_thresholds"))
+    data_dir = _opt(config, "musiceval_data_dir")
+    if data_dir and not Path(data_dir).is_dir():
+        raise ConfigError(f"--musiceval-data-dir {data_dir}: no such directory; pass the root of the downloaded datasets")
+    spec = _opt(config, "musiceval_model")
+    if spec:
+        prefix, _, rest = spec.partition(":")
+        if prefix == "recorded":
+            if not rest:
+                raise ConfigError("--musiceval-model recorded needs a path: recorded:<answer file or CMI-Bench outputs dir>")
+            suite = config_for_answers(rest, base=suite)
+        else:
+            from musiceval.models.base import registered_prefixes
+
+            if prefix not in registered_prefixes():
+                raise ConfigError(f"--musiceval-model {redact(spec)}: no adapter for {prefix!r}; known: "
+                                  f"{', '.join(registered_prefixes())}")
+            from musiceval.suite.config import ModelDecl
+
+            # the spec loads the model; a name without its credentials labels it everywhere
+            suite = SuiteConfig(suite.path, suite.root, (ModelDecl(live_model_name(spec), live=spec),), suite.thresholds,
+                                suite.checks, suite.required, suite.baseline, suite.benchmarks)
+    benchmarks = _opt(config, "musiceval_benchmarks") or suite.benchmarks
+    if benchmarks:
+        suite = _with_benchmark_answers(config, suite, benchmarks)
+    options = _opt(config, "musiceval_option", []) or []
+    if options:
+        suite = apply_options(suite, options)
+    for source in [*suite.sources(), *suite.baseline_sources()]:  # readable as their protocol's answers
+        _check_format(source)
+    from musiceval.models.args import coerce_model_args, parse_model_args
+
+    try:  # model arguments are checked before any model loads
+        for model in suite.live_models():
+            coerce_model_args(model.args)
+        parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))
+    except ValueError as exc:
+        raise ConfigError(f"model arguments: {exc}") from None
+    return suite
+
+
+def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmarks: Any) -> SuiteConfig:
+    """The suite whose model's answers are what the live model answered on the catalogue benchmarks
+    (:func:`musiceval.commands.run_benchmarks.session_answers`: generated once by the controller)."""
+    from musiceval.cache_dir import default_cache_dir
+    from musiceval.commands.run_benchmarks import session_answers
+    from musiceval.data.catalogue.prepare import data_root
+    from musiceval.data.catalogue.spec import benchmark_names
+    from musiceval.models.args import coerce_model_args, parse_model_args
+    from musiceval.suite.config import ModelDecl
+
+    live = suite.live_models()
+    if not live:
+        raise ConfigError("--musiceval-benchmarks needs a live model to ask: pass --musiceval-model hf:DIR (or "
+                          "openai-compatible:URL#MODEL), or declare live = \"...\" for the model in the config")
+    try:
+        benches = benchmark_names(benchmarks)
+        args = {**coerce_model_args(live[0].args), **parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))}
+        name, entries = session_answers(live[0].live, benches, data_root=data_root(_opt(config, "musiceval_data_dir")),
+                                        cache_dir=Path(_opt(config, "musiceval_cache_dir") or default_cache_dir()),
+                                        model_args=args, seed=int(_opt(config, "musiceval_seed", 0)), worker=_is_worker(config))
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"--musiceval-benchmarks: {exc}") from None
+    # the answers are the model's: declared like recorded ones, so the model is not loaded again
+    model = ModelDecl(live[0].name, answers=tuple(entries))
+    return SuiteConfig(suite.path, suite.root, (model,), suite.thresholds, suite.checks, suite.required, suite.baseline)
+
+
+def live_model_name(spec: str) -> str:
+    """The label of a live spec: its served model name (``...#qwen2``), else the last part of its
+    hub id or directory (``hf:Qwen/Qwen2-Audio-7B-Instruct`` -> ``Qwen2-Audio-7B-Instruct``);
+    never its credentials."""
+    rest = spec.partition(":")[2]
+    name = rest.partition("#")[2] or redact(rest).split("?")[0].rstrip("/").rpartition("/")[2] or redact(spec)
+    return re.sub(r"[/\[\]*?\n]", "_", name)[:80]
+
+
+def _check_format(source: Source) -> None:
+    from musiceval.data.formats import FORMATS, FormatError, detect_format
+
+    try:
+        if source.format:
+            fmt = FORMATS.get(source.format)
+            if source.protocol not in fmt.protocols:
+                raise FormatError(f"{source.path}: format {source.format!r} feeds {', '.join(fmt.protocols)}, not {source.protocol!r}")
+        else:
+            detect_format(source.path, source.protocol)
+    except (FormatError, KeyError) as exc:
+        raise ConfigError(f"model {source.model!r}: {str(exc).strip(chr(34))}") from None
+
+
+def _share_cpus_between_workers() -> None:
+    """Give each xdist worker its share of the cores for torch/BLAS threads (set before torch loads)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    threads = str(max(1, (os.cpu_count() or 1) // max(workers, 1)))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+def _claim_results_dir(results_dir: Path, session: str) -> None:
+    """Hold ``results_dir`` for this session: refuse one that another live session holds."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    lock = results_dir / ".session.lock"
+    try:
+        holder = json.loads(lock.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        holder = None
+    if isinstance(holder, dict) and _alive(holder.get("pid")) and holder.get("session") != session:
+        raise ConfigError(f"results directory {results_dir} is in use by another running session (pid {holder['pid']}); "
+                          "pass another --musiceval-results-dir or wait for it to finish")
+    lock.write_text(json.dumps({"pid": os.getpid(), "session": session}), encoding="utf-8")
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # xdist hook (controller side)
+    state = _state(node.config)
+    node.workerinput["musiceval_results_dir"] = str(state["results_dir"])
+    node.workerinput["musiceval_rootdir"] = str(node.config.rootpath)
+    node.workerinput["musiceval_meta"] = state["meta"]
+    node.workerinput["musiceval_session"] = state["session"]
+    node.workerinput["musiceval_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("musiceval", "numpy", "torch", "transformers", "pytest"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
+    root = Path(config.rootpath)
+
+    def rel(path: Path | None) -> str | None:
+        if path is None:
+            return None
+        try:
+            return str(Path(path).resolve().relative_to(root.resolve()))
+        except ValueError:
+            return Path(path).name
+
+    from musiceval.provenance import fingerprint
+
+    live = suite.live_models()
+    seed = int(_opt(config, "musiceval_seed", 0))
+    from musiceval.models.fixtures import model_args_from_config
+    from musiceval.suite.files import answer_files, data_files
+
+    provenance = fingerprint(protocols=sorted({s.protocol for s in suite.sources()}), seed=seed,
+                             model=live[0].live if live else ",".join(m.name for m in suite.models),
+                             decoding=model_args_from_config(config) if live else None,
+                             backend="live" if live else "recorded",
+                             data_files=data_files(suite), answer_files=answer_files(suite))
+    return {
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": suite.models[0].name if len(suite.models) == 1 else "",
+        "provenance": provenance,
+        "baseline": (rel(Path(suite.baseline["results"])) if suite.baseline.get("results")
+                     else suite.baseline["model"].name if suite.baseline.get("model") else None),
+        "adjust": suite.thresholds["defaults"]["adjust"],
+        # the margins and options every gate used (musiceval compare reads its regression margins here)
+        "thresholds": suite.thresholds,
+        "models": [{"name": m.name, "live": redact(m.live) if m.live else None,
+                    "answers": [s.id for s in suite.sources() if s.model == m.name]}
+                   for m in suite.models],
+        "config": rel(suite.path),
+        "seed": seed,
+        "strict": _strict(config),
+        "required": list(suite.required),
+        "versions": _versions(),
+    }
+
+
