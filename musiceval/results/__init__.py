@@ -8,12 +8,12 @@ compare runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from musiceval.results.comparison import compare_runs
 from musiceval.results.files import ResultsError, Run, load, read_results_json
+
+if TYPE_CHECKING:  # pandas loads with the first comparison or load: the report reads results files without it
+    import pandas as pd
 
 __all__ = ["ResultsError", "Run", "compare", "load", "read_results_json"]
 
@@ -31,6 +31,8 @@ def compare(*runs: "str | Path | Run", **options: Any) -> pd.DataFrame:
 
     >>> df = compare("results/v1", "results/v2", margins={"mir/accuracy": 0.02})  # doctest: +SKIP
     """
+    from musiceval.results.comparison import compare_runs
+
     table, notes = compare_runs(*runs, **options)
     table.attrs["notes"] = notes
     return table

@@ -16,11 +16,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, iter_lines, parse_json_line
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class ResultsError(ValueError):
@@ -184,6 +185,8 @@ def load(results_dir: str | Path) -> Run:
     Raises ``FileNotFoundError`` when ``results.json`` is missing and :class:`ResultsError`
     (naming the file, line or gate, and the field) when a file is malformed.
     """
+    import pandas as pd
+
     results_dir = Path(results_dir)
     path = results_dir / "results.json"
     if not path.exists():
