@@ -83,12 +83,12 @@ def reference_side(cands: dict[str, list[str]], refs: list[str]):
 
 
 def musiceval_side(cands: dict[str, list[str]], refs: list[str], cache_dir: str):
-    from musiceval.data.musicqa import FreeformData
+    from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
     from musiceval.scoring.freeform import FreeformEvaluation, Models
 
     ids = [f"pair{k:05d}" for k in range(len(refs))]
-    data = FreeformData(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],
+    data = AnswerSet(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],
                         responses=[Response(i, cond, "model", "Describe the music.", cands[cond][k])
                                    for cond in CONDITIONS for k, i in enumerate(ids)])
     t, c = time.perf_counter(), time.process_time()

@@ -15,7 +15,7 @@ import numpy as np
 from musiceval.extraction import extract_labels, load_vocabulary
 from musiceval.metrics.agreement import agreement_summary
 from musiceval.metrics.sets import aggregate_chunks, permutation_null_f1, set_scores
-from musiceval.scoring.factual import load_factual, score_factual
+from musiceval.scoring.factual import factual_set, load_factual, score_factual
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "factual"
 
@@ -56,7 +56,7 @@ def main() -> None:
     t = best_of(lambda: [aggregate_chunks(c, "majority") for c in chunked])
     print(f"aggregate_chunks majority, {len(chunked)} items x 5 chunks: {t * 1e3:.0f} ms")
 
-    data = load_factual(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench")
+    data = factual_set(load_factual(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench"))
     t = best_of(lambda: score_factual(data, load_vocabulary("gtzan"), n_permutations=2000), repeat=2)
     print(f"score_factual (load excluded), 290 items, correct+random+chance(2000): {t * 1e3:.0f} ms")
 

@@ -39,7 +39,7 @@ CONDITIONS = ("correct", "random")
 def child(n: int, cache_dir: str, threads: int | None) -> None:
     from lexical_data import scale_pairs, second_condition
 
-    from musiceval.data.musicqa import FreeformData
+    from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
     from musiceval.scoring.freeform import FreeformEvaluation, Models
 
@@ -50,7 +50,7 @@ def child(n: int, cache_dir: str, threads: int | None) -> None:
     cands, refs = scale_pairs(n)
     texts = {"correct": cands, "random": second_condition(cands)}
     ids = [f"pair{k:06d}" for k in range(n)]
-    data = FreeformData(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],
+    data = AnswerSet(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],
                         responses=[Response(i, cond, "model", "Describe the music.", texts[cond][k])
                                    for cond in CONDITIONS for k, i in enumerate(ids)])
     models = Models(cache_dir=cache_dir)

@@ -143,7 +143,7 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
     extract = llm if args.extractor == "llm" else rule_extractor(vocab)
     if args.answers != "open":
         return _score_variant(args, vocab, extract)
-    from musiceval.data.formats_builtin import load_factual_file
+    from musiceval.data.factual_files import load_factual
     from musiceval.protocols import ProtocolSettings
     from musiceval.protocols.factual import FactualProtocol
     from musiceval.commands import load_protocol_answers, resolve_format
@@ -151,7 +151,7 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
     if args.labels_field or args.manifest:  # options only the factual reader has: load with it, score through the protocol
         fmt = resolve_format(args.file, args.format, "factual")
         short = {"musiceval-factual": "musiceval", "dasheng-factual": "dasheng"}.get(fmt, fmt)
-        answers = load_factual_file(args.file, short, args.labels_field, manifest=args.manifest)
+        answers = load_factual(args.file, short, args.labels_field, manifest=args.manifest)
     else:
         answers = load_protocol_answers(args.file, args.format, "factual")
     if not answers.items:

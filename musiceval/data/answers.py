@@ -30,9 +30,9 @@ from musiceval.records import Item, ItemFailure, Response
 class AnswerSet:
     """Items, responses (with ``condition``) and unreadable records of one answer file."""
 
-    items: list[Item]
-    responses: list[Response]
-    failures: list[ItemFailure]
+    items: list[Item] = field(default_factory=list)
+    responses: list[Response] = field(default_factory=list)
+    failures: list[ItemFailure] = field(default_factory=list)
     #: the model that answered (from the file: ``model_name``, the CMI-Bench file-name prefix)
     model: str = ""
     #: where the answers came from (the file path)

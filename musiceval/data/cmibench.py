@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from musiceval.data.answers import AnswerSet
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
 from musiceval.cmibench_vocab import TAG_VOCABULARIES
-from musiceval.records import ItemFailure
+from musiceval.records import Item, ItemFailure, Response
 from musiceval.schemas import OutputRecord
 
 TASKS = (
@@ -328,3 +329,15 @@ def load_instructions(path: str | os.PathLike[str]) -> tuple[list[Instruction], 
             source=str(obj.get("source", "")), other=obj.get("other") if isinstance(obj.get("other"), dict) else {},
         ))
     return rows, failures
+
+
+def answer_set(out: OutputFile) -> AnswerSet:
+    """A CMI-Bench ``OutputFile`` -> AnswerSet (``extra["task"]``; labels split on commas)."""
+    from musiceval.data.factual_files import split_labels
+
+    items = [Item(id=r.item_id, question=r.question, reference=r.correct_answer, labels=split_labels(r.correct_answer),
+                  group=r.group, meta={"index": r.index, "audioid": r.audioid, "other": r.other}) for r in out.records]
+    responses = [Response(item_id=r.item_id, condition="correct", model=out.model, prompt=r.question, text=r.response)
+                 for r in out.records]
+    return AnswerSet(items, responses, list(out.failures), model=out.model, source=str(out.path), format="cmi-bench",
+                     extra={"task": out.task})

@@ -14,6 +14,10 @@ Formats (:data:`FORMATS`):
 - ``cmi-bench`` (:mod:`musiceval.data.cmibench`, labels in ``correct_answer``, comma-separated
   for multi-label tasks).
 
+:func:`load_factual` returns the :class:`~musiceval.data.answers.AnswerSet` the factual protocol
+reads (a chunked answer: one response per chunk, ``meta["chunk"]`` and ``meta["n_chunks"]``);
+:func:`factual_set` turns it into the engine's :class:`FactualSet`.
+
 ``manifest=`` (CLI ``--manifest``) joins a ``musiceval generate`` manifest by item id: a record
 missing ``labels``, ``prompt``, ``group`` or a manifest ``meta`` key (``asked``, ``options``,
 ``item``) takes it from the manifest item, so ``generate --out`` files score directly.
@@ -23,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from musiceval.data.jsonl import read_json_objects
-from musiceval.records import ItemFailure
+from musiceval.data.answers import AnswerSet
 from musiceval.data.errors import InputError
+from musiceval.data.jsonl import read_json_objects
+from musiceval.records import Item, ItemFailure, Response
 
 FORMATS = ("musiceval", "dasheng", "cmi-bench")
 DEFAULT_LABELS_FIELD = {"musiceval": "labels", "dasheng": "label", "cmi-bench": "correct_answer"}
@@ -52,6 +57,40 @@ class FactualSet:
     @property
     def n(self) -> int:
         return len(self.ids)
+
+
+def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
+    """The answer set's items and their ``condition`` answers as the engine's :class:`FactualSet`
+    (chunk answers joined into a tuple; ``random_texts`` from the Random rows when ``condition``
+    is ``correct``); a failure per item with no answer under ``condition``."""
+    by_item: dict[str, dict[int, str]] = {}
+    prompts: dict[str, str] = {}
+    for r in answers.responses:
+        if r.condition == condition:
+            by_item.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+            prompts.setdefault(r.item_id, r.prompt)
+    random = {}
+    if condition == "correct":
+        for r in answers.responses:
+            if r.condition == "random":
+                random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+    data = FactualSet([], [], [], [], [], list(answers.failures) + answers.orphans())
+
+    def text(chunks: dict[int, str]):
+        return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
+
+    for item in answers.items:
+        if item.id not in by_item:
+            if condition == "correct":
+                data.failures.append(ItemFailure(item.id, "no correct-condition answer"))
+            continue
+        data.ids.append(item.id)
+        data.prompts.append(prompts[item.id] or item.question)
+        data.texts.append(text(by_item[item.id]))
+        data.truths.append(tuple(item.labels))
+        data.groups.append(item.group or item.id)
+    data.random_texts = {i: text(c) for i, c in random.items() if i in set(data.ids)} or None
+    return data
 
 
 def split_labels(value) -> tuple[str, ...]:
@@ -119,7 +158,15 @@ def chunk_of(rec: dict) -> tuple[int, int | None]:
     return index, total
 
 
-def _load_musiceval(path: Path, labels_field: str, manifest) -> FactualSet:
+def _add_answer(answers: AnswerSet, item_id: str, condition: str, prompt: str, text) -> None:
+    """One answer (a string, or a tuple of chunk answers: one response per chunk)."""
+    chunks = (text,) if isinstance(text, str) else tuple(text)
+    for k, t in enumerate(chunks):
+        meta = {"chunk": k, "n_chunks": len(chunks)} if len(chunks) > 1 else {}
+        answers.responses.append(Response(item_id=item_id, condition=condition, model="", prompt=prompt, text=t, meta=meta))
+
+
+def _load_musiceval(path: Path, labels_field: str, manifest) -> AnswerSet:
     records, failures = read_records(path, manifest)
     groups: dict[tuple[str, str], dict] = {}
     for where, rec in records:
@@ -143,7 +190,7 @@ def _load_musiceval(path: Path, labels_field: str, manifest) -> FactualSet:
                 g["error"] = f"{where}: labels {list(labels)} differ from the item's other rows {list(g['labels'])}"
             g["labels"] = g["labels"] or labels
 
-    data = FactualSet([], [], [], [], [], failures)
+    data = AnswerSet(failures=failures, source=str(path), format="musiceval-factual")
     random: dict = {}
     for (item_id, condition), g in groups.items():
         indices = sorted(g["chunks"])
@@ -158,19 +205,18 @@ def _load_musiceval(path: Path, labels_field: str, manifest) -> FactualSet:
         if condition == "random":
             random[item_id] = text
             continue
-        data.ids.append(item_id)
-        data.prompts.append(g["prompt"])
-        data.texts.append(text)
-        data.truths.append(g["labels"])
-        data.groups.append(g["group"])
-    for item_id in [i for i in random if (i, "correct") not in groups]:
-        data.failures.append(ItemFailure(item_id, "random: an answer for an item with no correct-condition row"))
-        del random[item_id]
-    data.random_texts = random or None
+        data.items.append(Item(id=item_id, question=g["prompt"], labels=tuple(g["labels"]), group=g["group"]))
+        _add_answer(data, item_id, "correct", g["prompt"], text)
+    prompt_of = {it.id: it.question for it in data.items}
+    for item_id, text in random.items():
+        if item_id in prompt_of:
+            _add_answer(data, item_id, "random", prompt_of[item_id], text)
+        else:
+            data.failures.append(ItemFailure(item_id, "random: an answer for an item with no correct-condition row"))
     return data
 
 
-def load_factual(path: str | Path, fmt: str, labels_field: str | None = None, *, manifest: str | Path | None = None) -> FactualSet:
+def load_factual(path: str | Path, fmt: str, labels_field: str | None = None, *, manifest: str | Path | None = None) -> AnswerSet:
     """Read recorded factual answers in one of :data:`FORMATS`; bad records become failures."""
     path = Path(path)
     if fmt not in FORMATS:
@@ -187,15 +233,15 @@ def load_factual(path: str | Path, fmt: str, labels_field: str | None = None, *,
             from musiceval.data.dasheng import load_dasheng_jsonl
 
             rec = load_dasheng_jsonl(path, labels_field=labels_field)
-            return FactualSet([i.id for i in rec.items], [r.prompt for r in rec.responses], [r.text for r in rec.responses],
-                              [i.labels for i in rec.items], [i.group or i.id for i in rec.items], list(rec.failures))
-        from musiceval.data.cmibench import load_outputs
+            model = "+".join(sorted({r.model for r in rec.responses if r.model}))
+            return AnswerSet(list(rec.items), list(rec.responses), list(rec.failures), model=model, source=str(path),
+                             format="dasheng-factual")
+        from musiceval.data.cmibench import answer_set, load_outputs
 
         out = load_outputs(path)
         if labels_field != "correct_answer":
             raise InputError(f"{path}: cmi-bench outputs carry their labels in 'correct_answer'; drop --labels-field")
-        return FactualSet([r.item_id for r in out.records], [r.question for r in out.records], [r.response for r in out.records],
-                          [split_labels(r.correct_answer) for r in out.records], [r.group for r in out.records], list(out.failures))
+        return answer_set(out)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 ({exc.reason}); re-encode the file as UTF-8") from exc
     except ValueError as exc:

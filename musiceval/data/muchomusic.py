@@ -30,20 +30,24 @@ Four layouts (the release CSV in :mod:`musiceval.data.muchomusic_csv`):
 :func:`load_choice_manifest` reads the questions to ask a live model (the musiceval layout without
 answers).
 
-Every loader returns the records it could read and one :class:`~musiceval.records.ItemFailure`
-per bad record (malformed JSON, invalid UTF-8, wrong number of choices, duplicate choices, a
+Every answers loader returns the :class:`~musiceval.data.answers.AnswerSet` the protocol scores
+(``items[k]`` is the question as ``responses[k]`` saw it; the shuffle index in
+``responses[k].meta["run"]``; :func:`choice_records` turns it into the engine's records) and one
+:class:`~musiceval.records.ItemFailure` per bad record (malformed JSON, invalid UTF-8, wrong number of choices, duplicate choices, a
 missing or out-of-range answer letter, a duplicate id): never a crash, never a silent drop.
 File-level problems (missing file, missing CSV columns) raise :class:`ChoiceDataError`.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from musiceval.data.answers import AnswerSet
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, read_json_objects
 from musiceval.schemas import LETTERS, validate_options
 from musiceval.records import Item, ItemFailure, Response
@@ -160,26 +164,40 @@ def _output_text(obj: dict, key: str) -> str:
     return value
 
 
-def _add(loaded: LoadedChoices, seen: set, record: ChoiceRecord, where: str) -> None:
+def _add(answers: AnswerSet, seen: set, record: ChoiceRecord, where: str) -> None:
     if record.key in seen:
-        loaded.failures.append(ItemFailure(record.item.id, f"{where}: duplicate record for item {record.item.id!r} "
-                                                         f"(condition {record.response.condition!r}, run {record.run})"))
+        answers.failures.append(ItemFailure(record.item.id, f"{where}: duplicate record for item {record.item.id!r} "
+                                                          f"(condition {record.response.condition!r}, run {record.run})"))
         return
     seen.add(record.key)
-    loaded.records.append(record)
+    answers.items.append(record.item)
+    answers.responses.append(dataclasses.replace(record.response, meta={**dict(record.response.meta or {}), "run": record.run}))
 
 
-def load_dasheng_jsonl(path: str | Path) -> LoadedChoices:
+def choice_records(answers: AnswerSet) -> LoadedChoices:
+    """The engine's records of an answer set's (item, response) pairs, the shuffle index from
+    ``meta["run"]``; the set's failures plus one per response whose item is unknown or has no
+    options or no answer letter."""
+    loaded = LoadedChoices(failures=list(answers.failures) + answers.orphans())
+    for item, response in answers.pairs():
+        if not item.choices or item.answer not in LETTERS[: len(item.choices)]:
+            loaded.failures.append(ItemFailure(item.id, f"{response.condition}: item has no options or no answer letter"))
+            continue
+        loaded.records.append(ChoiceRecord(item, response, run=int((response.meta or {}).get("run", 0))))
+    return loaded
+
+
+def load_dasheng_jsonl(path: str | Path) -> AnswerSet:
     """Load MiDashengLM-style recorded answers (one JSON object per line).
 
     The item id is the stem of ``audio`` (``test_0``), else ``line<N>``; each question has its
     own audio file in this layout, so the group (cluster) is the item itself.
     """
     path = Path(path)
-    loaded, seen = LoadedChoices(), set()
+    answers, seen = AnswerSet(source=str(path), format="dasheng-choice"), set()
     for number, obj in _read_lines(path):
         if isinstance(obj, ItemFailure):
-            loaded.failures.append(obj)
+            answers.failures.append(obj)
             continue
         audio = obj.get("audio")
         item_id = Path(audio).stem if isinstance(audio, str) and audio else f"line{number}"
@@ -191,14 +209,14 @@ def load_dasheng_jsonl(path: str | Path) -> LoadedChoices:
             choices, answer = _validated_choices(obj.get("choices"), obj.get("answer"), allow_ablation=False)
             text = _output_text(obj, "model_output")
         except ValueError as exc:
-            loaded.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
+            answers.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
             continue
         item = Item(id=item_id, question=question, audio=audio, choices=choices, answer=answer, group=item_id,
                     meta={"knowledge": (), "reasoning": (), "dataset": obj.get("dataset_name")})
         response = Response(item_id=item_id, condition="correct", model=str(obj.get("model_name") or "unknown"),
                             prompt=str(obj.get("prompt") or ""), text=text)
-        _add(loaded, seen, ChoiceRecord(item, response), where)
-    return loaded
+        _add(answers, seen, ChoiceRecord(item, response), where)
+    return answers
 
 
 def _musiceval_item(obj: dict, item_id: str) -> Item:
@@ -231,13 +249,13 @@ def _musiceval_item(obj: dict, item_id: str) -> Item:
                 group=str(obj.get("group") or item_id), meta=meta)
 
 
-def load_musiceval_jsonl(path: str | Path) -> LoadedChoices:
+def load_musiceval_jsonl(path: str | Path) -> AnswerSet:
     """Load recorded answers in musiceval's multiple-choice JSONL layout (module docstring)."""
     path = Path(path)
-    loaded, seen = LoadedChoices(), set()
+    answers, seen = AnswerSet(source=str(path), format="musiceval-choice"), set()
     for number, obj in _read_lines(path):
         if isinstance(obj, ItemFailure):
-            loaded.failures.append(obj)
+            answers.failures.append(obj)
             continue
         where = f"{path.name}:{number}"
         item_id = str(obj.get("item_id", obj.get("id", f"line{number}")))
@@ -251,12 +269,12 @@ def load_musiceval_jsonl(path: str | Path) -> LoadedChoices:
             if not isinstance(condition, str) or not condition:
                 raise ValueError(f"field 'condition' must be a non-empty string, got {condition!r}")
         except ValueError as exc:
-            loaded.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
+            answers.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
             continue
         response = Response(item_id=item_id, condition=condition, model=str(obj.get("model") or "unknown"),
                             prompt=str(obj.get("prompt") or ""), text=text)
-        _add(loaded, seen, ChoiceRecord(item, response, run=run), where)
-    return loaded
+        _add(answers, seen, ChoiceRecord(item, response, run=run), where)
+    return answers
 
 
 def load_choice_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure]]:
@@ -287,7 +305,7 @@ def load_choice_manifest(path: str | Path) -> tuple[list[Item], list[ItemFailure
     return items, failures
 
 
-def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
+def load_muchomusic_eval_json(path: str | Path) -> AnswerSet:
     """Load the official MuChoMusic evaluation input (``prepare_prompts.py`` output + outputs).
 
     Upstream ``id`` is the audio id, shared by every question on a track, so the item id is the
@@ -306,7 +324,7 @@ def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
             f"{path}: not JSON; --format muchomusic reads the evaluation file of MuChoMusic's evaluate.py "
             "(prepare_prompts.py output with model_output filled in); muchomusic.csv holds questions only"
         )
-    loaded, seen = LoadedChoices(), set()
+    out, seen = AnswerSet(source=str(path), format="muchomusic-eval"), set()
     if head == b"[":
         try:
             array = json.loads(path.read_bytes().decode("utf-8"))
@@ -319,7 +337,7 @@ def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
         entries = _read_lines(path)
     for position, (number, obj) in enumerate(entries):
         if isinstance(obj, ItemFailure):
-            loaded.failures.append(obj)
+            out.failures.append(obj)
             continue
         item_id, where = f"q{position}", f"{path.name}:{number}"
         try:
@@ -351,12 +369,12 @@ def load_muchomusic_eval_json(path: str | Path) -> LoadedChoices:
                                                                    LETTERS.index(answer))
             text = _output_text(obj, "model_output")
         except ValueError as exc:
-            loaded.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
+            out.failures.append(ItemFailure(item_id, f"{where}: {exc}"))
             continue
         group = str(obj.get("id", item_id))
         item = Item(id=item_id, question=question, audio=obj.get("audio_path"), choices=choices, answer=answer,
                     group=group, meta=meta)
         response = Response(item_id=item_id, condition="correct", model=str(obj.get("model") or "unknown"),
                             prompt=str(obj.get("prompt") or ""), text=text)
-        _add(loaded, seen, ChoiceRecord(item, response), where)
-    return loaded
+        _add(out, seen, ChoiceRecord(item, response), where)
+    return out

@@ -18,7 +18,7 @@ questions of one track are not independent. Some references carry a copy of the 
 prefix (``"Describe the audio: The audio is ..."``, 8 of the 400 shipped rows; 4 more are
 *only* the question): :func:`strip_question_prefix` removes ``<question without '?'>:``; an
 item whose reference is nothing but the question is left out by the rule
-``reference_copies_question`` (``FreeformData.excluded``, :mod:`musiceval.exclusions`): counted,
+``reference_copies_question`` (``AnswerSet.excluded``, :mod:`musiceval.exclusions`): counted,
 not a failure of the model. :func:`load_dasheng_musicqa`.
 
 **musiceval free-form** JSON lines: ``id``, ``question``, ``reference`` (string or list of strings),
@@ -26,31 +26,23 @@ not a failure of the model. :func:`load_dasheng_musicqa`.
 (default: the question), ``condition`` (default ``correct``), ``group``, ``audio``, ``model``.
 :func:`load_freeform_jsonl`.
 
-Every loader returns :class:`FreeformData`: items, responses and per-item failures (bad JSON,
-non-UTF-8 lines, missing fields, duplicates), never a crash or a silent drop.
+Every loader returns the :class:`~musiceval.data.answers.AnswerSet` the free-form protocol scores:
+items, responses and per-item failures (bad JSON, non-UTF-8 lines, missing fields, duplicates),
+never a crash or a silent drop.
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from musiceval.data.answers import AnswerSet
 from musiceval.data.jsonl import read_json_objects
-from musiceval.exclusions import Exclusion, exclude
+from musiceval.exclusions import exclude
 from musiceval.records import Item, ItemFailure, Response
 
 _TRACK_RE = re.compile(r"^audios_[a-z]+_(\d+)_[0-9a-f]+\.\w+$")
-
-
-@dataclass
-class FreeformData:
-    items: list[Item] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
-    failures: list[ItemFailure] = field(default_factory=list)
-    #: items left out by a named rule (:mod:`musiceval.exclusions`), counted, not failures
-    excluded: list[Exclusion] = field(default_factory=list)
 
 
 def strip_question_prefix(question: str, answer: str) -> str:
@@ -93,10 +85,10 @@ def track_of(audio_name: str) -> str:
     return m.group(1) if m else audio_name
 
 
-def load_dasheng_musicqa(path: str | Path) -> FreeformData:
+def load_dasheng_musicqa(path: str | Path) -> AnswerSet:
     """Load the dasheng recorded MusicQA layout (module docstring); strips question prefixes."""
     path = Path(path)
-    data, seen, failed = FreeformData(), set(), set()
+    data, seen, failed = AnswerSet(source=str(path), format="dasheng-musicqa"), set(), set()
     copies: list[str] = []  # references that are only the question: left out by rule, not failures
     for where, obj in _read_jsonl(path):
         if isinstance(obj, ItemFailure):
@@ -132,7 +124,7 @@ def load_dasheng_musicqa(path: str | Path) -> FreeformData:
     return data
 
 
-def load_musicqa_release(path: str | Path) -> FreeformData:
+def load_musicqa_release(path: str | Path) -> AnswerSet:
     """Load MU-LLaMA's released MusicQA JSON (``EvalMusicQA.json`` layout): items, no responses."""
     path = Path(path)
     try:
@@ -143,7 +135,7 @@ def load_musicqa_release(path: str | Path) -> FreeformData:
         raise ValueError(f"{path}: not a MusicQA JSON array ({exc}); expected the EvalMusicQA.json layout") from None
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON array of {{audio_name, conversation}} records")
-    data = FreeformData()
+    data = AnswerSet(source=str(path), format="musicqa-release")
     per_clip: dict[str, int] = {}
     for k, rec in enumerate(records):
         where = f"{path.name}[{k}]"
@@ -170,11 +162,11 @@ def load_musicqa_release(path: str | Path) -> FreeformData:
     return data
 
 
-def load_freeform_jsonl(path: str | Path) -> FreeformData:
+def load_freeform_jsonl(path: str | Path) -> AnswerSet:
     """Load musiceval's free-form JSONL (module docstring). One item per id; one response per
     (id, condition)."""
     path = Path(path)
-    data = FreeformData()
+    data = AnswerSet(source=str(path), format="musiceval-freeform")
     items: dict[str, Item] = {}
     seen: set[tuple[str, str]] = set()
     failed: set[str] = set()

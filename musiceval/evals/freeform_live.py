@@ -30,7 +30,7 @@ import pytest
 
 from musiceval.evals import AUDIO
 
-from musiceval.data.musicqa import FreeformData
+from musiceval.data.answers import AnswerSet
 from musiceval.generate import generate_responses, load_manifest
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
@@ -69,7 +69,7 @@ def live_freeform(live_music_lm, thresholds, embedding_cache, musiceval_seed, tm
                                 cache=ResponseCache(tmp_path_factory.mktemp("freeform-responses")),
                                 random_draws=int(cfg["random_draws"]))
     responses = [r for r in result.responses if r.meta["chunk"] == 0]  # clips are < 7 s: one chunk each
-    data = FreeformData(items=items, responses=responses, failures=list(result.failures))
+    data = AnswerSet(items=items, responses=responses, failures=list(result.failures))
     models = Models(sentence_encoder=cfg["sentence_encoder"], embedding_cache=embedding_cache)
     run = FreeformEvaluation(data, seed=musiceval_seed, models=models, data_dir=questions.parent)
     return LiveFreeform(model.spec, real, run)

@@ -67,20 +67,15 @@ class ChoiceProtocol(Protocol):
 
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "ChoiceProtocol":
-        from musiceval.data.muchomusic import ChoiceRecord
+        from musiceval.data.muchomusic import choice_records
         from musiceval.scoring.choice import score_records
 
         settings = settings or ProtocolSettings()
         matcher = str(settings.options.get("matcher", "muchomusic"))
-        records, failures = [], list(answers.failures) + answers.orphans()
-        for item, response in answers.pairs():
-            if not item.choices or item.answer not in LETTERS[: len(item.choices)]:
-                failures.append(ItemFailure(item.id, f"{response.condition}: item has no options or no answer letter"))
-                continue
-            records.append(ChoiceRecord(item, response, run=int((response.meta or {}).get("run", 0))))
-        result = score_records(records, matcher, failures)
+        loaded = choice_records(answers)
+        result = score_records(loaded.records, matcher, loaded.failures)
         model = answers.model or (result.model if result.model != "unknown" else "model")
-        return cls(result, records, failures=failures, model=model, source=answers.source)
+        return cls(result, loaded.records, failures=loaded.failures, model=model, source=answers.source)
 
     # ------------------------------------------------------------------ interface
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
+from musiceval.data.factual_files import factual_set
 from musiceval.keys import Key
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.metrics.sets import best_constant_label_set
@@ -35,40 +36,6 @@ from musiceval.records import ItemFailure, ItemScores
 
 METRIC_UNITS = {"precision": "macro precision (0-1)", "recall": "macro recall (0-1)", "f1": "macro F1 (0-1)",
                 "accuracy": "exact label-set match (0-1)"}
-
-
-def _factual_set(answers: AnswerSet, condition: str = "correct"):
-    """The AnswerSet's items and their ``condition`` answers as a ``FactualSet`` (chunks joined)."""
-    from musiceval.data.factual_files import FactualSet
-
-    by_item: dict[str, dict[int, str]] = {}
-    prompts: dict[str, str] = {}
-    for r in answers.responses:
-        if r.condition == condition:
-            by_item.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
-            prompts.setdefault(r.item_id, r.prompt)
-    random = {}
-    if condition == "correct":
-        for r in answers.responses:
-            if r.condition == "random":
-                random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
-    data = FactualSet([], [], [], [], [], list(answers.failures) + answers.orphans())
-
-    def text(chunks: dict[int, str]):
-        return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
-
-    for item in answers.items:
-        if item.id not in by_item:
-            if condition == "correct":
-                data.failures.append(ItemFailure(item.id, "no correct-condition answer"))
-            continue
-        data.ids.append(item.id)
-        data.prompts.append(prompts[item.id] or item.question)
-        data.texts.append(text(by_item[item.id]))
-        data.truths.append(tuple(item.labels))
-        data.groups.append(item.group or item.id)
-    data.random_texts = {i: text(c) for i, c in random.items() if i in set(data.ids)} or None
-    return data
 
 
 @register_protocol
@@ -148,7 +115,7 @@ class FactualProtocol(Protocol):
             raise ValueError(f"factual option 'extractor' must be 'rules' or a callable, got {extractor!r}")
         kw = dict(seed=settings.seed, n_permutations=int(opts.get("n_permutations", 2000)), chunks=opts.get("chunks"),
                   hierarchy=hierarchy)
-        data = _factual_set(answers)
+        data = factual_set(answers)
         result = score_factual(data, vocab, extract, conditions=tuple(opts.get("conditions", ("correct", "random"))), **kw)
         controls, texts = {}, {"correct": dict(zip(data.ids, data.texts))}
         if data.random_texts is not None:
@@ -160,7 +127,7 @@ class FactualProtocol(Protocol):
             rr = random_recorded_responses(data.ids, data.prompts, chunked, settings.seed, clips=data.groups)
             texts["random"] = {i: (t[0] if len(t) == 1 else t) for i, t in rr.draws[0].items()}
         for condition in [c for c in CONTROL_CONDITIONS if c != "random" and c in answers.conditions()]:
-            cdata = _factual_set(answers, condition)
+            cdata = factual_set(answers, condition)
             if cdata.n:
                 controls[condition] = score_factual(cdata, vocab, extract, conditions=("correct",),
                                                     **{**kw, "n_permutations": 2})

@@ -20,6 +20,7 @@ Options: ``metrics`` (names; default all registered), ``rewrites`` (path or None
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, OrderedDict
 from pathlib import Path
@@ -98,7 +99,6 @@ class FreeformProtocol(Protocol):
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FreeformProtocol":
         from musiceval.conditions import load_rewrites
-        from musiceval.data.musicqa import FreeformData
         from musiceval.scoring.freeform import FreeformEvaluation, Models
 
         settings = settings or ProtocolSettings()
@@ -106,16 +106,15 @@ class FreeformProtocol(Protocol):
         rewrites = opts.get("rewrites")
         if isinstance(rewrites, (str, Path)):
             rewrites = load_rewrites(rewrites)
-        data = FreeformData(items=list(answers.items), responses=list(answers.responses),
-                            failures=list(answers.failures) + answers.orphans())
+        data = dataclasses.replace(answers, failures=list(answers.failures) + answers.orphans())
         excluded = list(answers.excluded)
         if opts.get("keep_compared_only"):
             prompt_count = Counter(r.prompt for r in data.responses if r.condition == "correct")
             keep = {r.item_id for r in data.responses if r.condition == "correct" and prompt_count[r.prompt] > 1}
             keep |= set(rewrites or ())
             excluded += exclude("not_compared", [it.id for it in data.items if it.id not in keep])
-            data = FreeformData(items=[it for it in data.items if it.id in keep],
-                                responses=[r for r in data.responses if r.item_id in keep], failures=data.failures)
+            data = dataclasses.replace(data, items=[it for it in data.items if it.id in keep],
+                                       responses=[r for r in data.responses if r.item_id in keep])
         models = Models(sentence_encoder=opts.get("sentence_encoder", "minilm"), clap=opts.get("clap"),
                         bertscore_model=opts.get("bertscore_model", "minilm"),
                         bertscore_layers=int(opts.get("bertscore_layers", 6)),

@@ -47,7 +47,8 @@ import numpy as np
 
 from musiceval.conditions import random_recorded_responses
 from musiceval.data.audio import AudioError, load_audio, resolve_audio_path
-from musiceval.data.musicqa import FreeformData, item_references
+from musiceval.data.answers import AnswerSet
+from musiceval.data.musicqa import item_references
 from musiceval.metrics.lexical import LEXICAL_METRICS, as_text, validate
 from musiceval.records import Item, ItemFailure, ItemScores
 
@@ -190,7 +191,7 @@ FENSE_KINDS = ("fense", "fense-error")
 class FreeformEvaluation:
     """Items, candidate texts per condition (K draws for Random) and per-item metric scores."""
 
-    def __init__(self, data: FreeformData, *, seed: int = 0, random_draws: int = 1, rewrites: dict | None = None,
+    def __init__(self, data: AnswerSet, *, seed: int = 0, random_draws: int = 1, rewrites: dict | None = None,
                  models: Models | None = None, data_dir: str | Path | None = None):
         self.items: dict[str, Item] = {it.id: it for it in data.items}
         #: root of the items' ``audio`` paths (clap_audio)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from musiceval.data.choice_prompts import build_prompts
 from musiceval.data.muchomusic import (
+    choice_records,
     ANSWER_TYPE,
     DISTRACTOR_TYPES,
     ChoiceDataError,
@@ -117,7 +118,7 @@ def test_parse_dimension_list():
 # --------------------------------------------------------------------------- dasheng layout
 
 def test_dasheng_fixture_slice_loads_completely():
-    loaded = load_dasheng_jsonl(FIXTURE)
+    loaded = choice_records(load_dasheng_jsonl(FIXTURE))
     assert len(loaded.records) == 200 and loaded.failures == []
     first = loaded.records[0]
     assert first.item.id == "test_0" and first.item.answer == "A"
@@ -128,7 +129,7 @@ def test_dasheng_fixture_slice_loads_completely():
 
 @pytest.mark.skipif(not SHARED.is_file(), reason="../shared/data/muchomusic not present (CI without shared data)")
 def test_dasheng_shared_file_loads_completely():
-    loaded = load_dasheng_jsonl(SHARED)
+    loaded = choice_records(load_dasheng_jsonl(SHARED))
     assert len(loaded.records) == 200 and loaded.failures == []
 
 
@@ -160,7 +161,7 @@ def test_dasheng_bad_records_are_counted_with_reasons(tmp_path):
     ]
     path = tmp_path / "dasheng.jsonl"
     path.write_bytes("\n".join(lines).encode() + b"\n" + _dasheng(15).encode().replace(b"Reggae", b"Regg\xe6") + b"\n")
-    loaded = load_dasheng_jsonl(path)
+    loaded = choice_records(load_dasheng_jsonl(path))
     assert [r.item.id for r in loaded.records] == ["test_0", "test_10", "test_12"]
     assert loaded.records[1].response.text == ""  # null output: scored as unanswered, not dropped
     reasons = {f.item_id: f.reason for f in loaded.failures}
@@ -199,7 +200,7 @@ def test_musiceval_layout_round_trips_prompt_records(tmp_path):
     rows = [p.to_record(by_id[p.item_id], "(B)", model="m") for p in prompts + ablated]
     path = tmp_path / "responses.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    loaded = load_musiceval_jsonl(path)
+    loaded = choice_records(load_musiceval_jsonl(path))
     assert loaded.failures == [] and len(loaded.records) == 6
     for prompt, record in zip(prompts + ablated, loaded.records):
         assert record.item.choices == prompt.choices and record.item.answer == prompt.answer
@@ -224,7 +225,7 @@ def test_musiceval_layout_bad_records(tmp_path):
     ]
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    loaded = load_musiceval_jsonl(path)
+    loaded = choice_records(load_musiceval_jsonl(path))
     assert [r.item.id for r in loaded.records] == ["q1", "q3", "q7", "q8"]
     assert loaded.records[2].response.condition == "noise" and loaded.records[2].response.text == ""
     assert loaded.records[3].response.text == "A"
@@ -277,7 +278,7 @@ def test_official_evaluation_json(tmp_path):
     ]
     path = tmp_path / "example_file.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
-    loaded = load_muchomusic_eval_json(path)
+    loaded = choice_records(load_muchomusic_eval_json(path))
     assert [r.item.id for r in loaded.records] == ["q0", "q1", "q3"]
     first = loaded.records[0].item
     assert first.answer == "B" and first.choices[1] == "Pop music"  # answer_orders.index(0) == 1
@@ -293,7 +294,7 @@ def test_official_evaluation_json(tmp_path):
     assert "'distractors' must be a list" in reasons["q8"]
     jsonl = tmp_path / "example_file.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in rows[:2]), encoding="utf-8")
-    assert len(load_muchomusic_eval_json(jsonl).records) == 2
+    assert len(load_muchomusic_eval_json(jsonl).responses) == 2
     with pytest.raises(ChoiceDataError, match="muchomusic.csv holds questions only"):
         load_muchomusic_eval_json(_write_csv(tmp_path / "muchomusic.csv", [_csv_row()]))
     broken = tmp_path / "broken.json"
@@ -322,7 +323,8 @@ def test_loaders_never_crash_on_hostile_records(tmp_path, records):
     path = tmp_path / "hostile.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
     for load in (load_dasheng_jsonl, load_musiceval_jsonl, load_muchomusic_eval_json):
-        loaded = load(path)
-        assert len(loaded.records) + len(loaded.failures) == len(records)  # nothing dropped silently
+        answers = load(path)
+        assert len(answers.responses) + len(answers.failures) == len(records)  # nothing dropped silently
+        assert len(answers.items) == len(answers.responses) and len(choice_records(answers).records) == len(answers.responses)
     items, failures = load_choice_manifest(path)
     assert len(items) + len(failures) == len(records)

@@ -161,14 +161,14 @@ def test_checkpoint_with_foreign_keys_is_refused(tiny_clap_dir, tmp_path):
 
 
 def test_clap_text_metric_runs_through_the_freeform_scorer(tiny_clap_dir):
-    from musiceval.data.musicqa import FreeformData
+    from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
     from musiceval.scoring.freeform import FreeformEvaluation, Models
 
     path, _, _ = tiny_clap_dir
     refs = ["a calm piano song", "fast rock with drums", "sad slow guitar"]
     outs = ["calm piano", "rock drums", "slow guitar"]
-    data = FreeformData(
+    data = AnswerSet(
         items=[Item(id=f"i{k}", question="Describe the music", reference=r, group=f"t{k}") for k, r in enumerate(refs)],
         responses=[Response(item_id=f"i{k}", condition="correct", model="m", prompt="Describe the music", text=o)
                    for k, o in enumerate(outs)],
@@ -204,11 +204,11 @@ def _direct_clap_audio(model, path, answers, clips):
 
 
 def _audio_run(tmp_path, clap_dir, items, answers, **kwargs):
-    from musiceval.data.musicqa import FreeformData
+    from musiceval.data.answers import AnswerSet
     from musiceval.records import Response
     from musiceval.scoring.freeform import FreeformEvaluation, Models
 
-    data = FreeformData(items=items, responses=[Response(it.id, "correct", "m", "Describe the music", a)
+    data = AnswerSet(items=items, responses=[Response(it.id, "correct", "m", "Describe the music", a)
                                                 for it, a in zip(items, answers)])
     return FreeformEvaluation(data, seed=0, models=Models(clap=str(clap_dir), **kwargs), data_dir=tmp_path)
 

@@ -2,7 +2,6 @@
 the reference package aac-metrics where it is importable."""
 from __future__ import annotations
 
-import os
 import sys
 import types
 

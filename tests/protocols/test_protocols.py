@@ -62,11 +62,11 @@ def check_shapes(protocol):
 
 
 def test_choice_equals_the_engine_on_the_loaders_records_and_counts_unanswered_as_unparsed():
-    from musiceval.data.muchomusic import load_dasheng_jsonl
+    from musiceval.data.muchomusic import choice_records, load_dasheng_jsonl
     from musiceval.scoring.choice import score_records
 
     p = build("choice", CHOICE)
-    loaded = load_dasheng_jsonl(str(CHOICE))
+    loaded = choice_records(load_dasheng_jsonl(str(CHOICE)))
     today = score_records(loaded.records, "muchomusic", loaded.failures)
     assert p.conditions == ("correct",) and p.metrics == ("accuracy", PARSE_RATE) and p.model == "MiDashengLM"
     acc, ifr = p.scores("accuracy"), p.scores(PARSE_RATE)

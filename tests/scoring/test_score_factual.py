@@ -6,7 +6,7 @@ import pytest
 
 from musiceval.extraction import load_vocabulary
 from musiceval.scoring import InputError
-from musiceval.scoring.factual import load_factual, score_factual
+from musiceval.scoring.factual import factual_set, load_factual, score_factual
 from tests.scoring.cli_args import score
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "factual"
@@ -59,7 +59,7 @@ def test_input_errors_name_the_fix(tmp_path):
     with pytest.raises(InputError, match="file not found"):
         load_factual(tmp_path / "absent.jsonl", "dasheng")
     (tmp_path / "latin1.jsonl").write_bytes(b'{"item_id": "a", "text": "caf\xe9", "labels": ["pop"]}')
-    data = load_factual(tmp_path / "latin1.jsonl", "musiceval")
+    data = factual_set(load_factual(tmp_path / "latin1.jsonl", "musiceval"))
     assert data.n == 0 and "not valid UTF-8" in data.failures[0].reason
     with pytest.raises(InputError, match="no readable records"):
         run(tmp_path / "latin1.jsonl", "musiceval", "gtzan")
@@ -109,7 +109,7 @@ def test_hostile_chunk_rows_are_counted_failures(tmp_path):
     ]
     path = tmp_path / "hostile.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + "x" * (MAX_LINE_BYTES + 1) + "\n")
-    data = load_factual(path, "musiceval")
+    data = factual_set(load_factual(path, "musiceval"))
     assert data.ids == ["ok"] and data.random_texts == {"ok": ("Rock.", "Pop.")}
     reasons = " | ".join(f"{f.item_id}: {f.reason}" for f in data.failures)
     for expected in ("non-negative integer", "does not cover chunk 3", "duplicate answer for chunk 0",
@@ -128,5 +128,5 @@ def test_manifest_errors(tmp_path):
         load_factual(path, "musiceval", manifest=tmp_path / "absent.jsonl")
     with pytest.raises(InputError, match="musiceval-format"):
         load_factual(FIXTURES / "ltu_GTZAN.jsonl", "cmi-bench", manifest=path)
-    data = load_factual(path, "musiceval")  # no labels and no manifest: a failure naming both fixes
+    data = factual_set(load_factual(path, "musiceval"))  # no labels and no manifest: a failure naming both fixes
     assert data.n == 0 and "--labels-field or --manifest" in data.failures[0].reason

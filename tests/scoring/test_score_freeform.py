@@ -146,7 +146,7 @@ def test_live_freeform_questions_are_the_template_output_of_the_audio_manifest()
 
 def test_live_random_draws_are_averaged_per_item():
     """Responses from ``musiceval generate --random-draws 2`` (meta "draw") score as the mean over draws."""
-    from musiceval.data.musicqa import FreeformData
+    from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
     from musiceval.scoring.freeform import FreeformEvaluation
 
@@ -156,7 +156,7 @@ def test_live_random_draws_are_averaged_per_item():
              ("i1", 0): "A piano in C major.", ("i1", 1): "Fast drums, electric guitar."}
     responses = [Response(i.id, "correct", "m", i.question, "An answer.") for i in items]
     responses += [Response(i, "random", "m", "Describe the music.", t, {"draw": d}) for (i, d), t in texts.items()]
-    run = FreeformEvaluation(FreeformData(items=items, responses=responses))
+    run = FreeformEvaluation(AnswerSet(items=items, responses=responses))
     assert len(run.texts["random"]) == 2
     refs = [it.reference for it in items]
     per_draw = [lexical_scores([texts[(i.id, d)] for i in items], refs, ["bleu"], df_references=refs)["bleu"] for d in (0, 1)]
