@@ -3,7 +3,9 @@ against the item's true labels. The engine of :class:`musiceval.protocols.factua
 and of ``musiceval score factual`` (:mod:`musiceval.commands.factual`, which documents the
 conditions, options and output).
 
-:func:`load_factual` and :func:`score_factual` are the library entry points the evals use;
+:func:`load_factual` (a file -> AnswerSet), :func:`factual_set` (-> the engine's input) and
+:func:`score_factual` are the library entry points: ``score_factual(factual_set(load_factual(path,
+"dasheng")), load_vocabulary("nsynth"))``;
 :func:`rule_extractor` and :func:`llm_extractor` build the two extractors, and
 :func:`extractor_agreement` compares them.
 """
@@ -19,7 +21,6 @@ from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusio
 from musiceval.extraction import Vocabulary, extract_labels
 from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.data.answers import AnswerSet
 from musiceval.data.factual_files import FORMATS, FactualSet, factual_set, load_factual
 
 __all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "factual_set", "llm_extractor", "load_factual",
@@ -124,17 +125,14 @@ def _truths(data: FactualSet, vocab: Vocabulary, failures: list[ItemFailure]) ->
     return truths
 
 
-def score_factual(data: FactualSet | AnswerSet, vocab: Vocabulary, extract: Extract | None = None, *,
+def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None = None, *,
                   conditions: Sequence[str] = ("correct", "random"), seed: int = 0, n_permutations: int = 1000,
                   chunks: str | None = None, hierarchy: Mapping[str, str | None] | None = None) -> FactualResult:
     """Extract labels, score each condition per item, and estimate the permutation chance level.
 
     ``chunks`` (``"any"``/``"majority"``) aggregates chunked answers; ``hierarchy`` (child ->
-    parent labels of the vocabulary) adds the "same tree" scores (see the module docstring). ``data``
-    is the engine's :class:`FactualSet` or the answer set :func:`load_factual` returns.
+    parent labels of the vocabulary) adds the "same tree" scores (see the module docstring).
     """
-    if isinstance(data, AnswerSet):
-        data = factual_set(data)
     unknown = [c for c in conditions if c not in ("correct", "random")]
     if unknown or "correct" not in conditions:
         raise InputError(f"--conditions must include 'correct' and may add 'random' (got {', '.join(conditions)})")

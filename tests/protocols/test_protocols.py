@@ -113,10 +113,10 @@ def test_choice_uses_recorded_controls_and_derives_no_random(tmp_path):
 def test_factual_equals_todays_scoring_with_derived_random_and_permutation_chance():
     from musiceval.extraction import load_vocabulary
     from musiceval.scoring.factual import score_factual
-    from musiceval.data.factual_files import load_factual
+    from musiceval.data.factual_files import factual_set, load_factual
 
     p = build("factual", NSYNTH, vocab="nsynth")
-    today = score_factual(load_factual(NSYNTH, "dasheng"), load_vocabulary("nsynth"), seed=0, n_permutations=2000)
+    today = score_factual(factual_set(load_factual(NSYNTH, "dasheng")), load_vocabulary("nsynth"), seed=0, n_permutations=2000)
     assert p.conditions == ("correct", "random") and p.headline == "f1" and p.model == "MiDashengLM"
     for condition in ("correct", "random"):
         for metric in ("precision", "recall", "f1", "accuracy"):

@@ -47,7 +47,7 @@ def test_musiceval_format_with_explicit_random_rows_and_bad_lines(tmp_path):
     ]
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{broken\n")
-    data = load_factual(path, "musiceval")
+    data = factual_set(load_factual(path, "musiceval"))
     result = score_factual(data, load_vocabulary("gtzan"), n_permutations=50)
     assert result.metrics["correct"]["f1"] == pytest.approx((2 / 3 + 1) / 2)  # SPEC: [pop, rock] vs [pop] -> 0.667
     assert result.metrics["random"]["f1"] == pytest.approx(0.5)
@@ -66,7 +66,8 @@ def test_input_errors_name_the_fix(tmp_path):
     with pytest.raises(InputError, match="--vocab"):
         run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "no-such-vocab")
     with pytest.raises(InputError, match="conditions"):
-        score_factual(load_factual(FIXTURES / "ltu_GTZAN.jsonl", "cmi-bench"), load_vocabulary("gtzan"), conditions=("noise",))
+        score_factual(factual_set(load_factual(FIXTURES / "ltu_GTZAN.jsonl", "cmi-bench")), load_vocabulary("gtzan"),
+                      conditions=("noise",))
 
 
 def test_llm_extractor_through_the_cli_caches_reruns(tmp_path, monkeypatch):
