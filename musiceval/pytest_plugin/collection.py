@@ -9,12 +9,7 @@ from typing import Any
 
 import pytest
 
-from musiceval.pytest_plugin.options import (
-    NOT_APPLICABLE,
-    NOT_GIVEN,
-    _is_worker,
-    _state,
-)
+from musiceval.pytest_plugin.options import NOT_APPLICABLE, NOT_GIVEN, _is_worker, _state
 from musiceval.suite.config import Source, SuiteConfig
 from musiceval.verdict import MODEL, SELF_CHECK
 

@@ -22,13 +22,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = getattr(config, "_musiceval", None)
     if state is None or _is_worker(config):
         return
-    from musiceval.report import (
-        ArtefactError,
-        merge,
-        read_parts,
-        write_artefacts,
-        write_error_results,
-    )
+    from musiceval.report import ArtefactError, merge, read_parts, write_artefacts, write_error_results
 
     results_dir = state["results_dir"]
     rows = read_parts(results_dir, state["session"]) if (results_dir / "parts").is_dir() else []

@@ -11,13 +11,7 @@ import pytest
 
 from musiceval.gates import Gate, GateConfig
 from musiceval.pytest_plugin.collection import _subject_of, plain_nodeid
-from musiceval.pytest_plugin.options import (
-    MAX_SAMPLES_PER_SOURCE,
-    NOT_APPLICABLE,
-    _opt,
-    _state,
-    _strict,
-)
+from musiceval.pytest_plugin.options import MAX_SAMPLES_PER_SOURCE, NOT_APPLICABLE, _opt, _state, _strict
 from musiceval.pytest_plugin.outcomes import _matches, _protocol_of, _sink
 from musiceval.pytest_plugin.session import rootpath
 from musiceval.records import GateResult, Outcome, to_jsonable

@@ -10,23 +10,9 @@ from typing import Any
 
 import pytest
 
-from musiceval.pytest_plugin.collection import (
-    _subject_of,
-    defining_module,
-    plain_nodeid,
-)
-from musiceval.pytest_plugin.options import (
-    _STATES,
-    DATASET_HINTS,
-    FINDING_PREFIX,
-    NOT_APPLICABLE,
-    REPORT_PREFIX,
-    _is_worker,
-    _opt,
-    _state,
-    _strict,
-    _worker_id,
-)
+from musiceval.pytest_plugin.collection import _subject_of, defining_module, plain_nodeid
+from musiceval.pytest_plugin.options import (_STATES, DATASET_HINTS, FINDING_PREFIX, NOT_APPLICABLE, REPORT_PREFIX,
+                                             _is_worker, _opt, _state, _strict, _worker_id)
 from musiceval.pytest_plugin.session import rootpath
 from musiceval.records import Outcome
 from musiceval.redact import redact, redact_meta

@@ -15,22 +15,9 @@ from typing import Any
 import pytest
 
 from musiceval.pytest_plugin.collection import _XdistGroupSuffix
-from musiceval.pytest_plugin.options import (
-    _STATES,
-    _group_sources_by_default,
-    _is_worker,
-    _opt,
-    _state,
-    _strict,
-)
+from musiceval.pytest_plugin.options import _STATES, _group_sources_by_default, _is_worker, _opt, _state, _strict
 from musiceval.redact import redact
-from musiceval.suite.config import (
-    Source,
-    SuiteConfig,
-    apply_options,
-    config_for_answers,
-    load_config,
-)
+from musiceval.suite.config import Source, SuiteConfig, apply_options, config_for_answers, load_config
 from musiceval.suite.schema import ConfigError
 
 # ----------------------------------------------------------------------------- configure
