@@ -89,7 +89,8 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
         data.texts.append(text(by_item[item.id]))
         data.truths.append(tuple(item.labels))
         data.groups.append(item.group or item.id)
-    data.random_texts = {i: text(c) for i, c in random.items() if i in set(data.ids)} or None
+    scored = set(data.ids)
+    data.random_texts = {i: text(c) for i, c in random.items() if i in scored} or None
     return data
 
 
@@ -190,7 +191,8 @@ def _load_musiceval(path: Path, labels_field: str, manifest) -> AnswerSet:
                 g["error"] = f"{where}: labels {list(labels)} differ from the item's other rows {list(g['labels'])}"
             g["labels"] = g["labels"] or labels
 
-    data = AnswerSet(failures=failures, source=str(path), format="musiceval-factual")
+    models = sorted({rec["model"] for _, rec in records if isinstance(rec.get("model"), str)})
+    data = AnswerSet(failures=failures, model="+".join(models), source=str(path), format="musiceval-factual")
     random: dict = {}
     for (item_id, condition), g in groups.items():
         indices = sorted(g["chunks"])

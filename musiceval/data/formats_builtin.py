@@ -117,17 +117,8 @@ def load_musiceval_choice(path: Path) -> AnswerSet:
 def load_musiceval_factual(path: Path) -> AnswerSet:
     """musiceval's factual answers (``item_id``, ``prompt``, ``text``, ``labels``; chunks, Random rows)."""
     from musiceval.data.factual_files import load_factual
-    from musiceval.data.jsonl import read_json_objects
 
-    answers = load_factual(path, "musiceval")
-    models = set()
-    for _, rec in read_json_objects(path, what="an answers file"):
-        if isinstance(rec, dict) and isinstance(rec.get("model"), str):
-            models.add(rec["model"])
-        if len(models) > 3:
-            break
-    answers.model = "+".join(sorted(models))
-    return answers
+    return load_factual(path, "musiceval")
 
 
 @register_format("musiceval-freeform", protocols=("freeform",),
