@@ -33,16 +33,18 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from musiceval import stats
 from musiceval.provenance import check_comparable
 from musiceval.records import ItemScores, align_paired
 from musiceval.stats.regression import compare_scores
 from musiceval.results.files import Run, load
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: metric names (whole words of the name) for which lower values are better
 LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|ece)($|[_\-./ ])", re.I)
@@ -275,6 +277,8 @@ def compare_runs(
             for key in sorted(set(per_run[i]) - compared_old):
                 if conditions is None or key[3] in conditions:
                     notes.append(f"{'/'.join(x for x in key if x)}: scored only by {old_run.label}; not compared")
+    import pandas as pd  # imported when a comparison is built: a session without a baseline never pays for it
+
     table = pd.DataFrame(rows)
     if not table.empty:
         table["p_non_inferior_adj"] = stats.adjust(_nan_to_none(table.p_non_inferior), adjust)
@@ -320,6 +324,8 @@ def _nan_to_none(values: Iterable[Any]) -> list[float | None]:
 def leaderboard(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol / metric / condition: each run's mean, its rank (1 = best, by the metric's
     direction), and its pairwise record (wins = superior verdicts, losses = inferior verdicts)."""
+    import pandas as pd
+
     if table.empty:
         return pd.DataFrame(columns=[*KEY, "run", "mean", "rank", "wins", "losses", "pairwise"])
     rows = []
