@@ -17,7 +17,7 @@ every repeat, the order alternating between repeats:
   per condition, and ``sentence_transformers.SentenceTransformer(<MiniLM dir>).encode(...,
   normalize_embeddings=True)`` of the candidates and the references per condition, with the
   row-wise cosine: how the two libraries are used;
-- musiceval cold: :class:`musiceval.scoring.freeform.FreeformEvaluation` scores ``bertscore`` and
+- musiceval cold: :class:`musiceval.protocols.freeform.engine.FreeformEvaluation` scores ``bertscore`` and
   ``sentence_cosine`` under both conditions, with an empty on-disk embedding cache (a new
   temporary directory);
 - musiceval warm: the same, a new process reading the cache the cold side filled.
@@ -85,7 +85,7 @@ def reference_side(cands: dict[str, list[str]], refs: list[str]):
 def musiceval_side(cands: dict[str, list[str]], refs: list[str], cache_dir: str):
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
-    from musiceval.scoring.freeform import FreeformEvaluation, Models
+    from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
 
     ids = [f"pair{k:05d}" for k in range(len(refs))]
     data = AnswerSet(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],

@@ -15,7 +15,7 @@ import numpy as np
 from musiceval.extraction import extract_labels, load_vocabulary
 from musiceval.metrics.agreement import agreement_summary
 from musiceval.metrics.sets import aggregate_chunks, permutation_null_f1, set_scores
-from musiceval.scoring.factual import factual_set, load_factual, score_factual
+from musiceval.protocols.factual.engine import factual_set, load_factual, score_factual
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "factual"
 

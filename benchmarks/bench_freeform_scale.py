@@ -41,7 +41,7 @@ def child(n: int, cache_dir: str, threads: int | None) -> None:
 
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
-    from musiceval.scoring.freeform import FreeformEvaluation, Models
+    from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
 
     if threads:
         import torch

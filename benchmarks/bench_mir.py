@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/bench_mir.py --toolkit DIR [--toolkit-path DIR] [--model mullama] [--tasks A,B]
 
 Without ``--toolkit``: scores every ``<model>_<task>.jsonl`` of one model (all tasks present)
-through ``musiceval.scoring.mir.score_file`` in this process, as ``musiceval score mir`` does,
+through ``musiceval.protocols.mir.engine.score_file`` in this process, as ``musiceval score mir`` does,
 and prints the time per task (one-time model loads taken out and listed apart), the total and
 the peak RSS. Run it twice with the same ``--cache``: the first run is cold (empty embedding and
 baseline caches), the second warm.
@@ -63,7 +63,7 @@ def _peak_mb() -> float:
 # ---------------------------------------------------------------- musiceval alone, in process
 def run_in_process(args) -> None:
     start = time.perf_counter()
-    from musiceval.scoring import mir as scoring_mir
+    from musiceval.protocols.mir import engine as scoring_mir
 
     import mir_eval  # noqa: F401  (scipy and mir_eval: imported once per process, listed apart)
     import sklearn.metrics  # noqa: F401
@@ -107,7 +107,7 @@ def run_in_process(args) -> None:
 def worker_musiceval(args) -> None:
     out = sys.stdout
     start = time.perf_counter()
-    from musiceval.scoring import mir as scoring_mir
+    from musiceval.protocols.mir import engine as scoring_mir
 
     import mir_eval  # noqa: F401
     import sklearn.metrics  # noqa: F401

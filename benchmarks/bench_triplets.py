@@ -29,7 +29,7 @@ def main() -> None:
     from musiceval.data.audioset import load_ontology
     from musiceval.data.triplets import TripletSet, generate_triplets
     from musiceval.encoders import load_text_encoder
-    from musiceval.scoring.triplets import evaluate_triplets
+    from musiceval.protocols.triplets.engine import evaluate_triplets
 
     t0 = time.perf_counter()
     ontology = load_ontology()

@@ -12,6 +12,10 @@ Tests marked ``slow`` start first, so under ``-n 2`` the long ones do not end up
 Subprocesses (pytester's runs of the plugin, the CLI) import this checkout's ``musiceval``, not
 whichever checkout the virtual environment's editable install points at.
 
+The on-disk caches of the commands (``$MUSICEVAL_CACHE``: embeddings, responses) go to a folder
+under pytest's temporary directory, one per worker and session, unless the caller set the variable:
+a test run never fills the user's own cache, and a second run is as cold as the first.
+
 Hypothesis keeps its example database (the failing examples it replays first) in
 ``$HYPOTHESIS_STORAGE_DIRECTORY``, by default the user's cache folder, not ``.hypothesis/`` in the
 working directory, so ``pytest tests/`` writes only under pytest's temporary directories.
@@ -46,7 +50,7 @@ QUICK_MODULES = frozenset({
     "parsers/test_guzheng.py", "parsers/test_key.py", "parsers/test_labels.py", "parsers/test_lyrics.py",
     "parsers/test_melody.py", "parsers/test_normalise_cmi_chain.py", "parsers/test_numbers.py", "parsers/test_times.py",
     "protocols/test_formats.py", "protocols/test_protocols.py",
-    "scoring/test_score_choice.py", "scoring/test_score_factual.py",
+    "protocols/test_score_choice.py", "protocols/test_score_factual.py",
     "suite/test_checks.py", "suite/test_config.py",
     "test_answer_blind.py", "test_chance_order.py", "test_proportion_intervals.py",
     "test_choice_prompts.py", "test_cli.py", "test_compare.py", "test_conditions.py", "test_gates.py", "test_layers.py",
@@ -80,3 +84,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.quick)
     # slow tests first (a stable sort keeps every worker's collection identical, as xdist requires)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _commands_cache_under_tmp(tmp_path_factory: pytest.TempPathFactory):
+    """``$MUSICEVAL_CACHE`` under this session's temporary directory (see the module docstring)."""
+    if os.environ.get("MUSICEVAL_CACHE"):
+        yield
+        return
+    os.environ["MUSICEVAL_CACHE"] = str(tmp_path_factory.mktemp("musiceval-cache"))
+    yield
+    os.environ.pop("MUSICEVAL_CACHE", None)

@@ -9,7 +9,7 @@ import pytest
 
 from musiceval import cli
 from musiceval.cache_dir import cache_path, default_cache_dir
-from musiceval.scoring.mir import default_cache_dir as mir_embedding_dir
+from musiceval.protocols.mir.engine import default_cache_dir as mir_embedding_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 FREEFORM = ROOT / "fixtures" / "freeform" / "musicqa_dev_midashenglm.jsonl"

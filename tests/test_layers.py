@@ -22,7 +22,6 @@ TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"data"},
     {"encoders", "conditions", "models"},
     {"metrics", "generate", "llm", "gates"},
-    {"scoring"},
     {"protocols"},
     {"provenance"},
     {"results"},
@@ -77,6 +76,6 @@ def test_a_module_imports_only_from_tiers_below_its_own(name):
 
 def test_the_checker_sees_lazy_imports_inside_functions(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from musiceval.scoring.factual import score_factual\n"
+    module.write_text("def f():\n    from musiceval.protocols.factual.engine import score_factual\n"
                       "    from musiceval import commands, records\n", encoding="utf-8")
-    assert list(_imports(module)) == [(2, "scoring"), (3, "commands"), (3, "records")]
+    assert list(_imports(module)) == [(2, "protocols"), (3, "commands"), (3, "records")]

@@ -37,7 +37,7 @@ Options:
   scores) and ``metrics[condition]["same_tree"]`` (``{precision, recall, f1, accuracy}`` after
   mapping predicted and true genres to their top-level genre, :func:`musiceval.metrics.sets.hierarchy_labels`).
 - ``--answers {true-false,binary}``: closed-question answer files, layouts and output keys in
-  :mod:`musiceval.scoring.factual_variants` (``--conditions``/``--chunks``/``--hierarchy`` do not apply).
+  :mod:`musiceval.protocols.factual.variants` (``--conditions``/``--chunks``/``--hierarchy`` do not apply).
 - ``--agreement``: also run the LLM extractor (``--llm-model``, ``OPENAI_API_KEY``/``OPENAI_BASE_URL``,
   ``--llm-cache``; every call is recorded in the vcrpy cassette ``--llm-cassette``, which
   ``--llm-replay``, and always CI, replays without a key) and add ``agreement`` = ``{n, exact_set, mean_jaccard, kappa_mean, n_kappa_labels,
@@ -46,7 +46,7 @@ Options:
   ``failures`` and left out). With ``--extractor llm`` or ``--agreement`` the output also has
   ``llm_calls`` (HTTP calls made; 0 on a cached rerun).
 
-:func:`musiceval.scoring.factual.load_factual` and :func:`musiceval.scoring.factual.score_factual` are the library
+:func:`musiceval.protocols.factual.engine.load_factual` and :func:`musiceval.protocols.factual.engine.score_factual` are the library
 entry points the evals use.
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, 
 from musiceval.data.factual_files import FORMATS, read_records
 from musiceval.extraction import Vocabulary, load_vocabulary
 from musiceval.ranges import AT_LEAST_ONE, arg
-from musiceval.scoring.factual import CHUNK_RULES, Extract, extractor_agreement, llm_extractor, rule_extractor
+from musiceval.protocols.factual.engine import CHUNK_RULES, Extract, extractor_agreement, llm_extractor, rule_extractor
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -101,7 +101,7 @@ def _vocabulary(args) -> tuple[Vocabulary, dict | None]:
 def _score_variant(args, vocab, extract) -> ScoreOutput:
     from pathlib import Path
 
-    from musiceval.scoring.factual_variants import score_binary, score_true_false
+    from musiceval.protocols.factual.variants import score_binary, score_true_false
 
     if args.format not in (None, "musiceval", "musiceval-factual"):
         raise InputError(f"--answers {args.answers} reads musiceval-format rows (got --format {args.format})")
@@ -110,7 +110,7 @@ def _score_variant(args, vocab, extract) -> ScoreOutput:
         raise InputError(f"{path}: file not found; pass an existing answers file")
     records, bad = read_records(path, args.manifest)
     if not records:
-        raise InputError(f"{path}: no readable records ({len(bad)} bad); see musiceval.scoring.factual_variants for the layout")
+        raise InputError(f"{path}: no readable records ({len(bad)} bad); see musiceval.protocols.factual.variants for the layout")
     field = args.labels_field or "labels"
     result = (score_true_false(records, vocab, labels_field=field, seed=args.seed, n_permutations=args.n_permutations, failures=bad)
               if args.answers == "true-false" else score_binary(records, vocab, extract, labels_field=field, failures=bad))

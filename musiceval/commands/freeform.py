@@ -1,6 +1,6 @@
 """``musiceval score freeform``: free-form QA (protocol 1) from a file of recorded answers.
 
-The conditions, metrics and their rules are those of :mod:`musiceval.scoring.freeform`; the flags
+The conditions, metrics and their rules are those of :mod:`musiceval.protocols.freeform.engine`; the flags
 select them (``--metrics``, ``--conditions``, ``--rewrites``, ``--random-draws``, ``--data-dir``,
 ``--cache-dir``).
 """
@@ -15,7 +15,7 @@ import numpy as np
 from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.conditions import load_rewrites
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
-from musiceval.scoring.freeform import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
+from musiceval.protocols.freeform.engine import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
 
 
 def _split(value: str, allowed: Sequence[str], flag: str) -> list[str]:

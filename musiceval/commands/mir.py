@@ -35,7 +35,7 @@ from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, 
 from musiceval.data.cmibench import TASKS, CmiBenchFormatError
 from musiceval.metrics.mir import TaskError
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
-from musiceval.scoring.mir import DEFAULT_ENCODER, name_models
+from musiceval.protocols.mir.engine import DEFAULT_ENCODER, name_models
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
@@ -72,7 +72,7 @@ def score_protocol(path: str | os.PathLike[str], *, task: str | None = None, fmt
                    bertscore_model: str | None = None, bertscore_layers: int | None = None, strict: bool = False, seed: int = 0,
                    threads: int | None = None):
     """``(MirProtocol, AnswerSet)`` of one output file: load_answers -> MirProtocol.from_answers, with
-    the models named and the BERTScore reason in the notes (:func:`musiceval.scoring.mir.name_models`, as ``score_file`` does), ``strict`` applied."""
+    the models named and the BERTScore reason in the notes (:func:`musiceval.protocols.mir.engine.name_models`, as ``score_file`` does), ``strict`` applied."""
     from musiceval.data.formats import FormatError
     from musiceval.data.formats_builtin import load_cmi_bench
     from musiceval.protocols import ProtocolSettings

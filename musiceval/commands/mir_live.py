@@ -1,4 +1,4 @@
-"""``musiceval mir-live``: answer CMI-Bench instruction files with a model (:mod:`musiceval.scoring.mir_live`),
+"""``musiceval mir-live``: answer CMI-Bench instruction files with a model (:mod:`musiceval.protocols.mir.live`),
 write the toolkit's output files and print each task's metrics as JSON lines."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from musiceval.commands.registry import register_command
 from musiceval.metrics.mir import FAMILIES
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
-from musiceval.scoring.mir_live import find_instruction_file, run_live_task, write_outputs
+from musiceval.protocols.mir.live import find_instruction_file, run_live_task, write_outputs
 
 
 def configure(ap) -> None:

@@ -1,6 +1,6 @@
 """``musiceval score triplets``: triplet accuracy of a text encoder on AudioSet music triplets.
 
-The modes (``--prompts``) and the rules are those of :mod:`musiceval.scoring.triplets`.
+The modes (``--prompts``) and the rules are those of :mod:`musiceval.protocols.triplets.engine`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from musiceval.data.audioset import SUBTREE_ROOTS, definitions as ontology_defin
 from musiceval.data.triplets import TripletFileError
 from musiceval.encoders import EmbeddingCache, load_text_encoder
 from musiceval.ranges import AT_LEAST_ONE, arg
-from musiceval.scoring.triplets import MODES, evaluate_triplets, load_triplets
+from musiceval.protocols.triplets.engine import MODES, evaluate_triplets, load_triplets
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ Formats (:data:`FORMATS`):
 
 :func:`load_factual` returns the :class:`~musiceval.data.answers.AnswerSet` the factual protocol
 reads (a chunked answer: one response per chunk, ``meta["chunk"]`` and ``meta["n_chunks"]``);
-:func:`factual_set` turns it into the engine's :class:`FactualSet`.
+:func:`musiceval.protocols.factual.engine.factual_set` turns it into the engine's input.
 
 ``manifest=`` (CLI ``--manifest``) joins a ``musiceval generate`` manifest by item id: a record
 missing ``labels``, ``prompt``, ``group`` or a manifest ``meta`` key (``asked``, ``options``,
@@ -24,7 +24,6 @@ missing ``labels``, ``prompt``, ``group`` or a manifest ``meta`` key (``asked``,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from musiceval.data.answers import AnswerSet
@@ -36,62 +35,6 @@ FORMATS = ("musiceval", "dasheng", "cmi-bench")
 DEFAULT_LABELS_FIELD = {"musiceval": "labels", "dasheng": "label", "cmi-bench": "correct_answer"}
 #: a line longer than this is a per-row failure (looping model output), not parsed
 MAX_LINE_BYTES = 1_000_000
-
-
-@dataclass
-class FactualSet:
-    """Recorded answers with their true labels, aligned by position.
-
-    ``texts[k]`` is one answer (``str``) or a tuple of chunk answers; so are ``random_texts``'s
-    values (explicit Random-condition answers by item id, when the file carries them).
-    """
-
-    ids: list[str]
-    prompts: list[str]
-    texts: list
-    truths: list[tuple[str, ...]]
-    groups: list[str]
-    failures: list[ItemFailure] = field(default_factory=list)
-    random_texts: dict | None = None
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-
-def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
-    """The answer set's items and their ``condition`` answers as the engine's :class:`FactualSet`
-    (chunk answers joined into a tuple; ``random_texts`` from the Random rows when ``condition``
-    is ``correct``); a failure per item with no answer under ``condition``."""
-    by_item: dict[str, dict[int, str]] = {}
-    prompts: dict[str, str] = {}
-    for r in answers.responses:
-        if r.condition == condition:
-            by_item.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
-            prompts.setdefault(r.item_id, r.prompt)
-    random = {}
-    if condition == "correct":
-        for r in answers.responses:
-            if r.condition == "random":
-                random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
-    data = FactualSet([], [], [], [], [], list(answers.failures) + answers.orphans())
-
-    def text(chunks: dict[int, str]):
-        return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
-
-    for item in answers.items:
-        if item.id not in by_item:
-            if condition == "correct":
-                data.failures.append(ItemFailure(item.id, "no correct-condition answer"))
-            continue
-        data.ids.append(item.id)
-        data.prompts.append(prompts[item.id] or item.question)
-        data.texts.append(text(by_item[item.id]))
-        data.truths.append(tuple(item.labels))
-        data.groups.append(item.group or item.id)
-    scored = set(data.ids)
-    data.random_texts = {i: text(c) for i, c in random.items() if i in scored} or None
-    return data
 
 
 def split_labels(value) -> tuple[str, ...]:

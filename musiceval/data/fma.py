@@ -10,7 +10,7 @@ Layout of ``fma_metadata/`` (https://github.com/mdeff/fma):
 ``fma_small`` has 8 balanced top-level genres with 1,000 clips each, so chance is about 1/8.
 Audio lives at ``<audio_dir>/<first 3 digits>/<6-digit id>.mp3``; a track whose file is absent
 gets ``audio=None`` and ``meta["missing_audio"]`` (the expected path), which the live path
-(:mod:`musiceval.scoring.factual_live`) counts as a per-item failure.
+(:mod:`musiceval.protocols.factual.live`) counts as a per-item failure.
 """
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ answers).
 
 Every answers loader returns the :class:`~musiceval.data.answers.AnswerSet` the protocol scores
 (``items[k]`` is the question as ``responses[k]`` saw it; the shuffle index in
-``responses[k].meta["run"]``; :func:`choice_records` turns it into the engine's records) and one
+``responses[k].meta["run"]``; :func:`musiceval.protocols.choice.engine.choice_records` turns it into the
+engine's records) and one
 :class:`~musiceval.records.ItemFailure` per bad record (malformed JSON, invalid UTF-8, wrong number of choices, duplicate choices, a
 missing or out-of-range answer letter, a duplicate id): never a crash, never a silent drop.
 File-level problems (missing file, missing CSV columns) raise :class:`ChoiceDataError`.
@@ -43,7 +44,7 @@ import ast
 import dataclasses
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -78,12 +79,6 @@ class ChoiceRecord:
     @property
     def key(self) -> tuple[str, str, int, str]:
         return (self.item.id, self.response.condition, self.run, distractor_setting(self.item))
-
-
-@dataclass
-class LoadedChoices:
-    records: list[ChoiceRecord] = field(default_factory=list)
-    failures: list[ItemFailure] = field(default_factory=list)
 
 
 def distractor_setting(item: Item) -> str:
@@ -172,19 +167,6 @@ def _add(answers: AnswerSet, seen: set, record: ChoiceRecord, where: str) -> Non
     seen.add(record.key)
     answers.items.append(record.item)
     answers.responses.append(dataclasses.replace(record.response, meta={**dict(record.response.meta or {}), "run": record.run}))
-
-
-def choice_records(answers: AnswerSet) -> LoadedChoices:
-    """The engine's records of an answer set's (item, response) pairs, the shuffle index from
-    ``meta["run"]``; the set's failures plus one per response whose item is unknown or has no
-    options or no answer letter."""
-    loaded = LoadedChoices(failures=list(answers.failures) + answers.orphans())
-    for item, response in answers.pairs():
-        if not item.choices or item.answer not in LETTERS[: len(item.choices)]:
-            loaded.failures.append(ItemFailure(item.id, f"{response.condition}: item has no options or no answer letter"))
-            continue
-        loaded.records.append(ChoiceRecord(item, response, run=int((response.meta or {}).get("run", 0))))
-    return loaded
 
 
 def load_dasheng_jsonl(path: str | Path) -> AnswerSet:

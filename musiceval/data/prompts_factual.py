@@ -9,7 +9,7 @@
   :func:`musiceval.schemas.binary_choices`, true label first in exactly half);
 - :func:`true_false_prompts`: one "Is {label} used in this song?" per label;
 - :func:`variant_items`: dataset items rewritten for one variant (a ``musiceval generate``
-  manifest, or the live path of :mod:`musiceval.scoring.factual_live`).
+  manifest, or the live path of :mod:`musiceval.protocols.factual.live`).
 """
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def variant_items(items: Sequence, variant: str, task: str, labels: Sequence[str
     ``meta["options"]``; ``true-false``: one item ``<id>#<label>`` per label with
     :func:`true_false_prompts`' question and ``meta["item"]``, ``meta["asked"]``. The ``binary`` and
     ``true-false`` answers score with ``musiceval score factual --answers binary|true-false``
-    (:mod:`musiceval.scoring.factual_variants`).
+    (:mod:`musiceval.protocols.factual.variants`).
     """
     from dataclasses import replace
 

@@ -59,7 +59,7 @@ def live_choice(model_spec, musiceval_suite, data_dir, musiceval_seed, musiceval
     from musiceval.models import load_model
     from musiceval.models.cache import ResponseCache
     from musiceval.protocols.choice import ChoiceProtocol
-    from musiceval.scoring.choice import generate_choice_records, score_records
+    from musiceval.protocols.choice.engine import generate_choice_records, score_records
 
     live = musiceval_suite.live_models()
     if not live:

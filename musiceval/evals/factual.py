@@ -8,10 +8,10 @@ for another clip with the same prompt; parse rate). This module adds:
 - live model (``--musiceval-model hf:...`` / ``openai-compatible:...`` or a ``live`` spec in the
   config) with ``--musiceval-data-dir``: the same gates on FMA-small top-level genres (chance about
   1/8) and MusicNet instruments and composers, through
-  :func:`musiceval.scoring.factual_live.live_factual` (generate -> cache -> extract -> score; the
+  :func:`musiceval.protocols.factual.live.live_factual` (generate -> cache -> extract -> score; the
   ``[factual]`` thresholds pick the prompt variant and the chunk rule); the tests carry the
   ``dataset`` marker and are not applicable when the data is absent;
-- closed questions with a live model (:func:`musiceval.scoring.factual_live.live_closed`): binary
+- closed questions with a live model (:func:`musiceval.protocols.factual.live.live_closed`): binary
   choice beats a coin flip (exact binomial test); the true/false table's F1 beats its permutation
   chance;
 - extractor agreement: when an LLM-extractor cassette exists for an answer file
@@ -27,7 +27,7 @@ import pytest
 
 from musiceval.extraction import load_vocabulary
 from musiceval.pytest_plugin import NOT_APPLICABLE, plain_nodeid, rootpath
-from musiceval.scoring.factual import FactualResult
+from musiceval.protocols.factual.engine import FactualResult
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [
@@ -90,7 +90,7 @@ _live_cache: dict = {}
 def live(request, model_spec, data_dir, musiceval_seed, thresholds):
     """``name -> FactualResult`` of the live model on that dataset (one run per session and name)."""
     def get(name: str) -> FactualResult:
-        from musiceval.scoring.factual_live import live_factual
+        from musiceval.protocols.factual.live import live_factual
 
         if model_spec == "recorded" or model_spec.startswith("recorded:"):
             pytest.skip(NOT_APPLICABLE + "the FMA / MusicNet factual gates need a live model: pass --musiceval-model hf:<dir> or openai-compatible:<url>")
@@ -138,7 +138,7 @@ def test_live_factual_f1_correct_beats_random(name, live, gate):
 def live_closed_run(request, model_spec, data_dir, musiceval_seed, thresholds):
     """``(name, variant) -> VariantResult`` of the live model on a closed-question variant."""
     def get(name: str, variant: str):
-        from musiceval.scoring.factual_live import live_closed
+        from musiceval.protocols.factual.live import live_closed
 
         if model_spec == "recorded" or model_spec.startswith("recorded:"):
             pytest.skip(f"{NOT_APPLICABLE}the FMA / MusicNet {variant} gates need a live model: pass --musiceval-model hf:<dir> or openai-compatible:<url>")
@@ -187,7 +187,7 @@ def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate):
     """Per answer file: how often the offline rule extractor returns the LLM extractor's label set."""
     from musiceval.llm.cassettes import use_cassette
     from musiceval.llm.client import make_client
-    from musiceval.scoring.factual import extractor_agreement, llm_extractor, rule_extractor
+    from musiceval.protocols.factual.engine import extractor_agreement, llm_extractor, rule_extractor
 
     cassette = rootpath(request.config) / "fixtures" / "factual" / "cassettes" / f"agreement_{source.path.stem}.yaml"
     mode = request.config.getoption("musiceval_record_mode")

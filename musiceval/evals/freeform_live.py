@@ -34,7 +34,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.generate import generate_responses, load_manifest
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
-from musiceval.scoring.freeform import FreeformEvaluation, Models
+from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
 from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)

@@ -39,7 +39,7 @@ from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import ItemScores
 from musiceval.suite.checks import census_at_least
-from musiceval.scoring.mir_live import LiveTask, find_instruction_file, run_live_task
+from musiceval.protocols.mir.live import LiveTask, find_instruction_file, run_live_task
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [

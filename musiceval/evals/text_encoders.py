@@ -27,7 +27,7 @@ from musiceval.data.triplets import generate_triplets, negation_triplets
 from musiceval.encoders import load_text_encoder
 from musiceval.pytest_plugin import NOT_APPLICABLE
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, mean_std_across_prompts
-from musiceval.scoring.triplets import TripletEvaluation, evaluate_triplets
+from musiceval.protocols.triplets.engine import TripletEvaluation, evaluate_triplets
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [

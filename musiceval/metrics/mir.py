@@ -307,7 +307,7 @@ def score_task(
     baseline_memo : optional
         A store (``get(key)``, ``memo[key] = table``) for trivial-baseline tables that depend on the
         references only (beats: the metronome), so they are computed once per reference set;
-        :class:`musiceval.scoring.mir.BaselineStore` keeps them on disk. Values are unchanged.
+        :class:`musiceval.protocols.mir.engine.BaselineStore` keeps them on disk. Values are unchanged.
     """
     check_compat(compat)
     family = FAMILIES.get(task)

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from musiceval.data.choice_prompts import build_prompts
 from musiceval.data.muchomusic import (
-    choice_records,
     ANSWER_TYPE,
     DISTRACTOR_TYPES,
     ChoiceDataError,
@@ -23,6 +22,7 @@ from musiceval.data.muchomusic import (
     parse_dimension_list,
 )
 from musiceval.data.muchomusic_csv import load_muchomusic_csv
+from musiceval.protocols.choice.engine import choice_records
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"

@@ -2,7 +2,7 @@
 
 Checked against ``mir_eval`` called directly on the same evenly spaced beats, for real CMI-Bench
 references (the embedded MU-LLaMA and LTU slices, both modes), and through the memo paths
-(in-process, a dict, the on-disk :class:`~musiceval.scoring.mir.BaselineStore`).
+(in-process, a dict, the on-disk :class:`~musiceval.protocols.mir.engine.BaselineStore`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from musiceval.data.cmibench import load_outputs  # noqa: E402
 from musiceval.metrics import mir_beats  # noqa: E402
 from musiceval.metrics.mir import score_task  # noqa: E402
 from musiceval.metrics.mir_beats import evenly_spaced_beats, metronome_baseline  # noqa: E402
-from musiceval.scoring.mir import BaselineStore, score_file  # noqa: E402
+from musiceval.protocols.mir.engine import BaselineStore, score_file  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
 N = 40  # records per file: real variety, cheap on 2 cores

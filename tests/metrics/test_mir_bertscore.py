@@ -7,8 +7,8 @@ import pytest
 
 from musiceval.data.cmibench import OutputRecord, load_outputs
 from musiceval.metrics.mir import score_task
-from musiceval.scoring import InputError
-from musiceval.scoring.mir import bertscore_choice, load_bertscorer, score_file
+from musiceval.data.errors import InputError
+from musiceval.protocols.mir.engine import bertscore_choice, load_bertscorer, score_file
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
 N = 12  # records per file: enough for real variety, cheap on 2 cores

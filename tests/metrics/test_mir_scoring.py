@@ -46,7 +46,7 @@ def test_bge_prefix_loads_cls_pooling_encoder_and_query_instruction_rule(monkeyp
     import musiceval.encoders.bge  # noqa: F401
     from musiceval.encoders import load_text_encoder
     from musiceval.encoders.sentence import bundled_minilm_path
-    from musiceval.scoring.mir import query_prefix_for
+    from musiceval.protocols.mir.engine import query_prefix_for
 
     enc = load_text_encoder("bge:" + bundled_minilm_path())  # any BERT-style directory loads
     rows = enc.encode(["rock", "a calm piano piece"])

@@ -147,7 +147,7 @@ def test_bertscore_tagging_rule_equals_the_toolkit_at_35235cb_on_real_answers():
     from musiceval.cmibench_vocab import TAG_VOCABULARIES
     from musiceval.metrics import mir_families as fam
     from musiceval.metrics.mir_tagging import macro_auc
-    from musiceval.scoring.mir import load_bertscorer
+    from musiceval.protocols.mir.engine import load_bertscorer
 
     cached, reason = load_bertscorer("minilm", 6)
     assert reason is None, reason

@@ -62,8 +62,8 @@ def check_shapes(protocol):
 
 
 def test_choice_equals_the_engine_on_the_loaders_records_and_counts_unanswered_as_unparsed():
-    from musiceval.data.muchomusic import choice_records, load_dasheng_jsonl
-    from musiceval.scoring.choice import score_records
+    from musiceval.data.muchomusic import load_dasheng_jsonl
+    from musiceval.protocols.choice.engine import choice_records, score_records
 
     p = build("choice", CHOICE)
     loaded = choice_records(load_dasheng_jsonl(str(CHOICE)))
@@ -112,8 +112,8 @@ def test_choice_uses_recorded_controls_and_derives_no_random(tmp_path):
 
 def test_factual_equals_todays_scoring_with_derived_random_and_permutation_chance():
     from musiceval.extraction import load_vocabulary
-    from musiceval.scoring.factual import score_factual
-    from musiceval.data.factual_files import factual_set, load_factual
+    from musiceval.protocols.factual.engine import score_factual
+    from musiceval.protocols.factual.engine import factual_set, load_factual
 
     p = build("factual", NSYNTH, vocab="nsynth")
     today = score_factual(factual_set(load_factual(NSYNTH, "dasheng")), load_vocabulary("nsynth"), seed=0, n_permutations=2000)
@@ -161,7 +161,7 @@ def test_factual_scores_recorded_controls_as_given():
 def test_freeform_equals_todays_evaluation_on_lexical_metrics():
     from musiceval.conditions import load_rewrites
     from musiceval.data.musicqa import load_dasheng_musicqa
-    from musiceval.scoring.freeform import FreeformEvaluation
+    from musiceval.protocols.freeform.engine import FreeformEvaluation
 
     rewrites = FIXTURES / "freeform" / "rewrites_handwritten.jsonl"
     p = build("freeform", MUSICQA, metrics=["bleu", "rouge_l", "cider"], rewrites=str(rewrites))
@@ -276,8 +276,8 @@ def test_triplets_wrap_evaluate_triplets():
     from musiceval.data.audioset import load_ontology
     from musiceval.data.triplets import generate_triplets
     from musiceval.protocols.triplets import TripletProtocol
-    from musiceval.scoring.triplets import evaluate_triplets
-    from tests.scoring.test_triplet_scoring import CountingEncoder
+    from musiceval.protocols.triplets.engine import evaluate_triplets
+    from tests.protocols.test_triplet_scoring import CountingEncoder
 
     triplets = generate_triplets(load_ontology().subtree("genre"), seed=1, max_triplets=40)
     evaluation = evaluate_triplets(CountingEncoder(), triplets, "paper")

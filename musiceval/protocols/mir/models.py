@@ -179,10 +179,10 @@ class BaselineStore:
 def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None) -> tuple[Any, str | None]:
     """``(BERTScorer, None)``, or ``(None, reason)`` naming the fix when the model cannot be loaded.
 
-    Builds the scorer with the free-form protocol's :class:`~musiceval.scoring.freeform.Models`
+    Builds the scorer with the free-form protocol's :class:`~musiceval.protocols.freeform.engine.Models`
     (``minilm`` is the bundled all-MiniLM-L6-v2 directory).
     """
-    from musiceval.scoring.freeform import Models
+    from musiceval.protocols.freeform.engine import Models
 
     try:
         return Models(bertscore_model=model, bertscore_layers=layers, cache_dir=cache_dir).bertscorer(), None

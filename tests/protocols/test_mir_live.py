@@ -10,7 +10,7 @@ from musiceval.data.cmibench import CmiBenchFormatError, load_outputs
 from musiceval.models.base import Answer, GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Response
-from musiceval.scoring.mir_live import (
+from musiceval.protocols.mir.live import (
     find_instruction_file,
     instruction_items,
     output_records,
@@ -175,7 +175,7 @@ def test_no_answer_at_all_is_a_task_error_not_a_crash(tmp_path):
 
 
 def test_written_outputs_score_the_same_through_score_file(tmp_path):
-    from musiceval.scoring.mir import score_file
+    from musiceval.protocols.mir.engine import score_file
 
     model = FakeModel(lambda r: "0.25s, 0.75s, 1.25s, 1.75s")
     live = run_live_task(model, "gtzan_beat", SYNTH / "CMI_gtzan_beat.jsonl", data_dir=AUDIO)

@@ -21,7 +21,7 @@ threads of that encoder and of captioning BERTScore), ``cache_dir``,
 ``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
 ``embed`` (a texts -> rows callable used instead of ``encoder``), ``bertscorer`` (a BERTScorer
 used instead of loading one). Beat tasks keep their metronome baseline under ``cache_dir``
-(:class:`musiceval.scoring.mir.BaselineStore`), and every condition reuses it (it depends on the
+(:class:`musiceval.protocols.mir.engine.BaselineStore`), and every condition reuses it (it depends on the
 references only).
 """
 from __future__ import annotations
@@ -190,25 +190,25 @@ class MirProtocol(Protocol):
         family = FAMILIES[task]
         embed = opts.get("embed")
         if family == "tagging" and embed is None:
-            from musiceval.scoring.mir import default_cache_dir, make_embedder
+            from musiceval.protocols.mir.engine import default_cache_dir, make_embedder
 
             embed = make_embedder(str(opts.get("encoder", "minilm")), opts.get("cache_dir") or default_cache_dir(),
                                   threads=opts.get("threads"))
         bertscorer, bert_info = opts.get("bertscorer"), None
         if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
-            from musiceval.scoring.mir import bertscore_choice, shared_bertscorer
+            from musiceval.protocols.mir.engine import bertscore_choice, shared_bertscorer
 
             model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
             bertscorer, reason = shared_bertscorer(model, layers, opts.get("cache_dir"), threads=opts.get("threads"))
             bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
         query_prefix = ""
         if family == "tagging":
-            from musiceval.scoring.mir import query_prefix_for
+            from musiceval.protocols.mir.engine import query_prefix_for
 
             query_prefix = query_prefix_for(str(opts.get("encoder", "minilm")), compat)
         memo = None
         if family == "beats" and opts.get("cache_dir"):
-            from musiceval.scoring.mir import BaselineStore
+            from musiceval.protocols.mir.engine import BaselineStore
 
             memo = BaselineStore(opts["cache_dir"])
         return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,

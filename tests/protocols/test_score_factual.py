@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from musiceval.extraction import load_vocabulary
-from musiceval.scoring import InputError
-from musiceval.scoring.factual import factual_set, load_factual, score_factual
-from tests.scoring.cli_args import score
+from musiceval.data.errors import InputError
+from musiceval.protocols.factual.engine import factual_set, load_factual, score_factual
+from tests.protocols.cli_args import score
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "factual"
 

@@ -1,13 +1,13 @@
 """Text-encoder triplets (SPEC 5) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.scoring.triplets.evaluate_triplets` (the SPEC 5 rule): per triplet, the
+Wraps :func:`musiceval.protocols.triplets.engine.evaluate_triplets` (the SPEC 5 rule): per triplet, the
 fraction of prompts under which the anchor is closer to the positive than to the negative
 (``accuracy``, clustered by anchor). There is no model answer to parse, so no ``parse_rate``;
 chance is 0.5 (a random encoder orders a pair either way).
 
 Build with :meth:`TripletProtocol.from_encoder` (``encoder_spec`` as ``musiceval score triplets
 --encoder``: ``minilm``, ``st:DIR``, ``clap:...``, ``layer:DIR@N``; ``subtree_or_csv``: ``genre``,
-``instrument`` or a triplet CSV) or directly from a :class:`~musiceval.scoring.triplets.TripletEvaluation`.
+``instrument`` or a triplet CSV) or directly from a :class:`~musiceval.protocols.triplets.engine.TripletEvaluation`.
 
 Options: ``mode`` ("paper", "negation", "label", "definition", "label+definition"), ``prompts``
 (indices into the mode's prompts; default all), ``max_triplets`` (a seeded sample), ``cache_dir``
@@ -27,7 +27,7 @@ class TripletProtocol(Protocol):
     headline = "accuracy"
 
     def __init__(self, evaluation, *, model: str = "encoder", source: str = ""):
-        #: the wrapped :class:`musiceval.scoring.triplets.TripletEvaluation`
+        #: the wrapped :class:`musiceval.protocols.triplets.engine.TripletEvaluation`
         self.evaluation = evaluation
         self.model = model
         self.source = source
@@ -38,7 +38,7 @@ class TripletProtocol(Protocol):
         from musiceval.data.audioset import SUBTREE_ROOTS, definitions, load_ontology
         from musiceval.encoders import EmbeddingCache, load_text_encoder
         from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS
-        from musiceval.scoring.triplets import evaluate_triplets, load_triplets
+        from musiceval.protocols.triplets.engine import evaluate_triplets, load_triplets
 
         settings = settings or ProtocolSettings()
         opts = settings.options

@@ -1,6 +1,6 @@
 """Free-form QA (protocol 1) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :class:`musiceval.scoring.freeform.FreeformEvaluation`. Metrics are every
+Wraps :class:`musiceval.protocols.freeform.engine.FreeformEvaluation`. Metrics are every
 metric registered for the free-form protocol in :data:`musiceval.metrics.registry.METRICS`
 (the builtins bleu, bleu4, meteor, rouge_l, cider, bertscore, clap_text, clap_audio,
 sentence_cosine, plus any registered by another module), and ``parse_rate``: the answer is a
@@ -86,7 +86,7 @@ class FreeformProtocol(Protocol):
 
     def __init__(self, evaluation, *, metrics: tuple[str, ...] | None = None, model: str = "model", source: str = "",
                  excluded: tuple[Exclusion, ...] = ()):
-        #: the wrapped :class:`musiceval.scoring.freeform.FreeformEvaluation`
+        #: the wrapped :class:`musiceval.protocols.freeform.engine.FreeformEvaluation`
         self.evaluation = evaluation
         self._excluded = tuple(excluded)
         self._metrics = tuple(metrics) if metrics else None
@@ -99,7 +99,7 @@ class FreeformProtocol(Protocol):
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FreeformProtocol":
         from musiceval.conditions import load_rewrites
-        from musiceval.scoring.freeform import FreeformEvaluation, Models
+        from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
 
         settings = settings or ProtocolSettings()
         opts = settings.options

@@ -14,7 +14,7 @@ from musiceval.extraction import load_vocabulary  # noqa: E402
 from musiceval.models import GenerationSettings, load_model  # noqa: E402
 from musiceval.models.cache import ResponseCache  # noqa: E402
 from musiceval.models.qwen2audio import build_tiny_checkpoint  # noqa: E402
-from musiceval.scoring.factual_live import live_factual  # noqa: E402
+from musiceval.protocols.factual.live import live_factual  # noqa: E402
 
 GENRES = """genre_id,#tracks,parent,title,top_level
 12,32923,0,Rock,12
@@ -123,7 +123,7 @@ def test_unknown_prompt_variant_is_refused(model, tmp_path):
 
 
 def test_closed_variants_through_the_live_path(model, fma_root):
-    from musiceval.scoring.factual_live import live_closed
+    from musiceval.protocols.factual.live import live_closed
 
     items, _ = load_fma(fma_root / "fma" / "fma_metadata", subset="small", audio_dir=fma_root / "fma" / "fma_small")
     vocab = load_vocabulary("fma-top")
@@ -145,7 +145,7 @@ def test_binary_distractor_is_never_a_spelling_of_a_true_label(model, fma_root):
     """Item labels in another spelling ("hip hop") are canonicalised before a distractor is drawn."""
     from dataclasses import replace
 
-    from musiceval.scoring.factual_live import live_closed
+    from musiceval.protocols.factual.live import live_closed
 
     items, _ = load_fma(fma_root / "fma" / "fma_metadata", subset="small", audio_dir=fma_root / "fma" / "fma_small")
     vocab = load_vocabulary("fma-top")

@@ -17,7 +17,7 @@ from musiceval.metrics.choice import LETTERS
 from musiceval.models.base import Answer
 from musiceval.records import Item, Outcome
 from musiceval.protocols import ProtocolSettings, load_protocol
-from musiceval.scoring.choice import generate_choice_records, score_records
+from musiceval.protocols.choice.engine import generate_choice_records, score_records
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"

@@ -16,12 +16,13 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from musiceval.data.answers import AnswerSet
 from musiceval.data.errors import InputError
+from musiceval.data.factual_files import FORMATS, load_factual
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.extraction import Vocabulary, extract_labels
 from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.data.factual_files import FORMATS, FactualSet, factual_set, load_factual
 
 __all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "factual_set", "llm_extractor", "load_factual",
            "rule_extractor", "score_factual"]
@@ -29,6 +30,62 @@ METRICS = ("precision", "recall", "f1", "accuracy")
 CHUNK_RULES = ("any", "majority")
 
 Extract = Callable[[Sequence[str]], list]  # texts -> [(labels or None, failure reason or None)]
+
+
+@dataclass
+class FactualSet:
+    """Recorded answers with their true labels, aligned by position.
+
+    ``texts[k]`` is one answer (``str``) or a tuple of chunk answers; so are ``random_texts``'s
+    values (explicit Random-condition answers by item id, when the file carries them).
+    """
+
+    ids: list[str]
+    prompts: list[str]
+    texts: list
+    truths: list[tuple[str, ...]]
+    groups: list[str]
+    failures: list[ItemFailure] = field(default_factory=list)
+    random_texts: dict | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
+    """The answer set's items and their ``condition`` answers as the engine's :class:`FactualSet`
+    (chunk answers joined into a tuple; ``random_texts`` from the Random rows when ``condition``
+    is ``correct``); a failure per item with no answer under ``condition``."""
+    by_item: dict[str, dict[int, str]] = {}
+    prompts: dict[str, str] = {}
+    for r in answers.responses:
+        if r.condition == condition:
+            by_item.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+            prompts.setdefault(r.item_id, r.prompt)
+    random = {}
+    if condition == "correct":
+        for r in answers.responses:
+            if r.condition == "random":
+                random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+    data = FactualSet([], [], [], [], [], list(answers.failures) + answers.orphans())
+
+    def text(chunks: dict[int, str]):
+        return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
+
+    for item in answers.items:
+        if item.id not in by_item:
+            if condition == "correct":
+                data.failures.append(ItemFailure(item.id, "no correct-condition answer"))
+            continue
+        data.ids.append(item.id)
+        data.prompts.append(prompts[item.id] or item.question)
+        data.texts.append(text(by_item[item.id]))
+        data.truths.append(tuple(item.labels))
+        data.groups.append(item.group or item.id)
+    scored = set(data.ids)
+    data.random_texts = {i: text(c) for i, c in random.items() if i in scored} or None
+    return data
 
 
 def rule_extractor(vocab: Vocabulary) -> Extract:

@@ -1,6 +1,6 @@
 """Factual QA (SPEC section 2) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.scoring.factual.score_factual`: labels extracted from
+Wraps :func:`musiceval.protocols.factual.engine.score_factual`: labels extracted from
 each answer against the item's true labels.
 
 - metrics ``precision``, ``recall``, ``f1`` (headline), ``accuracy`` (exact set match), with a
@@ -17,7 +17,7 @@ each answer against the item's true labels.
 
 Options: ``vocab`` (a vocabulary name such as ``nsynth``/``gtzan`` or a file; default: the
 benchmark's own, :mod:`musiceval.data.benchmarks`, for NSynth and CMI-Bench GTZAN files), ``extractor`` (``"rules"``, or a callable
-``texts -> [(labels or None, failure or None)]`` such as :func:`musiceval.scoring.factual.llm_extractor`),
+``texts -> [(labels or None, failure or None)]`` such as :func:`musiceval.protocols.factual.engine.llm_extractor`),
 ``chunks`` (None, ``"any"``, ``"majority"``), ``hierarchy`` (an FMA ``genres.csv`` path or a
 ``child -> parent`` mapping), ``n_permutations`` (2000), ``conditions`` (("correct", "random"); ``("correct",)`` skips Random).
 """
@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
-from musiceval.data.factual_files import factual_set
 from musiceval.keys import Key
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.metrics.sets import best_constant_label_set
@@ -74,7 +73,7 @@ class FactualProtocol(Protocol):
 
     def __init__(self, result, data, vocab, *, controls: Mapping[str, Any] | None = None, model: str = "model",
                  source: str = "", texts: Mapping[str, Mapping[str, Any]] | None = None):
-        #: the wrapped :class:`musiceval.scoring.factual.FactualResult` (correct and random)
+        #: the wrapped :class:`musiceval.protocols.factual.engine.FactualResult` (correct and random)
         self.result = result
         self.data = data
         self.vocab = vocab
@@ -88,7 +87,7 @@ class FactualProtocol(Protocol):
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FactualProtocol":
         from musiceval.extraction import load_vocabulary
-        from musiceval.scoring.factual import rule_extractor, score_factual
+        from musiceval.protocols.factual.engine import factual_set, rule_extractor, score_factual
 
         settings = settings or ProtocolSettings()
         opts = settings.options

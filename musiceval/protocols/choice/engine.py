@@ -11,16 +11,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from musiceval.data.muchomusic import ChoiceRecord, LoadedChoices, distractor_setting
+from musiceval.data.answers import AnswerSet
+from musiceval.data.muchomusic import ChoiceRecord, distractor_setting
 from musiceval.metrics.choice import LETTERS, UNANSWERED, choice_summary, get_matcher, run_spread
 from musiceval.records import Item, ItemFailure, ItemScores, Response
 
 PUBLISHED_SETTING = "all"
+
+
+@dataclass
+class LoadedChoices:
+    """The engine's input: one :class:`~musiceval.data.muchomusic.ChoiceRecord` per (question as
+    prompted, answer), and the items that could not become one."""
+
+    records: list[ChoiceRecord] = field(default_factory=list)
+    failures: list[ItemFailure] = field(default_factory=list)
+
+
+def choice_records(answers: AnswerSet) -> LoadedChoices:
+    """The engine's records of an answer set's (item, response) pairs, the shuffle index from
+    ``meta["run"]``; the set's failures plus one per response whose item is unknown or has no
+    options or no answer letter."""
+    loaded = LoadedChoices(failures=list(answers.failures) + answers.orphans())
+    for item, response in answers.pairs():
+        if not item.choices or item.answer not in LETTERS[: len(item.choices)]:
+            loaded.failures.append(ItemFailure(item.id, f"{response.condition}: item has no options or no answer letter"))
+            continue
+        loaded.records.append(ChoiceRecord(item, response, run=int((response.meta or {}).get("run", 0))))
+    return loaded
 
 
 @dataclass(frozen=True)

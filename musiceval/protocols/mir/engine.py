@@ -4,9 +4,9 @@ behind :class:`musiceval.protocols.mir.MirProtocol` and ``musiceval score mir``
 
 :func:`score_file` scores one output file; :func:`bertscore_choice` picks the captioning BERTScore
 model and layer (never swapped silently: a model that cannot be loaded is a reason naming the fix,
-:func:`~musiceval.scoring.mir_models.load_bertscorer`); :func:`query_prefix_for` and
+:func:`~musiceval.protocols.mir.models.load_bertscorer`); :func:`query_prefix_for` and
 :func:`default_cache_dir` give the tagging encoder's query prefix and cache. The shared models,
-thread settings and the on-disk baseline store are in :mod:`musiceval.scoring.mir_models`.
+thread settings and the on-disk baseline store are in :mod:`musiceval.protocols.mir.models`.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from musiceval.metrics.mir_captioning import (
     CMI_BENCH_BERTSCORE_LAYERS,
     CMI_BENCH_BERTSCORE_MODEL,
 )
-from musiceval.scoring.mir_models import (  # noqa: F401  (re-exported: the models and caches behind score mir)
+from musiceval.protocols.mir.models import (  # noqa: F401  (re-exported: the models and caches behind score mir)
     LOAD_SECONDS,
     BaselineStore,
     load_bertscorer,
@@ -85,7 +85,7 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
     ``strict``: a metric whose model cannot be loaded (captioning BERTScore) is an
     :class:`InputError` instead of an absent key with a note. ``threads``: torch threads of the
     tagging encoder and the captioning BERTScore model
-    (:func:`~musiceval.scoring.mir_models.torch_threads`; default torch's).
+    (:func:`~musiceval.protocols.mir.models.torch_threads`; default torch's).
     """
     try:
         loaded = load_outputs(path, task=task)

@@ -1,6 +1,6 @@
 """Multiple-choice QA (MuChoMusic) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.scoring.choice.score_records`:
+Wraps :func:`musiceval.protocols.choice.engine.score_records`:
 
 - ``accuracy``: 1 when the matched option is the correct one (headline; an unanswered output
   counts wrong and is listed in the failures as ``unparsed: ...``);
@@ -54,7 +54,7 @@ class ChoiceProtocol(Protocol):
         return {"choice_matcher": str(MATCHER_VERSION)}
 
     def __init__(self, result, records, *, failures=(), model: str = "model", source: str = ""):
-        #: the wrapped :class:`musiceval.scoring.choice.ChoiceResult`
+        #: the wrapped :class:`musiceval.protocols.choice.engine.ChoiceResult`
         self.result = result
         self.records = list(records)
         self._failures = list(failures)
@@ -67,8 +67,7 @@ class ChoiceProtocol(Protocol):
 
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "ChoiceProtocol":
-        from musiceval.data.muchomusic import choice_records
-        from musiceval.scoring.choice import score_records
+        from musiceval.protocols.choice.engine import choice_records, score_records
 
         settings = settings or ProtocolSettings()
         matcher = str(settings.options.get("matcher", "muchomusic"))

@@ -11,8 +11,8 @@ import pytest
 
 from musiceval.data.musicqa import load_dasheng_musicqa
 from musiceval.metrics.lexical import lexical_scores
-from musiceval.scoring import InputError
-from tests.scoring.cli_args import score
+from musiceval.data.errors import InputError
+from tests.protocols.cli_args import score
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "freeform"
 DASHENG = FIXTURES / "musicqa_dev_midashenglm.jsonl"
@@ -148,7 +148,7 @@ def test_live_random_draws_are_averaged_per_item():
     """Responses from ``musiceval generate --random-draws 2`` (meta "draw") score as the mean over draws."""
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
-    from musiceval.scoring.freeform import FreeformEvaluation
+    from musiceval.protocols.freeform.engine import FreeformEvaluation
 
     items = [Item(id=f"i{k}", question="Describe the music.", reference=ref, audio=f"c{k}.wav")
              for k, ref in enumerate(["A slow piano piece in C major.", "Fast drums and an electric guitar."])]

@@ -8,8 +8,8 @@ import pytest
 from musiceval.data.prompts_factual import variant_items
 from musiceval.extraction import extract_labels, load_vocabulary
 from musiceval.records import Item
-from musiceval.scoring import InputError
-from tests.scoring.cli_args import score
+from musiceval.data.errors import InputError
+from tests.protocols.cli_args import score
 
 GENRES = """genre_id,#tracks,parent,title,top_level
 12,32923,0,Rock,12
