@@ -71,7 +71,7 @@ def reference_side(cands, refs):
 
 
 def musiceval_side(cands, refs):
-    from musiceval.metrics.lexical import lexical_scores
+    from musiceval.metrics.lexical_corpus import lexical_scores
     from musiceval.metrics.meteor import require_wordnet
 
     t = time.perf_counter()

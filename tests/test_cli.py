@@ -77,7 +77,7 @@ def test_unknown_format_and_protocol_exit_2(capsys):
 
 
 def test_every_protocol_is_registered():
-    from musiceval.commands import load_scorers
+    from musiceval.commands.score import load_scorers
 
     assert {"freeform", "factual", "choice", "mir", "triplets"} <= set(load_scorers())
 

@@ -97,7 +97,7 @@ class Scorer:
     formats: tuple[str, ...] = ("musiceval",)
 
 
-#: the scorers with their own flags and output (the builtin protocols'); see :func:`load_scorers`
+#: the scorers with their own flags and output (the builtin protocols'); see :func:`musiceval.commands.score.load_scorers`
 SCORERS: Registry[Scorer] = Registry("scorer", builtin_modules=tuple(PROTOCOL_MODULES.values()))
 
 
@@ -148,16 +148,3 @@ def excluded_entry(protocol: Any) -> dict[str, Any]:
 
     found = protocol.exclusions()
     return {"excluded": summarize(found)} if found else {}
-
-
-def load_scorers() -> dict[str, Scorer]:
-    """The scorer of every protocol: those of :data:`PROTOCOL_MODULES` (builtin flags and output),
-    and for every other registered protocol that reads answer files (a plugin's) one built from its
-    class (:func:`musiceval.commands.protocol_scorer.protocol_scorer`)."""
-    from musiceval.commands.protocol_scorer import protocol_scorer
-    from musiceval.protocols.base import answer_protocols
-
-    scorers = dict(SCORERS.items())
-    for name, cls in answer_protocols().items():
-        scorers.setdefault(name, protocol_scorer(cls))
-    return scorers

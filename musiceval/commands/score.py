@@ -1,5 +1,5 @@
 """``musiceval score <protocol> FILE``: one protocol's scorer on recorded answers (the scorers are
-in :func:`musiceval.commands.load_scorers`), the headline numbers with the gates' intervals.
+in :func:`load_scorers`), the headline numbers with the gates' intervals.
 
 ``--json`` prints exactly one JSON object on stdout::
 
@@ -17,10 +17,23 @@ from pathlib import Path
 from typing import Sequence
 
 from musiceval import progress
-from musiceval.commands import InputError, ScoreOutput, format_choices, load_scorers
+from musiceval.commands import SCORERS, InputError, Scorer, ScoreOutput, format_choices
+from musiceval.commands.protocol_scorer import protocol_scorer
 from musiceval.commands.registry import register_command
 from musiceval.ranges import NON_NEGATIVE_INT, arg
 from musiceval.records import to_jsonable
+
+
+def load_scorers() -> dict[str, Scorer]:
+    """The scorer of every protocol: those of :data:`musiceval.commands.PROTOCOL_MODULES` (builtin flags and output),
+    and for every other registered protocol that reads answer files (a plugin's) one built from its
+    class (:func:`musiceval.commands.protocol_scorer.protocol_scorer`)."""
+    from musiceval.protocols.base import answer_protocols
+
+    scorers = dict(SCORERS.items())
+    for name, cls in answer_protocols().items():
+        scorers.setdefault(name, protocol_scorer(cls))
+    return scorers
 
 
 def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:

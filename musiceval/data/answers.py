@@ -81,3 +81,14 @@ class AnswerSet:
             return self.model
         names = sorted({r.model for r in self.responses if r.model and r.model != "unknown"})
         return "+".join(names) or "model"
+
+
+def split_labels(value) -> tuple[str, ...]:
+    """An item's true labels from an answer file's field: a list of strings as it is, or one
+    comma-separated string split (CMI-Bench's ``correct_answer``, musiceval's ``labels``).
+    Raises ``ValueError`` for anything else; the loaders count it as that line's failure."""
+    if isinstance(value, str):
+        return tuple(x.strip() for x in value.split(",") if x.strip())
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return tuple(value)
+    raise ValueError(f"labels must be a string or a list of strings, got {type(value).__name__}")

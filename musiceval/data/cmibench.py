@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from musiceval.data.answers import AnswerSet
+from musiceval.data.answers import AnswerSet, split_labels
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
 from musiceval.cmibench_vocab import TAG_VOCABULARIES
 from musiceval.records import Item, ItemFailure, Response
@@ -333,8 +333,6 @@ def load_instructions(path: str | os.PathLike[str]) -> tuple[list[Instruction], 
 
 def answer_set(out: OutputFile) -> AnswerSet:
     """A CMI-Bench ``OutputFile`` -> AnswerSet (``extra["task"]``; labels split on commas)."""
-    from musiceval.data.factual_files import split_labels
-
     items = [Item(id=r.item_id, question=r.question, reference=r.correct_answer, labels=split_labels(r.correct_answer),
                   group=r.group, meta={"index": r.index, "audioid": r.audioid, "other": r.other}) for r in out.records]
     responses = [Response(item_id=r.item_id, condition="correct", model=out.model, prompt=r.question, text=r.response)

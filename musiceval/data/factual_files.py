@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musiceval.data.answers import AnswerSet
+from musiceval.data.answers import AnswerSet, split_labels
 from musiceval.data.errors import InputError
 from musiceval.data.jsonl import read_json_objects
 from musiceval.records import Item, ItemFailure, Response
@@ -35,14 +35,6 @@ FORMATS = ("musiceval", "dasheng", "cmi-bench")
 DEFAULT_LABELS_FIELD = {"musiceval": "labels", "dasheng": "label", "cmi-bench": "correct_answer"}
 #: a line longer than this is a per-row failure (looping model output), not parsed
 MAX_LINE_BYTES = 1_000_000
-
-
-def split_labels(value) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(x.strip() for x in value.split(",") if x.strip())
-    if isinstance(value, list) and all(isinstance(x, str) for x in value):
-        return tuple(value)
-    raise ValueError(f"labels must be a string or a list of strings, got {type(value).__name__}")
 
 
 def read_records(path: Path, manifest: str | Path | None = None) -> tuple[list[tuple[str, dict]], list[ItemFailure]]:

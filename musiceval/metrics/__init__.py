@@ -2,9 +2,10 @@
 
 One module per family:
 
-- :mod:`~musiceval.metrics.lexical`: tokenisation, BLEU, BLEU-4, ROUGE-L, and the batch scorer
-  ``lexical_scores``; :mod:`~musiceval.metrics.meteor` (METEOR with WordNet) and
-  :mod:`~musiceval.metrics.cider` (CIDEr-D);
+- :mod:`~musiceval.metrics.lexical`: tokenisation, BLEU, BLEU-4, ROUGE-L;
+  :mod:`~musiceval.metrics.meteor` (METEOR with WordNet), :mod:`~musiceval.metrics.cider`
+  (CIDEr-D), and :mod:`~musiceval.metrics.lexical_corpus`, all five over a batch
+  (``LexicalCorpus``, ``lexical_scores``);
 - :mod:`~musiceval.metrics.embedding`: CLAPText, sentence cosine, CLAPAudio, BERTScore (models
   passed in);
 - :mod:`~musiceval.metrics.sets`, :mod:`~musiceval.metrics.choice`, :mod:`~musiceval.metrics.mir`,

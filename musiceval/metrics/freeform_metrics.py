@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from musiceval.metrics.lexical import LEXICAL_METRICS, lexical_scores
+from musiceval.metrics.lexical_corpus import LEXICAL_METRICS, lexical_scores
 from musiceval.metrics.registry import MetricContext, register_metric
 
 _LEXICAL_DOC = {

@@ -1,7 +1,8 @@
 """Lexical (n-gram) metrics of a candidate answer against reference answers: BLEU, BLEU-4, ROUGE-L.
 
 METEOR lives in :mod:`musiceval.metrics.meteor` and CIDEr-D in :mod:`musiceval.metrics.cider`;
-:func:`lexical_scores` scores all five over a batch, tokenising each distinct text once.
+:func:`musiceval.metrics.lexical_corpus.lexical_scores` scores all five over a batch, tokenising each
+distinct text once.
 
 Conventions
 -----------
@@ -54,6 +55,8 @@ from typing import Sequence
 
 import numpy as np
 
+from musiceval.metrics.stemmers import rouge_stem
+
 _WORD_RE = re.compile(r"\w+")
 _ROUGE_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 MAX_N = 4
@@ -84,18 +87,6 @@ def _tokens_cached(text: str) -> tuple[str, ...]:
     return tuple(_WORD_RE.findall(text.lower()))
 
 
-@lru_cache(maxsize=65536)
-def _porter_stem_rouge(token: str) -> str:
-    return _rouge_stemmer().stem(token)
-
-
-@lru_cache(maxsize=1)
-def _rouge_stemmer():
-    from nltk.stem import porter
-
-    return porter.PorterStemmer("ORIGINAL_ALGORITHM")  # the stemmer rouge-score uses
-
-
 def rouge_tokens(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
     """rouge-score's tokenisation (``rouge_score.tokenize.tokenize``)."""
     return _rouge_tokens_cached(text, use_stemmer)
@@ -105,7 +96,7 @@ def rouge_tokens(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
 def _rouge_tokens_cached(text: str, use_stemmer: bool) -> tuple[str, ...]:
     tokens = [t for t in _ROUGE_SPLIT_RE.split(text.lower()) if t]
     if use_stemmer:
-        tokens = [_porter_stem_rouge(t) if len(t) > 3 else t for t in tokens]
+        tokens = [rouge_stem(t) if len(t) > 3 else t for t in tokens]
     return tuple(tokens)
 
 
@@ -268,58 +259,3 @@ def rouge_l(candidate: str, references: str | Sequence[str], *, use_stemmer: boo
 
 
 LEXICAL_METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
-
-#: default cache of :func:`lexical_scores`, shared by its calls (and so by conditions scored
-#: one after the other); cleared before it would hold more than this many texts
-DEFAULT_CACHE_TEXTS = 200_000
-_default_cache = None
-
-
-def default_token_cache():
-    """The module's shared :class:`~musiceval.metrics.token_cache.TokenCache`."""
-    global _default_cache
-    if _default_cache is None:
-        from musiceval.metrics.token_cache import TokenCache
-
-        _default_cache = TokenCache(max_texts=DEFAULT_CACHE_TEXTS)
-    return _default_cache
-
-
-def lexical_scores(
-    candidates: Sequence[str],
-    references: Sequence[str | Sequence[str]],
-    metrics: Sequence[str] = LEXICAL_METRICS,
-    *,
-    df_references: Sequence[str | Sequence[str]] | None = None,
-    use_stemmer: bool = False,
-    cache=None,
-) -> dict[str, np.ndarray]:
-    """Score aligned (candidate, references) pairs with several lexical metrics at once.
-
-    Inputs must already be valid (see :func:`validate`); callers turn a ``ValueError`` there
-    into a per-item failure. Each distinct text is tokenised once in ``cache`` (default: the
-    module's shared :func:`default_token_cache`), so references shared by several conditions
-    are processed once, and the CIDEr-D document frequencies of the last ``df_references``
-    are remembered (one entry), so calls per metric or per condition compute them once.
-    ``df_references`` is the reference corpus whose document frequencies CIDEr-D uses (default: ``references``). To score several conditions against the same
-    references, build one :class:`~musiceval.metrics.lexical_corpus.LexicalCorpus` and call its
-    ``score`` per condition: the CIDEr-D document frequencies are then computed once.
-
-    Values equal the per-pair functions (:func:`bleu`, :func:`bleu4`, :func:`rouge_l`,
-    :func:`musiceval.metrics.meteor.meteor`, :func:`musiceval.metrics.cider.cider_d`).
-    """
-    from musiceval.metrics.lexical_corpus import LexicalCorpus
-
-    unknown = set(metrics) - set(LEXICAL_METRICS)
-    if unknown:
-        raise ValueError(f"unknown lexical metrics {sorted(unknown)}; choose from {LEXICAL_METRICS}")
-    if len(references) != len(candidates):
-        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-    if cache is None:
-        cache = default_token_cache()
-        incoming = len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
-        if len(cache) + incoming > DEFAULT_CACHE_TEXTS:
-            cache.clear()
-    corpus = LexicalCorpus(references, df_references=df_references, cache=cache, use_stemmer=use_stemmer,
-                           memo_df="cider" in metrics)
-    return corpus.score(list(candidates), metrics)

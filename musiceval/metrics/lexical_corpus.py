@@ -310,3 +310,55 @@ def _cider(cache: TokenCache, cand_rows, ref_rows, sub_owner, n_refs, dfs, log_n
         total += val * penalty
     per_pair = np.bincount(sub_owner, weights=total, minlength=n_pairs)
     return per_pair / MAX_N / n_refs * 10.0
+
+
+#: default cache of :func:`lexical_scores`, shared by its calls (and so by conditions scored
+#: one after the other); cleared before it would hold more than this many texts
+DEFAULT_CACHE_TEXTS = 200_000
+_default_cache = None
+
+
+def default_token_cache():
+    """The module's shared :class:`~musiceval.metrics.token_cache.TokenCache`."""
+    global _default_cache
+    if _default_cache is None:
+        _default_cache = TokenCache(max_texts=DEFAULT_CACHE_TEXTS)
+    return _default_cache
+
+
+def lexical_scores(
+    candidates: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    metrics: Sequence[str] = LEXICAL_METRICS,
+    *,
+    df_references: Sequence[str | Sequence[str]] | None = None,
+    use_stemmer: bool = False,
+    cache=None,
+) -> dict[str, np.ndarray]:
+    """Score aligned (candidate, references) pairs with several lexical metrics at once.
+
+    Inputs must already be valid (see :func:`musiceval.metrics.lexical.validate`); callers turn a ``ValueError`` there
+    into a per-item failure. Each distinct text is tokenised once in ``cache`` (default: the
+    module's shared :func:`default_token_cache`), so references shared by several conditions
+    are processed once, and the CIDEr-D document frequencies of the last ``df_references``
+    are remembered (one entry), so calls per metric or per condition compute them once.
+    ``df_references`` is the reference corpus whose document frequencies CIDEr-D uses (default: ``references``). To score several conditions against the same
+    references, build one :class:`LexicalCorpus` and call its
+    ``score`` per condition: the CIDEr-D document frequencies are then computed once.
+
+    Values equal the per-pair functions (:func:`~musiceval.metrics.lexical.bleu`, :func:`~musiceval.metrics.lexical.bleu4`, :func:`~musiceval.metrics.lexical.rouge_l`,
+    :func:`musiceval.metrics.meteor.meteor`, :func:`musiceval.metrics.cider.cider_d`).
+    """
+    unknown = set(metrics) - set(LEXICAL_METRICS)
+    if unknown:
+        raise ValueError(f"unknown lexical metrics {sorted(unknown)}; choose from {LEXICAL_METRICS}")
+    if len(references) != len(candidates):
+        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+    if cache is None:
+        cache = default_token_cache()
+        incoming = len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
+        if len(cache) + incoming > DEFAULT_CACHE_TEXTS:
+            cache.clear()
+    corpus = LexicalCorpus(references, df_references=df_references, cache=cache, use_stemmer=use_stemmer,
+                           memo_df="cider" in metrics)
+    return corpus.score(list(candidates), metrics)

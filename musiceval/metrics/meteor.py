@@ -33,6 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from musiceval.metrics.lexical import validate, word_tokens
+from musiceval.metrics.stemmers import meteor_stem
 from musiceval.metrics.token_cache import gather, unique
 
 WORDNET_FIX = (
@@ -101,18 +102,6 @@ def require_wordnet():
     return _wordnet()
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    from nltk.stem.porter import PorterStemmer
-
-    return PorterStemmer()  # nltk meteor_score's default stemmer
-
-
-@lru_cache(maxsize=131072)
-def _stem(word: str) -> str:
-    return _stemmer().stem(word)
-
-
 @lru_cache(maxsize=131072)
 def _synonyms(word: str) -> frozenset[str]:
     wn = _wordnet()
@@ -171,7 +160,7 @@ def _single_meteor(hyp: Sequence[str], ref: Sequence[str], alpha: float, beta: f
     h = list(enumerate(hyp))
     r = list(enumerate(ref))
     exact, h, r = _match(h, r)
-    stem, h, r = _match([(i, _stem(w)) for i, w in h], [(j, _stem(w)) for j, w in r])
+    stem, h, r = _match([(i, meteor_stem(w)) for i, w in h], [(j, meteor_stem(w)) for j, w in r])
     # nltk passes the *stemmed* leftovers of the stem stage to the synonym stage
     syn, _, _ = _synonym_match(h, r)
     matches = sorted(exact + stem + syn, key=lambda p: p[0])

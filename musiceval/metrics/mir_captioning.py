@@ -1,6 +1,6 @@
 """Captioning tasks (MusicCaps, Song Describer) scored with the free-form metrics.
 
-Default: :func:`musiceval.metrics.lexical.lexical_scores` (word-level BLEU with NIST smoothing,
+Default: :func:`musiceval.metrics.lexical_corpus.lexical_scores` (word-level BLEU with NIST smoothing,
 BLEU-4, METEOR with WordNet, ROUGE-L F-measure, CIDEr-D), the metrics of the free-form protocol,
 and BERTScore precision, recall and F1 (``bertscore_precision``, ``bertscore_recall``,
 ``bertscore_f1``) with the ``bert_score.BERTScorer`` passed in.
@@ -87,7 +87,7 @@ def caption_scores(references: Sequence[str], candidates: Sequence[str], *, comp
         notes.append("cmi-bench: BLEU/BLEU-4 over characters; rouge_l is ROUGE-L recall; BERTScore is recall only")
         out = _cmi_scores(references, candidates)
     else:
-        from musiceval.metrics.lexical import LEXICAL_METRICS, lexical_scores
+        from musiceval.metrics.lexical_corpus import LEXICAL_METRICS, lexical_scores
 
         out = lexical_scores(list(candidates), list(references), LEXICAL_METRICS)
     if bertscorer is None:

@@ -15,7 +15,7 @@ as they are by the next one.
 
 Memory: a text costs its token ids plus its distinct n-grams (a few int64 per token); the cache
 holds nothing else (no per-pair state). :meth:`TokenCache.clear` drops everything; the module
-default cache of :func:`musiceval.metrics.lexical.lexical_scores` is cleared when it would grow
+default cache of :func:`musiceval.metrics.lexical_corpus.lexical_scores` is cleared when it would grow
 past ``max_texts`` texts.
 """
 from __future__ import annotations
@@ -24,6 +24,8 @@ import itertools
 import re
 
 import numpy as np
+
+from musiceval.metrics.stemmers import meteor_stem, rouge_stem
 
 MAX_N = 4
 _WORD_RE = re.compile(r"\w+")
@@ -133,7 +135,7 @@ class TokenCache:
     ----------
     max_texts : int, optional
         Only informative for callers that bound memory (see
-        :func:`musiceval.metrics.lexical.lexical_scores`); the cache itself never evicts
+        :func:`musiceval.metrics.lexical_corpus.lexical_scores`); the cache itself never evicts
         silently, because rows handed out must stay valid.
     """
 
@@ -230,23 +232,19 @@ class TokenCache:
     def stems(self) -> np.ndarray:
         """Vocabulary id of the Porter stem (nltk's default stemmer, METEOR's) of every word id."""
         if len(self._stems) < len(self.vocab):
-            from musiceval.metrics.meteor import _stem
-
             words = list(self.vocab)[len(self._stems):]
             vocab = self.vocab
-            new = [vocab.setdefault(_stem(w), len(vocab)) for w in words]
+            new = [vocab.setdefault(meteor_stem(w), len(vocab)) for w in words]
             self._stems = np.concatenate([self._stems, np.asarray(new, dtype=np.int64)])
             # stems that were new words are their own stem's input: stem them too
             while len(self._stems) < len(vocab):
                 words = list(vocab)[len(self._stems):]
-                new = [vocab.setdefault(_stem(w), len(vocab)) for w in words]
+                new = [vocab.setdefault(meteor_stem(w), len(vocab)) for w in words]
                 self._stems = np.concatenate([self._stems, np.asarray(new, dtype=np.int64)])
         return self._stems
 
     def rouge_tokens(self, rows: np.ndarray, texts: list[str], use_stemmer: bool) -> list[list[int]]:
         """rouge-score's tokens of each row as word ids (see :func:`musiceval.metrics.lexical.rouge_tokens`)."""
-        from musiceval.metrics.lexical import _porter_stem_rouge
-
         store = self._rouge[use_stemmer]
         if len(store) < len(self._row):
             store.extend([None] * (len(self._row) - len(store)))  # type: ignore[list-item]
@@ -255,7 +253,7 @@ class TokenCache:
             split = _ROUGE_SPLIT_RE.split
             per_text = [[t for t in split(text.lower()) if t] for _, text in todo]
             if use_stemmer:
-                per_text = [[_porter_stem_rouge(t) if len(t) > 3 else t for t in words] for words in per_text]
+                per_text = [[rouge_stem(t) if len(t) > 3 else t for t in words] for words in per_text]
             ids = self._intern(per_text).astype(np.int32)
             at = 0
             for (row, _), words in zip(todo, per_text):

@@ -13,7 +13,8 @@ import pytest
 
 from musiceval.data.musicqa import load_dasheng_musicqa
 from musiceval.metrics.cider import cider_d
-from musiceval.metrics.lexical import bleu, bleu4, lcs_length, lexical_scores, rouge_l, rouge_tokens, word_tokens
+from musiceval.metrics.lexical import bleu, bleu4, lcs_length, rouge_l, rouge_tokens, word_tokens
+from musiceval.metrics.lexical_corpus import lexical_scores
 from musiceval.metrics.meteor import meteor
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "freeform" / "musicqa_dev_midashenglm.jsonl"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from musiceval.data.musicqa import load_dasheng_musicqa
 from musiceval.metrics.cider import cider_d
-from musiceval.metrics.lexical import LEXICAL_METRICS, bleu, bleu4, lexical_scores, rouge_l, word_tokens
-from musiceval.metrics.lexical_corpus import LexicalCorpus
+from musiceval.metrics.lexical import LEXICAL_METRICS, bleu, bleu4, rouge_l, word_tokens
+from musiceval.metrics.lexical_corpus import LexicalCorpus, lexical_scores
 from musiceval.metrics.meteor import meteor
 from musiceval.metrics.token_cache import TokenCache, unique
 

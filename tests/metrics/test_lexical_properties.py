@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from musiceval.metrics.cider import cider_d
-from musiceval.metrics.lexical import bleu, bleu4, lexical_scores, rouge_l, validate
+from musiceval.metrics.lexical import bleu, bleu4, rouge_l, validate
+from musiceval.metrics.lexical_corpus import lexical_scores
 from musiceval.metrics.meteor import meteor
 
 WORDS = st.sampled_from("the a calm fast slow piano guitar drums rock jazz song music with and bass sad".split())

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from musiceval.data.musicqa import load_dasheng_musicqa
-from musiceval.metrics.lexical import lexical_scores
+from musiceval.metrics.lexical_corpus import lexical_scores
 from musiceval.data.errors import InputError
 from tests.protocols.cli_args import score
 

@@ -43,7 +43,7 @@ import numpy as np
 from musiceval.extraction import Vocabulary, parse_yes_no
 from musiceval.metrics.sets import binary_choice_correct, permutation_null_f1, true_false_scores
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.data.factual_files import split_labels
+from musiceval.data.answers import split_labels
 
 ANSWER_KINDS = ("open", "true-false", "binary")
 
