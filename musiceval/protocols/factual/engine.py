@@ -147,6 +147,9 @@ class FactualResult:
     failures: list[ItemFailure]
     #: items left out by a named rule (no Random partner), counted, not failures
     excluded: list[Exclusion] = field(default_factory=list)
+    #: item id -> the Random answer scored for it (chunk answers as a tuple): the file's random row
+    #: or, derived, the answer to another clip with the same prompt; empty without Random
+    random_partner: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _condition_scores(condition, ids, preds, truths, groups, failures, hierarchy) -> tuple[dict[str, ItemScores], dict]:
@@ -248,7 +251,7 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
     per_label = per_label_scores([correct[i] for i in ids], [truths[i] for i in ids], labels=list(vocab.labels))
     excluded = exclude("no_random_partner", [i for i in unpaired if i in correct], conditions=("random",),
                        detail=NO_RANDOM_ROW if data.random_texts is not None else NO_SAME_PROMPT_PARTNER)
-    return FactualResult(scores, predictions, null, metrics, dict(per_label), failures, excluded)
+    return FactualResult(scores, predictions, null, metrics, dict(per_label), failures, excluded, partner)
 
 
 def extractor_agreement(data: FactualSet, vocab: Vocabulary, a: Extract, b: Extract, *, chunks: str | None = None) -> dict:

@@ -119,12 +119,8 @@ class FactualProtocol(Protocol):
         controls, texts = {}, {"correct": dict(zip(data.ids, data.texts))}
         if data.random_texts is not None:
             texts["random"] = dict(data.random_texts)
-        elif data.n >= 2:  # the same derangement score_factual drew
-            from musiceval.conditions import random_recorded_responses
-
-            chunked = [(t,) if isinstance(t, str) else tuple(t) for t in data.texts]
-            rr = random_recorded_responses(data.ids, data.prompts, chunked, settings.seed, clips=data.groups)
-            texts["random"] = {i: (t[0] if len(t) == 1 else t) for i, t in rr.draws[0].items()}
+        elif result.random_partner:  # the derangement score_factual drew
+            texts["random"] = {i: (t[0] if len(t) == 1 else t) for i, t in result.random_partner.items()}
         for condition in [c for c in CONTROL_CONDITIONS if c != "random" and c in answers.conditions()]:
             cdata = factual_set(answers, condition)
             if cdata.n:
