@@ -1,4 +1,7 @@
-"""Protocols: one interface (:class:`~musiceval.protocols.base.Protocol`) for every evaluation."""
+"""Protocols: one interface (:class:`~musiceval.protocols.base.Protocol`) for every evaluation, and
+one home per built-in protocol (``choice/``, ``factual/``, ``freeform/``, ``mir/``, ``triplets/``):
+``protocol.py``, the class that declares what the suite config, the CLI, the gates and the
+provenance read, beside ``engine.py``, the scoring it wraps (and ``live.py``, its live path)."""
 from musiceval.protocols.base import (
     CONTROL_CONDITIONS,
     PARSE_RATE,

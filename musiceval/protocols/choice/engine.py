@@ -2,10 +2,11 @@
 :class:`musiceval.protocols.choice.ChoiceProtocol` and of ``musiceval score choice``
 (:mod:`musiceval.commands.choice`, which documents the output).
 
-:func:`score_records` matches each recorded answer to an option with the chosen matcher
-(:mod:`musiceval.metrics.choice`) and returns a :class:`ChoiceResult` (the answer files are read by
-the registered formats, :mod:`musiceval.data.formats_builtin`); :func:`generate_choice_records`
-asks a live Music LM every question of every run.
+:func:`choice_records` turns the :class:`~musiceval.data.answers.AnswerSet` a registered format
+read (:mod:`musiceval.data.formats_builtin`) into the engine's records; :func:`score_records`
+matches each recorded answer to an option with the chosen matcher (:mod:`musiceval.metrics.choice`)
+and returns a :class:`ChoiceResult`; :func:`generate_choice_records` asks a live Music LM every
+question of every run.
 """
 from __future__ import annotations
 
