@@ -46,6 +46,8 @@ def test_found_in_order_explicit_then_rootdir_then_pyproject(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("[choice]\nmin_ifrr = 0.9\n", r"\[choice\]: unknown key 'min_ifrr'"),
     ("[chioce]\nmin_parse_rate = 0.9\n", r"top level: unknown key 'chioce'; did you mean 'choice'"),
+    ("[tempo]\nmargin = 0.1\n", r"unknown key 'tempo'; known keys: .*; a \[tempo\] section of a protocol from another "
+                                  r"package needs that package installed .*musiceval.protocols entry point"),
     ("[choice]\nmin_parse_rate = 'high'\n", r"\[choice\] min_parse_rate: expected a number"),
     ("[defaults]\nalpha = true\n", r"expected a number, got a boolean"),
     ("[defaults]\nalpha = 2.0\n", r"\[defaults\] alpha: expected a finite number in \(0, 1\), got 2.0"),
