@@ -12,6 +12,10 @@ Tests marked ``slow`` start first, so under ``-n 2`` the long ones do not end up
 Subprocesses (pytester's runs of the plugin, the CLI) import this checkout's ``musiceval``, not
 whichever checkout the virtual environment's editable install points at.
 
+The pytest sessions the tests start (scratch projects, ``pytest evals/`` of the docs) skip the
+third-party plugins none of them uses (hypothesis, pytest-benchmark, anyio: a quarter of a small
+session's start-up) through ``$PYTEST_ADDOPTS``, unless the caller set the variable.
+
 The on-disk caches of the commands (``$MUSICEVAL_CACHE``: embeddings, responses) go to a folder
 under pytest's temporary directory, one per worker and session, unless the caller set the variable:
 a test run never fills the user's own cache, and a second run is as cold as the first.
@@ -84,6 +88,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.quick)
     # slow tests first (a stable sort keeps every worker's collection identical, as xdist requires)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+#: the plugins the tests' own pytest sessions do without (see the module docstring)
+SUBSESSION_ADDOPTS = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _lean_subsessions():
+    """``$PYTEST_ADDOPTS`` for the pytest sessions the tests start (see the module docstring)."""
+    if "PYTEST_ADDOPTS" in os.environ:
+        yield
+        return
+    os.environ["PYTEST_ADDOPTS"] = SUBSESSION_ADDOPTS
+    yield
+    os.environ.pop("PYTEST_ADDOPTS", None)
 
 
 @pytest.fixture(scope="session", autouse=True)
