@@ -6,6 +6,6 @@ bash scripts/setup.sh || exit 1
 # The tests start about a hundred Python processes (pytest sessions of scratch projects, musiceval
 # commands). Without bytecode caches each one compiles musiceval's modules again and every pytest
 # session rewrites its test modules again, so Python may write __pycache__/ (git-ignored) here even
-# where PYTHONDONTWRITEBYTECODE is set: 245 s -> 194 s on a 2-core machine (docs/performance.md).
+# where PYTHONDONTWRITEBYTECODE is set: 246 s -> 195 s on a 2-core machine (docs/performance.md).
 unset PYTHONDONTWRITEBYTECODE
 exec .venv/bin/python -m pytest tests/ -n 2 "$@"

@@ -95,22 +95,12 @@ SUBSESSION_ADDOPTS = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _lean_subsessions():
-    """``$PYTEST_ADDOPTS`` for the pytest sessions the tests start (see the module docstring)."""
-    if "PYTEST_ADDOPTS" in os.environ:
-        yield
-        return
-    os.environ["PYTEST_ADDOPTS"] = SUBSESSION_ADDOPTS
+def _subprocess_environment(tmp_path_factory: pytest.TempPathFactory):
+    """``$PYTEST_ADDOPTS`` and ``$MUSICEVAL_CACHE`` for the processes the tests start, each only
+    where the caller did not set it (see the module docstring)."""
+    defaults = {"PYTEST_ADDOPTS": SUBSESSION_ADDOPTS, "MUSICEVAL_CACHE": str(tmp_path_factory.mktemp("musiceval-cache"))}
+    added = {name: value for name, value in defaults.items() if not os.environ.get(name)}
+    os.environ.update(added)
     yield
-    os.environ.pop("PYTEST_ADDOPTS", None)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _commands_cache_under_tmp(tmp_path_factory: pytest.TempPathFactory):
-    """``$MUSICEVAL_CACHE`` under this session's temporary directory (see the module docstring)."""
-    if os.environ.get("MUSICEVAL_CACHE"):
-        yield
-        return
-    os.environ["MUSICEVAL_CACHE"] = str(tmp_path_factory.mktemp("musiceval-cache"))
-    yield
-    os.environ.pop("MUSICEVAL_CACHE", None)
+    for name in added:
+        os.environ.pop(name, None)

@@ -39,7 +39,6 @@ paths: ``<protocol>/<check>/<model>/<source label>/<metric>[/<what>]``, e.g.
 """
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 import sys
@@ -216,12 +215,10 @@ def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path |
     top_level = (*schema(), *_OTHER_SECTIONS)
     for key in raw:
         if key not in top_level:
-            error = unknown_key_error(key, top_level, f"{where}: top level")
-            if isinstance(raw[key], Mapping) and not difflib.get_close_matches(key, top_level, n=1):
-                error = ConfigError(f"{error}; a [{key}] section of a protocol from another package needs that package "
-                                    "installed in this environment (it registers the protocol under the "
-                                    "musiceval.protocols entry point, docs/extending.md)")
-            raise error
+            plugin = (f"; a [{key}] section of a protocol from another package needs that package installed in "
+                      "this environment (it registers the protocol under the musiceval.protocols entry point, "
+                      "docs/extending.md)") if isinstance(raw[key], Mapping) else ""
+            raise unknown_key_error(key, top_level, f"{where}: top level", otherwise=plugin)
     thresholds = validate_thresholds(raw, where)
     models = _models(raw.get("model", []), where, base)
     checks = _checks(raw.get("checks", {}), where)

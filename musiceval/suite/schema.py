@@ -95,9 +95,10 @@ def _type_name(t: type | tuple[type, ...]) -> str:
     return {"int|float": "a number", "float": "a number"}.get("|".join(names), " or ".join(names))
 
 
-def unknown_key_error(key: str, known: Any, where: str) -> ConfigError:
+def unknown_key_error(key: str, known: Any, where: str, *, otherwise: str = "") -> ConfigError:
+    """``unknown key``, with the closest known key, else every known key and ``otherwise``."""
     close = difflib.get_close_matches(key, list(known), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}{otherwise}"
     return ConfigError(f"{where}: unknown key {key!r}{hint}")
 
 
