@@ -40,7 +40,7 @@ from typing import Any, Sequence
 from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, register_model
 from musiceval.models.families import FamilyHooks, family_for
 
-__all__ = ["HFModel", "from_pretrained_kwargs", "model_class_for"]
+__all__ = ["HFModel", "from_pretrained_kwargs", "model_class_name"]
 
 _DTYPES = {"bfloat16", "float16", "float32"}
 
@@ -71,24 +71,36 @@ def from_pretrained_kwargs(*, dtype: Any, device_map: str | None, revision: str 
     return kwargs
 
 
-def model_class_for(config: Any, family: FamilyHooks) -> Any:
-    """The family's class, else ``AutoModelForMultimodalLM``'s class for the type, else the
-    class ``config.architectures[0]`` names."""
-    import transformers
+def model_class_name(config: Any, family: FamilyHooks) -> str:
+    """The family's class, else ``AutoModelForMultimodalLM``'s class for the type, else the class
+    ``config.architectures[0]`` names (a name: the class itself is imported with the weights)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES
 
     name = family.model_class or MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES.get(config.model_type)
     if name is None and getattr(config, "architectures", None):
         name = config.architectures[0]
-    cls = getattr(transformers, name, None) if name else None
-    if cls is None:
-        raise ModelSpecError(
-            f"no transformers class for model type {config.model_type!r} (architectures: "
-            f"{getattr(config, 'architectures', None)}); serve it with vLLM and use openai-compatible:, "
-            "pass trust_remote_code=true if the checkpoint ships its own code, or register an adapter "
-            "(docs/evaluate-your-model.md)"
-        )
-    return cls
+    if not name:
+        raise _no_class(config)
+    return name
+
+
+def _no_class(config: Any) -> ModelSpecError:
+    return ModelSpecError(
+        f"no transformers class for model type {config.model_type!r} (architectures: "
+        f"{getattr(config, 'architectures', None)}); serve it with vLLM and use openai-compatible:, "
+        "pass trust_remote_code=true if the checkpoint ships its own code, or register an adapter "
+        "(docs/evaluate-your-model.md)"
+    )
+
+
+def _load_error(rest: str, exc: Exception) -> ModelSpecError:
+    hint = (" (the checkpoint ships its own code: pass trust_remote_code=true only if you trust it)"
+            if "trust_remote_code" in str(exc) else "")
+    return ModelSpecError(
+        f"cannot load {rest!r} ({exc}){hint}; download it with "
+        f"`huggingface-cli download {rest} --local-dir DIR` and pass --model hf:DIR "
+        "(set HF_HUB_OFFLINE=1 offline)"
+    )
 
 
 @register_model("hf")
@@ -132,28 +144,17 @@ class HFModel:
             config = AutoConfig.from_pretrained(rest, **hub)
             self.family = family_for(config.model_type)
             self.processor = self.family.load_processor(rest, **hub)
-            cls = model_class_for(config, self.family)
-            self.load_kwargs = from_pretrained_kwargs(dtype=torch_dtype, device_map=device_map, revision=revision,
-                                                      attn_implementation=attn_implementation,
-                                                      trust_remote_code=trust_remote_code)
-            self.model = cls.from_pretrained(rest, **self.load_kwargs)
         except (OSError, ValueError, KeyError) as exc:
             if isinstance(exc, ModelSpecError):
                 raise
-            hint = (" (the checkpoint ships its own code: pass trust_remote_code=true only if you trust it)"
-                    if "trust_remote_code" in str(exc) else "")
-            raise ModelSpecError(
-                f"cannot load {rest!r} ({exc}){hint}; download it with "
-                f"`huggingface-cli download {rest} --local-dir DIR` and pass --model hf:DIR "
-                "(set HF_HUB_OFFLINE=1 offline)"
-            ) from exc
-        if device_map is None:
-            self.model.to(self.device)
-        else:
-            self.device = str(self.model.device)
-        self.model.eval()
-        self.family.prepare_model(self.model)
-        got, expected = self.family.audio_token_ids(self.processor, self.model.config)
+            raise _load_error(rest, exc) from exc
+        self._rest, self._config, self._device_map = rest, config, device_map
+        self._class_name = model_class_name(config, self.family)
+        self.load_kwargs = from_pretrained_kwargs(dtype=torch_dtype, device_map=device_map, revision=revision,
+                                                  attn_implementation=attn_implementation,
+                                                  trust_remote_code=trust_remote_code)
+        self._model: Any = None
+        got, expected = self.family.audio_token_ids(self.processor, config)
         if got != expected:
             # transformers 5 can silently load a tiny fallback vocabulary when files are missing.
             raise ModelSpecError(
@@ -178,8 +179,34 @@ class HFModel:
         self.batch_size = max(1, int(batch_size))
         self.system_prompt = system_prompt
         self.num_threads = num_threads
-        self.revision = _revision(rest, self.model.config, revision)
+        self.revision = _revision(rest, config, revision)
         self.model_type = config.model_type
+
+    @property
+    def model(self) -> Any:
+        """The weights, loaded at first use: a run whose answers all come from the response cache
+        never loads them (the cache key needs only the config's revision)."""
+        if self._model is None:
+            self._model = self._load_weights()
+        return self._model
+
+    def _load_weights(self) -> Any:
+        import transformers
+
+        cls = getattr(transformers, self._class_name, None)
+        if cls is None:
+            raise _no_class(self._config)
+        try:
+            model = cls.from_pretrained(self._rest, **self.load_kwargs)
+        except (OSError, ValueError, KeyError) as exc:
+            raise _load_error(self._rest, exc) from exc
+        if self._device_map is None:
+            model.to(self.device)
+        else:
+            self.device = str(model.device)
+        model.eval()
+        self.family.prepare_model(model)
+        return model
 
     # -- prompts -----------------------------------------------------------------------------
     def _conversation(self, request: Request) -> list[dict[str, Any]]:
@@ -216,6 +243,7 @@ class HFModel:
         return [t.strip() for t in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
 
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
+        self.model  # noqa: B018 - a checkpoint that cannot load fails the call here, not each request
         if self.num_threads is None:
             return self._generate(requests, settings)
         previous = self.torch.get_num_threads()
@@ -244,7 +272,7 @@ class HFModel:
 
     def close(self) -> None:
         """Drop the weights and return GPU memory to the driver."""
-        self.model = None
+        self._model = None
         gc.collect()
         if self.device.startswith("cuda") and self.torch.cuda.is_available():
             self.torch.cuda.empty_cache()

@@ -150,6 +150,8 @@ def test_model_args_reach_from_pretrained_and_generate(tiny_checkpoints, monkeyp
                                        "max_new_tokens": 3, "temperature": 0.7, "do_sample": False, "seed": 5})
     model = load_model(f"hf:{tiny_checkpoints('qwen2_audio')}", **load)
     try:
+        assert calls == []  # the weights load at first use
+        assert model.model.dtype == torch.bfloat16
         assert calls == [{"dtype": torch.bfloat16, "trust_remote_code": False, "attn_implementation": "eager"}]
         assert model.model.dtype == torch.bfloat16
         assert model.model.config._attn_implementation == "eager"
@@ -163,6 +165,39 @@ def test_model_args_reach_from_pretrained_and_generate(tiny_checkpoints, monkeyp
         assert seen[0]["input_features"].dtype == torch.bfloat16
     finally:
         model.close()
+
+
+def test_a_run_answered_from_the_response_cache_never_loads_the_weights(tiny_checkpoints, tmp_path):
+    import soundfile as sf
+
+    from musiceval.generate import generate_responses
+    from musiceval.models.cache import ResponseCache
+    from musiceval.records import Item
+
+    sf.write(tmp_path / "a.wav", clip(1), 16_000, subtype="FLOAT")
+    items = [Item(id=f"q{k}", question=f"what is {k} ?", audio="a.wav") for k in range(3)]
+    runs = []
+    for _ in range(2):
+        model = load_model(f"hf:{tiny_checkpoints('qwen2_audio')}", device="cpu")
+        try:
+            result = generate_responses(model, items, conditions=["correct"], data_dir=tmp_path,
+                                        cache=ResponseCache(tmp_path / "cache"), settings=GREEDY)
+            runs.append((result.n_generated, result.n_cached, model._model is not None))
+        finally:
+            model.close()
+    assert runs == [(3, 0, True), (0, 3, False)]
+
+
+def test_a_checkpoint_without_weights_fails_the_call_by_name_not_each_request(tiny_checkpoints, tmp_path):
+    import shutil
+
+    broken = tmp_path / "no-weights"
+    shutil.copytree(tiny_checkpoints("qwen2_audio"), broken)
+    for f in broken.glob("*.safetensors"):
+        f.unlink()
+    model = load_model(f"hf:{broken}", device="cpu")
+    with pytest.raises(ModelSpecError, match="cannot load"):
+        model.generate([Request("a", "what is it ?", clip(1))], GREEDY)
 
 
 def test_trust_remote_code_is_off_unless_asked(tiny_checkpoints):
