@@ -42,7 +42,10 @@ def prompt_text(model, request: Request) -> str:
 
 
 def test_the_tiny_checkpoint_loads_through_the_real_processor_and_chat_template(model):
-    assert model.sample_rate == 16_000 and model.max_audio_seconds == 5.0 and model.device == "cpu"
+    import torch
+
+    default = "cuda" if torch.cuda.is_available() else "cpu"  # the adapter's default device
+    assert model.sample_rate == 16_000 and model.max_audio_seconds == 5.0 and model.device == default
     text = prompt_text(model, Request("i", "What key?", clip(1)))
     assert "<|audio_bos|><|AUDIO|><|audio_eos|>" in text and text.endswith("<|im_start|>assistant\n")
     assert "<|AUDIO|>" not in prompt_text(model, Request("i", "What key?", None))
