@@ -3,7 +3,9 @@
 One path for every family: ``AutoConfig`` -> ``AutoProcessor`` (through the family's
 ``load_processor``) -> the model class (``AutoModelForMultimodalLM`` when it maps
 ``config.model_type``, else the architecture's own class named in ``config.architectures``) -> chat
-template with an audio part -> left-padded batches -> ``generate`` -> ``batch_decode``. Per-family
+template with an audio part -> left-padded batches -> ``generate`` -> ``batch_decode``. The weights
+load at the first ``generate`` (config and processor at construction, so a bad spec fails at once):
+a run whose answers all come from the response cache never loads them. Per-family
 differences live in :mod:`musiceval.models.families` (registered by ``model_type``), never in
 branches here. Checked offline on tiny random checkpoints of Qwen2-Audio, Audio Flamingo 3, Music
 Flamingo, GLM-ASR, Voxtral and the Qwen2.5-Omni and Qwen3-Omni thinkers (:mod:`musiceval.models.tiny`),
