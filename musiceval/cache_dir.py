@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 ENV = "MUSICEVAL_CACHE"
@@ -38,14 +37,7 @@ def add_cache_dir_argument(parser: argparse.ArgumentParser, what: str = "caches"
                              f"default ${ENV}, else the platform cache directory")
 
 
-def cache_path(args: argparse.Namespace, sub: str, *, legacy: str | None = None, flag: str = "") -> Path:
-    """The folder of one cache: a deprecated flag's value (``legacy``: the attribute of an old
-    spelling such as ``--embedding-cache DIR``, which named the folder itself) wins, then
-    ``--cache-dir``/``sub``, then :func:`default_cache_dir`/``sub``."""
-    old = getattr(args, legacy, None) if legacy else None
-    if old:
-        print(f"musiceval: warning: {flag or '--' + legacy.replace('_', '-')} is deprecated; "
-              f"use --cache-dir DIR (this folder becomes DIR/{sub})", file=sys.stderr)
-        return Path(old)
+def cache_path(args: argparse.Namespace, sub: str) -> Path:
+    """The folder of one cache: ``--cache-dir``/``sub``, else :func:`default_cache_dir`/``sub``."""
     root = getattr(args, "cache_dir", None)
     return (Path(root) if root else default_cache_dir()) / sub

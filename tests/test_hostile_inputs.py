@@ -138,13 +138,13 @@ def build(command: str, klass: str, tmp: Path) -> Case:
     if command == "generate":
         path, n = make_jsonl(klass, data / "manifest.jsonl", MANIFEST, text_field="question", path_field="audio")
         return Case(["generate", "--model", "hostile-echo:x", "--dataset", str(path), "--data-dir", str(data),
-                     "--conditions", "correct", "--cache", str(tmp / "cache"), "--no-progress"], n,
+                     "--conditions", "correct", "--cache-dir", str(tmp / "cache"), "--no-progress"], n,
                     lambda objs: int(objs[-1]["n_responses"]) + int(objs[-1]["n_failed"]))
     if command == "mir-live":
         path, n = make_jsonl(klass, data / "CMI_GTZAN.jsonl", INSTRUCTION, id_field=None, text_field="instruction",
                              path_field="audio_path")
         return Case(["mir-live", "--model", "hostile-echo:x", "--instructions", str(data), "--tasks", "GTZAN",
-                     "--split", "all", "--cache", str(tmp / "cache")], n,
+                     "--split", "all", "--cache-dir", str(tmp / "cache")], n,
                     lambda objs: int(objs[-1]["n_answered"]) + int(objs[-1]["n_failed"]))
     if command == "rewrite":
         path, n = make_jsonl(klass, data / "in.jsonl", FREEFORM, id_field=None, text_field="question", path_field="audio")

@@ -53,7 +53,7 @@ def test_manifest_lone_surrogate_and_non_utf8_are_failures_naming_file_and_line(
 def test_generate_exits_2_on_an_empty_manifest(tmp_path, capsys):
     path = tmp_path / "empty.jsonl"
     path.write_text("\n  \n")
-    code = main(["generate", "--model", "recorded:" + str(path), "--dataset", str(path), "--cache", str(tmp_path / "c")])
+    code = main(["generate", "--model", "recorded:" + str(path), "--dataset", str(path), "--cache-dir", str(tmp_path / "c")])
     lines = _err_lines(capsys)
     assert code == 2 and len(lines) == 1 and "no records" in lines[0]
 

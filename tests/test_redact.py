@@ -111,7 +111,7 @@ def test_generate_and_a_cassette_recording_write_the_secret_nowhere(tmp_path, mo
         host = server.base_url.split("://", 1)[1]
         for spec in (f"openai-compatible:http://user:{SECRET}@{host}#echo",
                      f"openai-compatible:http://{host}?token={SECRET}#echo"):
-            code = main(["generate", "--model", spec, "--dataset", str(manifest), "--cache", str(out_dir / "cache"),
+            code = main(["generate", "--model", spec, "--dataset", str(manifest), "--cache-dir", str(out_dir / "cache"),
                          "--out", str(out_dir / "responses.jsonl"), "--no-progress", "--concurrency", "1"])
             assert code in (0, 1, 2)  # 2: the adapter refuses the base URL without /v1, in one redacted line
         # a cassette recorded with a key in OPENAI_BASE_URL's query

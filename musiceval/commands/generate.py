@@ -29,8 +29,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(parser, "response cache (DIR/responses; pytest --musiceval-cache-dir DIR replays it)")
-    parser.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
-                        help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     parser.add_argument("--out", type=Path, default=None, help="also write the responses as musiceval JSON lines")
     parser.add_argument("--concurrency", type=arg(AT_LEAST_ONE), default=8, help="requests in flight (openai-compatible)")
     parser.add_argument("--batch-size", type=arg(AT_LEAST_ONE), default=None, help="(item, condition) pairs per model call, cached as each finishes (default: max(16, 4*concurrency))")
@@ -84,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from musiceval.cache_dir import RESPONSES, cache_path
 
-    where = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
+    where = cache_path(args, RESPONSES)
     try:
         cache = ResponseCache(where)
     except OSError as exc:  # read-only file system, permission, a file where the folder should be

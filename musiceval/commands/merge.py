@@ -14,7 +14,7 @@ from musiceval.models.merge import merge_caches
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sources", nargs="+", type=Path, metavar="CACHE_DIR",
-                        help="response cache directories (the --cache of each `musiceval generate --shard` run)")
+                        help="response cache directories (DIR/responses of each `musiceval generate --shard I/N --cache-dir DIR` run)")
     parser.add_argument("--out", required=True, type=Path, help="directory of the merged cache (created if missing)")
 
 

@@ -3,7 +3,7 @@
 ::
 
     musiceval score mir --format cmi-bench FILE [--task TASK] [--compat cmi-bench]
-                        [--encoder minilm|bge:DIR|st:DIR] [--embedding-cache DIR]
+                        [--encoder minilm|bge:DIR|st:DIR] [--cache-dir DIR]
                         [--bertscore-model minilm|roberta-large|DIR] [--bertscore-layers N]
                         [--strict] --json
 
@@ -52,8 +52,6 @@ def _configure(p: argparse.ArgumentParser) -> None:
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(p, "embedding cache (DIR/embeddings)")
-    p.add_argument("--embedding-cache", default=None, metavar="DIR",
-                   help="deprecated: the embedding cache folder itself; use --cache-dir DIR (= DIR/embeddings)")
     p.add_argument("--bertscore-model", default=None, metavar="MODEL",
                    help="captioning BERTScore model: minilm (bundled; the default), a hub id or a local directory; "
                         "--compat cmi-bench defaults to the toolkit's roberta-large; none skips BERTScore")
@@ -107,7 +105,7 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
         raise InputError("score mir: pass the output file, e.g. ltu_GTZAN.jsonl")
     from musiceval.cache_dir import EMBEDDINGS, cache_path
 
-    cache_dir = cache_path(args, EMBEDDINGS, legacy="embedding_cache", flag="--embedding-cache")
+    cache_dir = cache_path(args, EMBEDDINGS)
     protocol, answers = score_protocol(args.file, task=getattr(args, "task", None), fmt=getattr(args, "format", None),
                                        compat=getattr(args, "compat", None), encoder=getattr(args, "encoder", DEFAULT_ENCODER),
                                        cache_dir=cache_dir, bertscore_model=getattr(args, "bertscore_model", None),

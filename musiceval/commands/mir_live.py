@@ -22,8 +22,6 @@ def configure(ap) -> None:
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(ap, "response cache (DIR/responses)")
-    ap.add_argument("--cache", type=Path, default=None, metavar="RESPONSES_DIR",
-                    help="deprecated: the response cache folder itself; use --cache-dir DIR (= DIR/responses)")
     ap.add_argument("--out", type=Path, default=None, help="write <model>_<task>.jsonl output files here")
     ap.add_argument("--max-tokens", type=arg(AT_LEAST_ONE), default=256)
     ap.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0)
@@ -61,7 +59,7 @@ def run(args) -> int:
     settings = GenerationSettings(0.0, args.max_tokens, args.seed)
     from musiceval.cache_dir import RESPONSES, cache_path
 
-    responses_dir = cache_path(args, RESPONSES, legacy="cache", flag="--cache")
+    responses_dir = cache_path(args, RESPONSES)
     from musiceval import progress
 
     progress.set_mode(getattr(args, "progress", None))

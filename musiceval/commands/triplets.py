@@ -23,8 +23,6 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")
-    parser.add_argument("--embedding-cache", default=None, metavar="DIR",
-                        help="deprecated: the embedding cache folder itself; use --cache-dir DIR (= DIR/embeddings)")
 
 
 def _score(args: argparse.Namespace) -> ScoreOutput:
@@ -42,7 +40,7 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     from musiceval import progress
     from musiceval.cache_dir import EMBEDDINGS, cache_path
 
-    cache = EmbeddingCache(cache_path(args, EMBEDDINGS, legacy="embedding_cache", flag="--embedding-cache"))
+    cache = EmbeddingCache(cache_path(args, EMBEDDINGS))
     defs = ontology_definitions(ontology) if ontology is not None else None
     result = evaluate_triplets(encoder, triplets, args.prompts, definitions=defs, cache=cache, progress=progress.enabled())
     per_item = [

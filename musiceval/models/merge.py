@@ -1,8 +1,9 @@
 """``musiceval merge CACHE_DIR... --out DIR``: join response caches written by sharded runs.
 
-Each ``musiceval generate --shard i/n --cache DIR_i`` run (one machine, one Slurm array task,
-one Kubernetes pod) fills its own cache; merging them gives the cache an unsharded run would
-have written, which ``pytest evals/ --model SPEC --cache-dir ...`` then replays::
+Each ``musiceval generate --shard i/n --cache-dir DIR_i`` run (one machine, one Slurm array task,
+one Kubernetes pod) fills its own cache, ``DIR_i/responses``; merging them gives the cache an
+unsharded run would have written, which ``pytest evals/ --musiceval-model SPEC --musiceval-cache-dir
+.musiceval/cache`` then replays::
 
     musiceval merge shard0/responses shard1/responses ... --out .musiceval/cache/responses
 

@@ -168,15 +168,15 @@ def test_cli_exit_codes_and_export(dataset, tmp_path, capsys):
     recorded = tmp_path / "rec.jsonl"
     recorded.write_text("".join(json.dumps({"item_id": r["id"], "prompt": r["question"], "text": "a guess"}) + "\n" for r in rows))
     out = tmp_path / "out.jsonl"
-    code = main(["--model", f"recorded:{recorded}", "--dataset", str(fixtures), "--cache", str(tmp_path / "c"),
+    code = main(["--model", f"recorded:{recorded}", "--dataset", str(fixtures), "--cache-dir", str(tmp_path / "c"),
                  "--out", str(out), "--no-progress"])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and summary["n_responses"] == len(rows) == len(out.read_text().splitlines())
-    assert main(["--model", "nope:x", "--dataset", str(fixtures), "--cache", str(tmp_path / "c")]) == 2
+    assert main(["--model", "nope:x", "--dataset", str(fixtures), "--cache-dir", str(tmp_path / "c")]) == 2
     assert main(["--model", f"recorded:{recorded}", "--dataset", str(fixtures), "--conditions", "skyline",
-                 "--cache", str(tmp_path / "c")]) == 2
+                 "--cache-dir", str(tmp_path / "c")]) == 2
     assert main(["--model", f"recorded:{recorded}", "--dataset", str(dataset), "--no-progress",
-                 "--cache", str(tmp_path / "c")]) == 1  # items without a recorded answer
+                 "--cache-dir", str(tmp_path / "c")]) == 1  # items without a recorded answer
 
 
 def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path):
@@ -186,10 +186,10 @@ def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path)
                               stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
-        cache_dir = tmp_path / "cache"
+        cache_dir = tmp_path / "cache" / "responses"
         cmd = [sys.executable, "-m", "musiceval", "generate", "--model", f"openai-compatible:http://127.0.0.1:{port}/v1#echo",
                "--dataset", str(ROOT / "musiceval" / "evals" / "audio" / "manifest.jsonl"), "--conditions", "correct,noise",
-               "--cache", str(cache_dir), "--concurrency", "1", "--batch-size", "2", "--no-progress"]
+               "--cache-dir", str(cache_dir.parent), "--concurrency", "1", "--batch-size", "2", "--no-progress"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         run = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         path = cache_dir / "responses.jsonl"

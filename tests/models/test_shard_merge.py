@@ -26,9 +26,10 @@ def test_shards_split_by_id_hash_independent_of_file_order():
             parse_shard(bad)
 
 
-def _generate(server, cache: Path, *extra: str, capsys) -> dict:
+def _generate(server, root: Path, *extra: str, capsys) -> dict:
+    """``musiceval generate --cache-dir ROOT``: the responses land in ROOT/responses."""
     code = cli_main(["generate", "--model", f"openai-compatible:{server.base_url}#echo", "--dataset", str(MANIFEST),
-                     "--conditions", "correct,random,noise,text_only", "--cache", str(cache), "--no-progress",
+                     "--conditions", "correct,random,noise,text_only", "--cache-dir", str(root), "--no-progress",
                      "--concurrency", "4", *extra])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0, summary
@@ -55,15 +56,15 @@ def test_sharded_generation_then_merge_equals_an_unsharded_run(tmp_path, capsys)
     assert sum(p["n_responses"] for p in parts) == whole["n_responses"] > len(items)
     assert all(0 < p["n_responses"] < whole["n_responses"] for p in parts)
 
-    assert cli_main(["merge", *(str(tmp_path / f"s{i}") for i in range(3)), "--out", str(tmp_path / "merged")]) == 0
+    assert cli_main(["merge", *(str(tmp_path / f"s{i}" / "responses") for i in range(3)), "--out", str(tmp_path / "merged")]) == 0
     report = json.loads(capsys.readouterr().out)
-    whole_records = _records(tmp_path / "whole")  # identical requests (text_only, same question) share a key
+    whole_records = _records(tmp_path / "whole" / "responses")  # identical requests (text_only, same question) share a key
     assert report["n_written"] == len(whole_records) and report["n_conflicts"] == 0
     assert _records(tmp_path / "merged") == whole_records
 
-    again = merge_caches([tmp_path / "s0", tmp_path / "whole"], tmp_path / "merged")  # idempotent
+    again = merge_caches([tmp_path / "s0" / "responses", tmp_path / "whole" / "responses"], tmp_path / "merged")  # idempotent
     assert again.n_written == 0 and not again.conflicts
-    assert again.n_duplicates == len(_records(tmp_path / "s0")) + len(whole_records)
+    assert again.n_duplicates == len(_records(tmp_path / "s0" / "responses")) + len(whole_records)
 
 
 def test_conflicting_answers_for_one_key_are_reported_and_the_first_kept(tmp_path, capsys):
@@ -89,7 +90,7 @@ def test_generate_model_args_reach_the_server_and_the_cache_key(tmp_path, capsys
                   capsys=capsys)
         assert {(b["max_tokens"], b["seed"], b["temperature"]) for b in server.bodies} == {(7, 3, 0.0)}
     settings = {json.dumps(json.loads(line)["settings"], sort_keys=True)
-                for line in (tmp_path / "c" / "responses.jsonl").read_text().splitlines()}
+                for line in (tmp_path / "c" / "responses" / "responses.jsonl").read_text().splitlines()}
     assert settings == {json.dumps({"do_sample": False, "max_tokens": 7, "seed": 3, "temperature": 0.0}, sort_keys=True)}
     code = cli_main(["generate", "--model", "recorded:x", "--dataset", str(MANIFEST), "--model-args", "flash=1"])
     assert code == 2 and "unknown model argument 'flash'" in capsys.readouterr().err

@@ -212,7 +212,7 @@ def test_command_line_answers_writes_outputs_and_prints_metrics(tmp_path, capsys
         return model
 
     args = ["--model", "fake-mir:const", "--instructions", str(SYNTH), "--data-dir", str(AUDIO),
-            "--cache", str(tmp_path / "cache")]
+            "--cache-dir", str(tmp_path / "cache")]
     assert main([*args, "--tasks", "GS_key,gtzan_beat", "--out", str(tmp_path / "out")]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["task"] for x in lines] == ["GS_key", "gtzan_beat"]
