@@ -153,7 +153,6 @@ def test_model_args_reach_from_pretrained_and_generate(tiny_checkpoints, monkeyp
         assert calls == []  # the weights load at first use
         assert model.model.dtype == torch.bfloat16
         assert calls == [{"dtype": torch.bfloat16, "trust_remote_code": False, "attn_implementation": "eager"}]
-        assert model.model.dtype == torch.bfloat16
         assert model.model.config._attn_implementation == "eager"
         seen = []
         generate = model.model.generate
