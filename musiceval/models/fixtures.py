@@ -12,7 +12,8 @@
   initialised Qwen2-Audio built in a temporary directory and loaded through the real ``hf:``
   adapter on CPU (``real`` False: its answers are noise, so gates on it are findings).
 - ``response_cache`` (session): the :class:`~musiceval.models.cache.ResponseCache` all workers
-  share, in ``<--cache-dir>/responses`` (the directory to pass to ``musiceval generate --cache``).
+  share, in ``<--musiceval-cache-dir>/responses`` (what ``musiceval generate --cache-dir`` fills with
+  the same DIR).
 - ``generation_settings`` (session): greedy decoding seeded with ``--seed``, overridden by the
   generation keys of ``--musiceval-model-args`` (``max_new_tokens``, ``temperature``,
   ``do_sample``, ``seed``) when the plugin defines that option.
@@ -136,7 +137,7 @@ def live_music_lm(request: pytest.FixtureRequest, model_spec: str, tmp_path_fact
 
 @pytest.fixture(scope="session")
 def response_cache(musiceval_cache_dir: Path) -> ResponseCache:
-    """``<--cache-dir>/responses``: the cache ``musiceval generate --cache`` fills, shared by workers."""
+    """``<--musiceval-cache-dir>/responses``: the cache ``musiceval generate --cache-dir`` fills, shared by workers."""
     return ResponseCache(Path(musiceval_cache_dir) / "responses")
 
 
