@@ -53,7 +53,7 @@ QUICK_MODULES = frozenset({
     "models/test_model_args.py", "models/test_registry_recorded_textonly.py",
     "parsers/test_guzheng.py", "parsers/test_key.py", "parsers/test_labels.py", "parsers/test_lyrics.py",
     "parsers/test_melody.py", "parsers/test_normalise_cmi_chain.py", "parsers/test_numbers.py", "parsers/test_times.py",
-    "protocols/test_formats.py", "protocols/test_protocols.py",
+    "protocols/test_answer_reading.py", "protocols/test_formats.py", "protocols/test_protocols.py",
     "protocols/test_score_choice.py", "protocols/test_score_factual.py",
     "suite/test_checks.py", "suite/test_config.py",
     "test_answer_blind.py", "test_chance_order.py", "test_proportion_intervals.py",

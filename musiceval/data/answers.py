@@ -7,10 +7,10 @@ model's responses (each under a ``condition``: ``correct`` or a control such as 
 never dropped), and the items a format's rule leaves out (``excluded``: counted under the rule,
 :mod:`musiceval.exclusions`).
 
-Pairing responses with items (:meth:`AnswerSet.pairs`): by item id, except where a dataset asks
-the same item differently per response (multiple choice shuffles the options per run); such a
-format writes ``items`` aligned with ``responses`` (``items[k]`` is the question as
-``responses[k]`` saw it), and the pairing is positional.
+Pairing responses with items: by item id, except where a dataset asks the same item differently
+per response (multiple choice shuffles the options per run); such a format writes ``items``
+aligned with ``responses`` (``items[k]`` is the question as ``responses[k]`` saw it), and the
+pairing is positional. The protocols read a set one way, :mod:`musiceval.protocols.answers`.
 
 Conventions of ``Response.meta`` the builtin protocols read: ``run`` (choice: the shuffle
 index), ``chunk`` and ``n_chunks`` (factual: answers given per audio chunk), ``draw`` (free-form:
@@ -20,10 +20,13 @@ one of K live Random pairings). ``extra`` holds format-specific facts, e.g. ``ex
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from musiceval.exclusions import Exclusion
 from musiceval.records import Item, ItemFailure, Response
+
+if TYPE_CHECKING:
+    from musiceval.data.benchmarks import Benchmark
 
 
 @dataclass
@@ -42,45 +45,9 @@ class AnswerSet:
     extra: dict[str, Any] = field(default_factory=dict)
     #: items left out by a named rule of the format (e.g. a reference that only copies the question)
     excluded: list[Exclusion] = field(default_factory=list)
-
-    @property
-    def aligned(self) -> bool:
-        """Whether ``items[k]`` is the question of ``responses[k]`` (positional pairing)."""
-        return len(self.items) == len(self.responses) and all(
-            i.id == r.item_id for i, r in zip(self.items, self.responses))
-
-    def pairs(self) -> Iterator[tuple[Item, Response]]:
-        """``(item, response)`` for every response whose item is known (see the module docstring).
-
-        A response whose item id has no item is skipped here; protocols count it as a failure.
-        """
-        if self.aligned:
-            yield from zip(self.items, self.responses)
-            return
-        by_id = {i.id: i for i in self.items}
-        for r in self.responses:
-            if r.item_id in by_id:
-                yield by_id[r.item_id], r
-
-    def conditions(self) -> tuple[str, ...]:
-        """Conditions with responses, ``correct`` first, then in file order."""
-        seen = list(dict.fromkeys(r.condition for r in self.responses))
-        return tuple(sorted(seen, key=lambda c: c != "correct"))
-
-    def orphans(self) -> list[ItemFailure]:
-        """A failure per response whose item id names no item."""
-        if self.aligned:
-            return []
-        known = {i.id for i in self.items}
-        return [ItemFailure(r.item_id, f"{r.condition}: response for unknown item {r.item_id!r}")
-                for r in self.responses if r.item_id not in known]
-
-    def model_name(self) -> str:
-        """:attr:`model`, else the responses' model names joined with ``+``, else ``"model"``."""
-        if self.model:
-            return self.model
-        names = sorted({r.model for r in self.responses if r.model and r.model != "unknown"})
-        return "+".join(names) or "model"
+    #: the published benchmark the file belongs to (its size, the options it brings), as
+    #: :func:`musiceval.data.formats.load_answers` recognises it; None for any other dataset
+    benchmark: Benchmark | None = None
 
 
 def split_labels(value) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from musiceval.data.answers import AnswerSet
+from musiceval.data.benchmarks import benchmark_of
 from musiceval.registry import Registry
 
 #: bytes :func:`detect_format` reads
@@ -251,7 +252,8 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
     """Load ``path`` with format ``fmt`` (a name or an :class:`AnswerFormat`), or the detected one.
 
     File-level problems of the loader (unreadable, not UTF-8, missing columns) are re-raised as
-    :class:`FormatError` naming the file; bad records are the AnswerSet's ``failures``.
+    :class:`FormatError` naming the file; bad records are the AnswerSet's ``failures``. The set
+    names its ``benchmark`` (:func:`musiceval.data.benchmarks.benchmark_of`).
     """
     path = Path(path)
     if fmt is None:
@@ -283,6 +285,7 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
     answers.source = answers.source or str(path)
     if "dataset" not in answers.extra:
         answers.extra["dataset"] = dataset_name(path)
+    answers.benchmark = benchmark_of(answers.extra, answers.format)
     return answers
 
 

@@ -52,8 +52,6 @@ def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_
     """Load ``source``'s answers (format detected from the content unless declared) and build its protocol."""
     from musiceval.data.formats import load_answers
 
-    from musiceval.data.benchmarks import benchmark_of
-
     answers = load_answers(source.path, source.format, protocol=source.protocol)
     options = protocol_options(source, config, cache_dir=cache_dir)
     settings = ProtocolSettings(seed=seed, options=options)
@@ -61,7 +59,7 @@ def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_
     run.model = source.model
     run.source = source.label
     run.items_sha256 = items_fingerprint(answers.items)  # type: ignore[attr-defined]
-    bench = benchmark_of(answers.extra, answers.format)
+    bench = answers.benchmark
     expected = source.options.get("expected_items") or (bench.items if bench is not None else None)
     run.accounting = Accounting(  # type: ignore[attr-defined]
         records=len(answers.responses) + len(answers.failures) + sum(len(e.ids) for e in answers.excluded),

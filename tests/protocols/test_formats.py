@@ -9,6 +9,7 @@ import pytest
 
 from musiceval.data.answers import AnswerSet
 from musiceval.data.formats import FORMATS, FormatError, detect_format, load_answers, sniff
+from musiceval.protocols.answers import model_name
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -46,7 +47,7 @@ def test_every_fixture_answer_file_is_detected(rel, expected):
     assert fmt.name == expected
     answers = load_answers(path)
     assert isinstance(answers, AnswerSet) and answers.format == expected and answers.source == str(path)
-    assert len(answers.responses) >= 200 and answers.model_name() != "model"
+    assert len(answers.responses) >= 200 and model_name(answers) != "model"
 
 
 def test_every_mir_fixture_output_is_cmi_bench_with_its_task():

@@ -20,6 +20,7 @@ import numpy as np
 from musiceval.data.answers import AnswerSet
 from musiceval.data.muchomusic import ChoiceRecord, distractor_setting
 from musiceval.metrics.choice import LETTERS, UNANSWERED, choice_summary, get_matcher, run_spread
+from musiceval.protocols.answers import orphans, pairs
 from musiceval.records import Item, ItemFailure, ItemScores, Response
 
 PUBLISHED_SETTING = "all"
@@ -38,8 +39,8 @@ def choice_records(answers: AnswerSet) -> LoadedChoices:
     """The engine's records of an answer set's (item, response) pairs, the shuffle index from
     ``meta["run"]``; the set's failures plus one per response whose item is unknown or has no
     options or no answer letter."""
-    loaded = LoadedChoices(failures=list(answers.failures) + answers.orphans())
-    for item, response in answers.pairs():
+    loaded = LoadedChoices(failures=list(answers.failures) + orphans(answers))
+    for item, response in pairs(answers):
         if not item.choices or item.answer not in LETTERS[: len(item.choices)]:
             loaded.failures.append(ItemFailure(item.id, f"{response.condition}: item has no options or no answer letter"))
             continue

@@ -22,6 +22,7 @@ from musiceval.data.factual_files import FORMATS, load_factual
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.extraction import Vocabulary, extract_labels
 from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
+from musiceval.protocols.answers import orphans
 from musiceval.records import ItemFailure, ItemScores
 
 __all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "factual_set", "llm_extractor", "load_factual",
@@ -68,7 +69,7 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
         for r in answers.responses:
             if r.condition == "random":
                 random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
-    data = FactualSet([], [], [], [], [], list(answers.failures) + answers.orphans())
+    data = FactualSet([], [], [], [], [], list(answers.failures) + orphans(answers))
 
     def text(chunks: dict[int, str]):
         return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))

@@ -16,7 +16,7 @@ each answer against the item's true labels.
   item. The derived Random is the answer permutation of "the model listens".
 
 Options: ``vocab`` (a vocabulary name such as ``nsynth``/``gtzan`` or a file; default: the
-benchmark's own, :mod:`musiceval.data.benchmarks`, for NSynth and CMI-Bench GTZAN files), ``extractor`` (``"rules"``, or a callable
+benchmark's own, the answer set's ``benchmark``, for NSynth and CMI-Bench GTZAN files), ``extractor`` (``"rules"``, or a callable
 ``texts -> [(labels or None, failure or None)]`` such as :func:`musiceval.protocols.factual.engine.llm_extractor`),
 ``chunks`` (None, ``"any"``, ``"majority"``), ``hierarchy`` (an FMA ``genres.csv`` path or a
 ``child -> parent`` mapping), ``n_permutations`` (2000), ``conditions`` (("correct", "random"); ``("correct",)`` skips Random).
@@ -29,6 +29,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.metrics.sets import best_constant_label_set
+from musiceval.protocols.answers import conditions as conditions_of, model_name
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.exclusions import Exclusion
 from musiceval.records import ItemFailure, ItemScores
@@ -91,6 +92,7 @@ class FactualProtocol(Protocol):
 
         settings = settings or ProtocolSettings()
         opts = settings.options
+        recorded, model = conditions_of(answers), model_name(answers)
         hierarchy, vocab = opts.get("hierarchy"), opts.get("vocab")
         if isinstance(hierarchy, str):
             from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
@@ -98,11 +100,8 @@ class FactualProtocol(Protocol):
             genres = load_fma_genres(hierarchy)
             vocab = load_vocabulary(vocab) if isinstance(vocab, str) else (vocab or fma_genre_vocabulary(genres))
             hierarchy = fma_genre_tree(genres, vocab)
-        if vocab is None:  # the benchmark's own vocabulary (a dasheng NSynth file, a CMI-Bench GTZAN file)
-            from musiceval.data.benchmarks import benchmark_of
-
-            bench = benchmark_of(answers.extra, answers.format)
-            vocab = bench.defaults.get("vocab") if bench is not None else None
+        if vocab is None and answers.benchmark is not None:  # the benchmark's own (dasheng NSynth, CMI-Bench GTZAN)
+            vocab = answers.benchmark.defaults.get("vocab")
         if vocab is None:
             raise ValueError(f"{answers.source or 'answers'}: no vocabulary; set the factual option 'vocab' "
                              "(nsynth, gtzan, fma-top, musicnet-instruments, musicnet-composers or a vocabulary file)")
@@ -121,13 +120,12 @@ class FactualProtocol(Protocol):
             texts["random"] = dict(data.random_texts)
         elif result.random_partner:  # the derangement score_factual drew
             texts["random"] = {i: (t[0] if len(t) == 1 else t) for i, t in result.random_partner.items()}
-        for condition in [c for c in CONTROL_CONDITIONS if c != "random" and c in answers.conditions()]:
+        for condition in [c for c in CONTROL_CONDITIONS if c != "random" and c in recorded]:
             cdata = factual_set(answers, condition)
             if cdata.n:
                 controls[condition] = score_factual(cdata, vocab, extract, conditions=("correct",),
                                                     **{**kw, "n_permutations": 2})
                 texts[condition] = dict(zip(cdata.ids, cdata.texts))
-        model = answers.model_name()
         return cls(result, data, vocab, controls=controls, model=model, source=answers.source, texts=texts)
 
     # ------------------------------------------------------------------ interface

@@ -30,6 +30,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
+from musiceval.protocols.answers import conditions as conditions_of, model_name, orphans
 from musiceval.protocols.base import PARSE_RATE, MetricInfo, Protocol, ProtocolSettings, register_protocol, with_exclusions
 from musiceval.records import ItemFailure, ItemScores
 
@@ -106,13 +107,14 @@ class FreeformProtocol(Protocol):
         rewrites = opts.get("rewrites")
         if isinstance(rewrites, (str, Path)):
             rewrites = load_rewrites(rewrites)
-        data = dataclasses.replace(answers, failures=list(answers.failures) + answers.orphans())
-        excluded = list(answers.excluded)
+        recorded_random, model = "random" in conditions_of(answers), model_name(answers)
+        data = dataclasses.replace(answers, failures=list(answers.failures) + orphans(answers))
+        not_compared: list[str] = []
         if opts.get("keep_compared_only"):
             prompt_count = Counter(r.prompt for r in data.responses if r.condition == "correct")
             keep = {r.item_id for r in data.responses if r.condition == "correct" and prompt_count[r.prompt] > 1}
             keep |= set(rewrites or ())
-            excluded += exclude("not_compared", [it.id for it in data.items if it.id not in keep])
+            not_compared = [it.id for it in data.items if it.id not in keep]
             data = dataclasses.replace(data, items=[it for it in data.items if it.id in keep],
                                        responses=[r for r in data.responses if r.item_id in keep])
         models = Models(sentence_encoder=opts.get("sentence_encoder", "minilm"), clap=opts.get("clap"),
@@ -132,9 +134,9 @@ class FreeformProtocol(Protocol):
             unknown = [m for m in metrics if m not in metric_names("freeform")]
             if unknown:
                 raise KeyError(f"freeform: unknown metric(s) {unknown}; registered: {', '.join(metric_names('freeform'))}")
-        excluded += _without_random(evaluation, recorded="random" in answers.conditions())
-        return cls(evaluation, metrics=tuple(metrics) if metrics else None, model=answers.model_name(), source=answers.source,
-                   excluded=tuple(excluded))
+        excluded = (*answers.excluded, *exclude("not_compared", not_compared), *_without_random(evaluation, recorded_random))
+        return cls(evaluation, metrics=tuple(metrics) if metrics else None, model=model, source=answers.source,
+                   excluded=excluded)
 
     # ------------------------------------------------------------------ interface
 

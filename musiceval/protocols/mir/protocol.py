@@ -33,6 +33,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
+from musiceval.protocols.answers import conditions as conditions_of, model_name, orphans, pairs
 from musiceval.protocols.base import (CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings,
                                      register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores
@@ -52,15 +53,15 @@ UNITS = {"accuracy": "accuracy (0-1)", "weighted_score": "MIREX weighted key sco
          "overall_accuracy": "melody overall accuracy (0-1)"}
 
 
-def _records(answers: AnswerSet, condition: str) -> list[OutputRecord]:
-    out = []
-    for k, (item, r) in enumerate(answers.pairs()):
-        if r.condition != condition:
-            continue
+def _records(answers: AnswerSet) -> dict[str, list[OutputRecord]]:
+    """The answer set's records by condition (``correct`` first, then in file order), in one pass."""
+    out: dict[str, list[OutputRecord]] = {c: [] for c in ("correct", *conditions_of(answers))}
+    for k, (item, r) in enumerate(pairs(answers)):
         meta = item.meta or {}
-        out.append(OutputRecord(item_id=item.id, index=int(meta.get("index", k)), question=item.question or r.prompt,
-                                response=r.text, correct_answer=item.reference if item.reference is not None else ",".join(item.labels),
-                                audioid=str(meta.get("audioid", "")), group=item.group or item.id, other=meta.get("other", "")))
+        out[r.condition].append(OutputRecord(
+            item_id=item.id, index=int(meta.get("index", k)), question=item.question or r.prompt, response=r.text,
+            correct_answer=item.reference if item.reference is not None else ",".join(item.labels),
+            audioid=str(meta.get("audioid", "")), group=item.group or item.id, other=meta.get("other", "")))
     return out
 
 
@@ -161,32 +162,30 @@ class MirProtocol(Protocol):
             check_compat(compat)
         except ValueError as exc:  # before any encoder loads
             raise ValueError(f"{answers.source or 'answers'}: mir option 'compat': {exc}") from None
-        max_items = opts.get("max_items")
-        records = {"correct": _records(answers, "correct")}
-        excluded = list(answers.excluded)
+        failures, model = list(answers.failures) + orphans(answers), model_name(answers)
+        records = _records(answers)
+        correct, beyond, max_items = records["correct"], [], opts.get("max_items")
         if max_items is not None:
-            beyond = records["correct"][int(max_items):]
-            excluded += exclude("beyond_max_items", [r.item_id for r in beyond],
-                                detail=f"first {int(max_items)} of {len(records['correct'])} records")
-            records["correct"] = records["correct"][: int(max_items)]
-        keep = {r.item_id for r in records["correct"]}
-        for condition in answers.conditions():
-            if condition != "correct":
-                records[condition] = [r for r in _records(answers, condition) if r.item_id in keep]
+            correct, beyond = correct[: int(max_items)], correct[int(max_items):]
+        keep = {r.item_id for r in correct}
+        records = {c: correct if c == "correct" else [r for r in rs if r.item_id in keep] for c, rs in records.items()}
         recorded_random = "random" in records
-        if "random" not in records and len(records["correct"]) >= 2:
-            rc = records["correct"]
-            rr = random_recorded_responses([r.item_id for r in rc], [r.question for r in rc], [r.response for r in rc],
-                                           settings.seed, clips=[r.group for r in rc])
+        if not recorded_random and len(correct) >= 2:
+            rr = random_recorded_responses([r.item_id for r in correct], [r.question for r in correct],
+                                           [r.response for r in correct], settings.seed, clips=[r.group for r in correct])
             partner = rr.draws[0]
             derived = [OutputRecord(r.item_id, r.index, r.question, partner[r.item_id], r.correct_answer, r.audioid,
-                                    r.group, r.other) for r in rc if r.item_id in partner]
+                                    r.group, r.other) for r in correct if r.item_id in partner]
             if derived:
                 records["random"] = derived
-        derived_conditions = ("random",) if "random" in records and "random" not in answers.conditions() else ()
+        derived_conditions = ("random",) if "random" in records and not recorded_random else ()
         paired = {r.item_id for r in records.get("random", ())}
-        excluded += exclude("no_random_partner", [r.item_id for r in records["correct"] if r.item_id not in paired],
-                            conditions=("random",), detail=NO_RANDOM_ROW if recorded_random else NO_SAME_PROMPT_PARTNER)
+        excluded = [*answers.excluded,
+                    *(exclude("beyond_max_items", [r.item_id for r in beyond],
+                              detail=f"first {int(max_items)} of {len(correct) + len(beyond)} records")
+                      if max_items is not None else ()),
+                    *exclude("no_random_partner", [r.item_id for r in correct if r.item_id not in paired],
+                             conditions=("random",), detail=NO_RANDOM_ROW if recorded_random else NO_SAME_PROMPT_PARTNER)]
         family = FAMILIES[task]
         embed = opts.get("embed")
         if family == "tagging" and embed is None:
@@ -198,9 +197,9 @@ class MirProtocol(Protocol):
         if family == "captioning" and bertscorer is None and opts.get("bertscore_model") != "none":
             from musiceval.protocols.mir.engine import bertscore_choice, shared_bertscorer
 
-            model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
-            bertscorer, reason = shared_bertscorer(model, layers, opts.get("cache_dir"), threads=opts.get("threads"))
-            bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
+            bert_model, layers = bertscore_choice(opts.get("bertscore_model"), opts.get("bertscore_layers"), compat)
+            bertscorer, reason = shared_bertscorer(bert_model, layers, opts.get("cache_dir"), threads=opts.get("threads"))
+            bert_info = {"model": bert_model, "layers": layers, "rescaled": False, "error": reason}
         query_prefix = ""
         if family == "tagging":
             from musiceval.protocols.mir.engine import query_prefix_for
@@ -212,7 +211,7 @@ class MirProtocol(Protocol):
 
             memo = BaselineStore(opts["cache_dir"])
         return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,
-                   failures=list(answers.failures) + answers.orphans(), model=answers.model_name(), source=answers.source,
+                   failures=failures, model=model, source=answers.source,
                    query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions, excluded=tuple(excluded))
 
     def result(self, condition: str = "correct"):
