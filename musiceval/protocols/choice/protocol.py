@@ -25,6 +25,7 @@ import numpy as np
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.metrics.choice import answer_permutation_accuracy, best_constant_answer
+from musiceval.protocols.answers import model_name
 from musiceval.protocols.base import PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.ranges import AT_LEAST_ONE, SHARE, Range
 from musiceval.records import ItemFailure, ItemScores
@@ -73,8 +74,7 @@ class ChoiceProtocol(Protocol):
         matcher = str(settings.options.get("matcher", "muchomusic"))
         loaded = choice_records(answers)
         result = score_records(loaded.records, matcher, loaded.failures)
-        model = answers.model or (result.model if result.model != "unknown" else "model")
-        return cls(result, loaded.records, failures=loaded.failures, model=model, source=answers.source)
+        return cls(result, loaded.records, failures=loaded.failures, model=model_name(answers), source=answers.source)
 
     # ------------------------------------------------------------------ interface
 
