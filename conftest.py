@@ -3,7 +3,7 @@
 - The Hugging Face hub is never contacted (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE).
 - Sockets may only connect to loopback: a test that tries the network fails at once, naming
   the address, instead of hanging or silently depending on it.
-- WordNet for METEOR is looked up in ``<venv>/nltk_data`` (where scripts/install_wordnet.sh puts it).
+- WordNet for METEOR is looked up in ``<venv>/nltk_data`` (where ``musiceval setup``, run by scripts/setup.sh, puts it).
 """
 from __future__ import annotations
 

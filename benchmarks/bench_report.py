@@ -5,7 +5,7 @@
 The run: ``--run DIR`` (a finished results directory), else the embedded default, made once by
 ``pytest evals/ -n 2 --musiceval-results-dir .musiceval/results/bench-report`` (a few minutes).
 Larger runs copy it with every gate repeated under a new name (``<name> #k``) up to ``--gates``;
-its samples.jsonl is kept as it is. Each measurement is one child process
+its per-item files (``scores.jsonl.xz``, ``samples.jsonl.xz``) are kept as they are. Each measurement is one child process
 ``python -m musiceval.cli report <copy>``: wall time from start to exit, peak RSS of the child
 (``getrusage``), the size of the report.html it wrote. The figure to compare with the goal is
 seconds per 1,000 gates. There is no peer implementation to run beside it.
@@ -48,8 +48,8 @@ def scaled(run: Path, gates: int | None, into: Path) -> tuple[Path, int]:
         results["gates"] = [dict(g, name=g["name"] + (f" #{k // len(base)}" if k >= len(base) else ""))
                             for k, g in ((k, base[k % len(base)]) for k in range(gates))]
     (into / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    if (run / "samples.jsonl").is_file():
-        shutil.copy(run / "samples.jsonl", into / "samples.jsonl")
+    for name in results.get("artefacts") or {}:  # the per-item files results.json records (and their sha256)
+        shutil.copy(run / name, into / name)
     return into, len(results["gates"])
 
 

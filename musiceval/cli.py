@@ -1,7 +1,7 @@
 """The ``musiceval`` command: one subcommand per registered command (:mod:`musiceval.commands.registry`:
-``score``, ``generate``, ``merge``, ``rewrite``, ``mir-live``, ``init``, ``compare``, ``power``,
-``cache``, ``data``, ``run``, ``report``, and any a plugin registers); each is documented in its
-module under :mod:`musiceval.commands`. Input errors
+``score``, ``generate``, ``merge``, ``rewrite``, ``mir-live``, ``init``, ``setup``, ``compare``,
+``power``, ``cache``, ``data``, ``run``, ``report``, and any a plugin registers); each is documented
+in its module under :mod:`musiceval.commands`. Input errors
 print one line naming the file, line and field on stderr and exit with code 2 (a traceback only
 with ``--debug``); so do unwritable outputs (a read-only file system, a missing permission).
 Partial results are never written as if complete.

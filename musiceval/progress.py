@@ -2,7 +2,8 @@
 
 The mode is set once per command from ``--progress`` / ``--no-progress`` (:func:`set_mode`):
 forced on, forced off, or (the default) on only when stderr is a terminal, so logs and pipes
-get no carriage-return noise and ``--json`` output is never touched.
+get no carriage-return noise and ``--json`` output is never touched. Code that draws its own bars
+(tqdm in the data catalogue, ``huggingface_hub``'s downloads) asks :func:`enabled` first.
 """
 from __future__ import annotations
 

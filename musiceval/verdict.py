@@ -95,6 +95,25 @@ def is_required(g: Mapping[str, Any], required: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(check, p) or fnmatch.fnmatchcase(p, check) for p in required)
 
 
+def group_errors(errors: Sequence[tuple[str, str, str]], named: int = 3) -> list[str]:
+    """One reason per cause, in the order causes first occurred. ``errors`` are ``(where, what, cause)``
+    triples (``"evals/x.py::test_a[s]"``, ``"errored in setup"``, ``"WordNetMissingError: ..."``); a
+    cause seen once reads ``"<where> <what>: <cause>"``, a cause seen N times ``"<cause> (N tests: a,
+    b, c and 2 more)"``, the tests named without their module path."""
+    by_cause: dict[str, list[tuple[str, str]]] = {}
+    for where, what, cause in errors:
+        by_cause.setdefault(cause, []).append((where, what))
+    out = []
+    for cause, hits in by_cause.items():
+        if len(hits) == 1:
+            out.append(f"{hits[0][0]} {hits[0][1]}: {cause}")
+            continue
+        names = [where.rpartition("::")[2] for where, _ in hits]
+        more = f" and {len(names) - named} more" if len(names) > named else ""
+        out.append(f"{cause} ({len(names)} tests: {', '.join(names[:named])}{more})")
+    return out
+
+
 def decide(
     gates: Sequence[Mapping[str, Any]],
     *,

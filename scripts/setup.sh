@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up .venv for musiceval: CPU torch 2.13.0 first (so nothing pulls CUDA wheels), then the
-# package with [dev], then WordNet for METEOR. Idempotent; a no-op in seconds when already done
-# (re-runs pip only when pyproject.toml changed). Says what it installs, and why, before it does.
+# package with [dev], then WordNet for METEOR (`musiceval setup`). Idempotent; a no-op in seconds
+# when already done (re-runs pip only when pyproject.toml changed). Says what it installs, and why,
+# before it does.
 #
 # Python packages go into .venv only. System-wide, with apt-get: WordNet 3.0 (Debian's
 # wordnet-base and wordnet-sense-index; METEOR needs it) when /usr/share/wordnet lacks it, and
@@ -33,10 +34,21 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.musiceval-setup-*
   touch "$stamp"
 fi
-if [ -f scripts/install_wordnet.sh ]; then
-  NLTK_DATA="${NLTK_DATA:-$PWD/.venv/nltk_data}" bash scripts/install_wordnet.sh
+# WordNet 3.0 for METEOR (it refuses to run without it): `musiceval setup` copies Debian's files into
+# .venv/nltk_data (<sys.prefix>/nltk_data of the venv, which nltk and conftest.py search; $NLTK_DATA's
+# first entry when set). The Debian packages are installed first when /usr/share/wordnet lacks them.
+if ! .venv/bin/musiceval setup --check >/dev/null; then
+  if [ ! -s /usr/share/wordnet/data.noun ] || [ ! -s /usr/share/wordnet/index.sense ]; then
+    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO=sudo; else SUDO=; fi
+    echo "setup: installing the Debian packages wordnet-base and wordnet-sense-index (WordNet 3.0," \
+         "system-wide, with apt-get${SUDO:+ through sudo}): METEOR's synonym stage needs them;" \
+         "\`musiceval setup\` then copies them to ${NLTK_DATA:-.venv/nltk_data}"
+    $SUDO apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index >/dev/null \
+      || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index >/dev/null; }
+  fi
+  .venv/bin/musiceval setup
 fi
 # Chromium (report screenshots, the report's browser test) is optional and system-wide: only on request
 if [ "${MUSICEVAL_INSTALL_BROWSER:-0}" = "1" ]; then
-  bash scripts/install_browser.sh
+  bash scripts/install_browser.sh --yes
 fi

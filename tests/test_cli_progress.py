@@ -108,3 +108,31 @@ def test_version():
     res = subprocess.run([sys.executable, "-m", "musiceval.cli", "--version"], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert res.stdout.strip() == f"musiceval {__version__}"
+
+
+@pytest.mark.parametrize("command", ["prepare", "check"])
+def test_data_commands_write_no_bar_to_a_redirected_stderr(command, tmp_path):
+    """``data prepare`` / ``data check`` with stderr to a file: no tqdm bar (no carriage return)
+    unless ``--progress`` forces it, as the flag's help says."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from tests.catalogue.conftest import NSYNTH_URL, nsynth_archive
+        from tests.catalogue.mirror import tone_bytes, url_file
+    finally:
+        sys.path.remove(str(ROOT))
+    url_file(tmp_path / "mirror", NSYNTH_URL, nsynth_archive({f"bass_synthetic_068-049-0{k:02d}": tone_bytes(110 + k)
+                                                                for k in range(12)}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MUSICEVAL_URL_MIRROR": str(tmp_path / "mirror")}
+    argv = [sys.executable, "-m", "musiceval.cli", "data", command, "nsynth", "--data-root", str(tmp_path / "data")]
+    if command == "check":
+        subprocess.run([*argv[:4], "prepare", *argv[5:]], env=env, cwd=tmp_path, capture_output=True, timeout=300, check=True)
+
+    def stderr_of(*extra: str) -> str:
+        with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as err:
+            res = subprocess.run([*argv, *extra], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=err, timeout=300)
+        assert res.returncode == 0, (tmp_path / "stderr.txt").read_text()
+        return (tmp_path / "stderr.txt").read_bytes().decode()  # bytes: text mode would turn \r into \n
+
+    assert "\r" not in stderr_of()  # a file is not a terminal
+    assert "\r" not in stderr_of("--no-progress")
+    assert "\r" in stderr_of("--progress")  # forced on: the bar is there (so the check above means something)

@@ -235,3 +235,42 @@ def test_runs_whose_scorer_side_differs_are_refused(pytester):
     out, _ = _regression_run(pytester, "v1b", good, '[baseline]\nresults = "r1"', "r2")
     assert out.ret == 1
     out.stdout.fnmatch_lines(["*not comparable with the baseline*", "*scorer.seed: 1 (A) != 0 (B)*"])
+
+
+BASELINE_LACKS_A_TASK = """
+[[model]]
+name = "qwen2"
+[[model.answers]]
+protocol = "mir"
+dir = "qwen2"
+[defaults]
+min_coverage = 0.01   # slices of the published files
+[baseline]
+name = "qwen"
+[[baseline.answers]]
+protocol = "mir"
+dir = "qwen"
+"""
+
+
+def test_a_baseline_lacking_a_task_leaves_that_task_not_applicable_and_the_others_decided(pytester):
+    """The baseline has no MTG_genre and an EMO_valence its protocol refuses as a whole: MTG_genre's
+    regression gate is not applicable ("not in the baseline"), no other source's error reaches it,
+    and the verdict is the gates' own."""
+    _need_shared()
+    for model, tasks in (("qwen2", ("GTZAN", "MTG_genre", "EMO_valence")), ("qwen", ("GTZAN", "EMO_valence"))):
+        (pytester.path / model).mkdir()
+        for task in tasks:
+            _slice(SHARED / "cmi-bench" / "outputs" / "ltu" / f"ltu_{task}.jsonl", pytester.path / model / f"{model}_{task}.jsonl", 120)
+    out, run = _run(_project(pytester, BASELINE_LACKS_A_TASK))
+    assert run["verdict"] in ("PASSED", "FAILED", "INCONCLUSIVE"), run["verdict_detail"]
+    assert out.ret == (0 if run["verdict"] == "PASSED" else 1)
+    regression = {g["source"]: g for g in run["gates"] if "/regression/" in g.get("check", "") or
+                  g["name"].startswith("test_not_worse_than_the_baseline")}
+    genre = regression["MTG_genre"]
+    assert genre["outcome"] == "N/A" and "not in the baseline" in genre["detail"], genre
+    gtzan = [g for g in run["gates"] if g.get("source") == "GTZAN" and "/regression/" in g.get("check", "")]
+    assert gtzan and all(g["outcome"] in ("PASS", "FAIL", "INCONCLUSIVE") for g in gtzan)
+    assert not run["errors"]
+    last = out.outlines[-1]
+    assert last.startswith(f"musiceval: {run['verdict']}: qwen2") and "EMO_valence" not in last

@@ -169,8 +169,9 @@ def _results_dir(run: Path, klass: str, target: str = "results.json") -> Path:
     (parts / "main.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     write_run(run, {"seed": 0})
     template = json.loads((run / "results.json").read_text()) if target == "results.json" else rows[0]
+    # a hostile scores.jsonl replaces the run's scores.jsonl.xz (read as an uncompressed older run's)
+    (run / ("scores.jsonl.xz" if target == "scores.jsonl" else target)).unlink()
     dest = run / target
-    dest.unlink()
     keep_one = klass in ("valid", "bom", "crlf", "extra_fields", "number_as_id", "symlink_out") or klass in FILE_KINDS
     text_field = next((k for k, v in template.items() if isinstance(v, str)), next(iter(template)))
     make_jsonl(klass, dest, template, id_field=None, text_field=text_field,
@@ -361,3 +362,22 @@ def test_hostile_suite_config_is_a_config_error(klass, tmp_path):
         load_config(path, tmp_path)
     except ConfigError as exc:
         assert str(path) in str(exc) and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("damage", ["torn", "not_xz", "empty"])
+def test_results_load_on_a_damaged_compressed_scores_file(damage, tmp_path):
+    """A scores.jsonl.xz cut short, not xz at all, or empty, with and without the digest
+    results.json recorded for it: a ResultsError naming the file, never a raw lzma error."""
+    from musiceval import results
+
+    run = _results_dir(tmp_path / "run", "valid")
+    gz = run / "scores.jsonl.xz"
+    data = gz.read_bytes()
+    gz.write_bytes({"torn": data[: len(data) // 2], "not_xz": b"not xz at all\n", "empty": b""}[damage])
+    with pytest.raises(results.ResultsError, match="scores.jsonl.xz"):
+        results.load(run)
+    meta = json.loads((run / "results.json").read_text())
+    meta["artefacts"].pop("scores.jsonl.xz")  # no digest to compare: the xz reader itself must refuse it
+    (run / "results.json").write_text(json.dumps(meta))
+    with pytest.raises(results.ResultsError, match="scores.jsonl.xz: not a readable xz file"):
+        results.load(run)

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from musiceval import __version__
 from musiceval.cli import main
-from musiceval.commands.init import GITHUB_WORKFLOW, GITLAB_CI
+from musiceval.commands.init import github_workflow, gitlab_ci
+from musiceval.commands.install_origin import from_direct_url
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
@@ -44,6 +46,7 @@ def test_init_writes_the_config_the_entry_module_and_ci_files_and_overwrites_not
     config = (repo / "musiceval.toml").read_text(encoding="utf-8")
     assert 'name = "ours-v2"' in config and 'file = "runs/mc.jsonl"' in config and 'dir = "runs/cmi"' in config
     assert 'format = "dasheng-choice"' in config and "notes.csv" in out.err  # not an answer file: said, not declared
+    assert "\ninstall: musiceval[sentence,bertscore]" in out.out and " (from " in out.out  # the line and its origin
     assert (repo / "evals" / "test_musiceval.py").read_text(encoding="utf-8") == (REPO / "evals" / "test_musiceval.py").read_text(encoding="utf-8")
     (repo / "musiceval.toml").write_text("# mine\n", encoding="utf-8")
     assert main(["init", str(repo)]) == 0
@@ -51,19 +54,39 @@ def test_init_writes_the_config_the_entry_module_and_ci_files_and_overwrites_not
     assert capsys.readouterr().out.count("kept") == 4
 
 
-def test_the_ci_files_are_the_ones_the_docs_show():
+def test_the_ci_files_are_the_ones_the_docs_show(tmp_path):
+    """The page shows the files init writes for musiceval installed from a package index (no
+    direct_url.json); its table gives the install line of every other origin (tests/test_install_origin.py)."""
     page = (REPO / "docs" / "use-in-your-ci.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
-    assert blocks == [GITHUB_WORKFLOW, GITLAB_CI]
+    from_index = from_direct_url(None, __version__, tmp_path)
+    assert blocks == [github_workflow(from_index), gitlab_ci(from_index)]
     for block in blocks:
         yaml.safe_load(block)
+    assert f"`{from_index.line()}`" in page
+
+
+def test_install_names_the_line_and_a_bad_one_is_refused_before_anything_is_written(tmp_path, capsys):
+    requirement = "musiceval[sentence,bertscore] @ git+https://github.com/ORG/musiceval@v0.1.0"
+    assert main(["init", str(tmp_path / "team"), "--install", requirement]) == 2  # not a directory yet
+    assert "not a directory" in capsys.readouterr().err
+    (tmp_path / "team").mkdir()
+    assert main(["init", str(tmp_path / "team"), "--install", "musiceval[sentence,bertscore] @@ x"]) == 2
+    err = capsys.readouterr().err
+    assert "--install" in err and "not a PEP 508 requirement" in err and len(err.strip().splitlines()) == 1
+    assert not any((tmp_path / "team").iterdir())
+    assert main(["init", str(tmp_path / "team"), "--install", requirement]) == 0
+    assert f"install: {requirement} (from --install)" in capsys.readouterr().out
+    for path in (".github/workflows/musiceval.yml", ".gitlab/musiceval.gitlab-ci.yml"):
+        assert f'pip install "{requirement}"' in (tmp_path / "team" / path).read_text(encoding="utf-8")
 
 
 def _gate_commands(workflow: str) -> list[str]:
-    """The workflow's run steps, less the installs (they need the network; this machine has musiceval)."""
+    """The workflow's run steps, less the installs and ``musiceval setup`` (they need the network;
+    this machine has musiceval and WordNet)."""
     steps = yaml.safe_load(workflow)["jobs"]["release-gates"]["steps"]
     runs = [s["run"] for s in steps if "run" in s]
-    return [r for r in runs if not r.startswith("pip install")]
+    return [r for r in runs if not r.startswith(("pip install", "musiceval setup"))]
 
 
 def test_the_github_workflow_runs_the_gates_on_the_repository_init_set_up(repo):

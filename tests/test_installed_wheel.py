@@ -7,19 +7,16 @@ gates a repository outside the checkout that holds only a ``musiceval.toml`` and
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import sysconfig
-import zipfile
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
-              REPO.parent / "shared" / "data")
+from tests import wheel_env
+
+REPO, SHARED = wheel_env.REPO, wheel_env.SHARED
 CONFIG = """
 [[model]]
 name = "ours-v2"
@@ -38,40 +35,16 @@ min_coverage = 0.01   # slices of the published files
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    # no PYTHONPATH: the installed wheel, not this checkout (tests/conftest.py points subprocesses here)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+    return wheel_env.run(cmd, cwd)
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """The python of a fresh venv with the wheel of this checkout installed (no network, no build isolation)."""
+    """The python of a fresh venv with the wheel of this checkout installed (no network)."""
     work = tmp_path_factory.mktemp("wheel")
-    src = work / "src"  # build from a copy: the checkout gets no build/ or egg-info
-    shutil.copytree(REPO / "musiceval", src / "musiceval", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, src / name)
-    built = _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
-                  "-w", str(work / "dist"), "-q"], work)
-    assert built.returncode == 0, built.stderr
-    (wheel,) = (work / "dist").glob("musiceval-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("musiceval/evals/release_gates.py", "musiceval/evals/audio/manifest.jsonl",
-                   "musiceval/data/audioset_ontology.json", "musiceval/suite/schema.py"):
-        assert needed in names, needed
-    assert not any(n.startswith(("fixtures/", "evals/", "tests/")) for n in names)  # the demo stays in the checkout
-    venv = work / "venv"
-    # without its own pip: the .pth below lends it this one
-    assert _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)], work).returncode == 0
-    python = venv / "bin" / "python"
-    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], work).stdout.strip()
-    # the dependencies already present on this machine, offline
-    (Path(site) / "_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    done = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], work)
-    assert done.returncode == 0, done.stderr
-    where = _run([str(python), "-c", "import musiceval.evals; print(musiceval.evals.__file__)"], work).stdout
-    assert where.startswith(str(venv)), where  # the installed package, not this checkout
-    return python
+    bin_dir = wheel_env.fresh_venv(work / "venv")
+    wheel_env.install(bin_dir, str(wheel_env.build_wheel(work)))
+    return bin_dir / "python"
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"exclusions", "keys", "stats", "parsers", "extraction", "verdict"},
     {"data"},
     {"encoders", "conditions", "models"},
-    {"metrics", "generate", "llm", "gates"},
+    {"metrics", "generate", "llm", "gates", "wordnet_setup"},
     {"protocols"},
     {"provenance"},
     {"results"},

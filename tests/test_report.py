@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import lzma
 import json
 import re
 
@@ -34,12 +35,14 @@ def test_banner_and_failed_gate_come_first(run_dir):
     assert run["verdict"] == "FAILED"
     body = html[html.index("<body>"):]
     assert body.index("RELEASE GATES: 1 FAILED") < body.index(FAILED_GATE) < body.index("instruction-following rate")
-    # the failed gate states what its number is and the rule, on one scale
-    card = body[body.index('class="card FAIL"'):]
-    card = card[:card.index("</div>")]
-    assert "accuracy difference from chance (0-1)" in card and "estimate -0.15" in card and "bar &gt; 0" in card
+    # the failed gate's row states what its number is, with its interval and bar, on one scale, and the rule
+    row = body[body.index('<tr class="gate" data-outcome="FAIL">'):]
+    row = row[:row.index("</tr>")]
+    assert FAILED_GATE in row and "accuracy difference from chance (0-1)" in row
+    assert "-0.150 [-0.240, -0.050]" in row and "&gt; 0<" in row and "detectable effect 0.18" in row
+    assert 'title="PASS when the lower end of the 95% interval' in row
     md = (run_dir / "report.md").read_text()
-    assert md.index("RELEASE GATES: 1 FAILED") < md.index("## Failed and inconclusive gates") < md.index("## choice")
+    assert md.index("RELEASE GATES: 1 FAILED") < md.index("## Failed and undecided gates (3)") < md.index("## choice")
 
 
 def test_scales_name_what_the_number_is():
@@ -146,7 +149,7 @@ def test_optional_keys_absent_still_render(tmp_path):
     assert "RELEASE GATES PASSED" in (tmp_path / "report.html").read_text()
 
 
-def test_sample_rows_in_parts_become_samples_jsonl(tmp_path):
+def test_sample_rows_in_parts_become_samples_jsonl_gz(tmp_path):
     from tests.report_run import samples
 
     parts = tmp_path / "parts"
@@ -157,7 +160,7 @@ def test_sample_rows_in_parts_become_samples_jsonl(tmp_path):
     from musiceval.report import write_run
 
     write_run(tmp_path, {})
-    lines = [json.loads(x) for x in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    lines = [json.loads(x) for x in lzma.open(tmp_path / "samples.jsonl.xz", "rt").read().splitlines()]
     assert [s["item_id"] for s in lines] == ["q0", "q0", "q1", "q1"] and "type" not in lines[0]
     assert len(_samples((tmp_path / "report.html").read_text())) == 4
 
@@ -168,7 +171,7 @@ def test_rule_follows_higher_is_better():
     g = {"test": "bootstrap CI of the mean (bca)", "metric": "wer", "threshold": 0.3, "outcome": "PASS",
          "higher_is_better": False, "alpha": 0.1}
     text = rule(g, scale(g))
-    assert text.startswith("PASS when the upper end of the 90% interval of the mean wer is below 0.3")
+    assert text.startswith("PASS when the upper end of the 90% interval of the mean wer is at or below 0.3")
 
 
 def test_a_parse_rate_gate_shows_its_threshold_as_the_bar_not_a_chance_level():

@@ -35,8 +35,8 @@ def test_banner_failed_gate_plot_and_sample_are_visible(page):
     banner = page.locator("#verdict")
     assert banner.is_visible() and banner.inner_text().startswith("RELEASE GATES: 1 FAILED")
     assert banner.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(198, 40, 40)"  # red
-    card = page.locator(".card.FAIL")
-    assert card.is_visible() and FAILED_GATE in card.inner_text()
+    row = page.locator("table.first tr[data-outcome=FAIL]")
+    assert row.is_visible() and FAILED_GATE in row.inner_text()
     # the protocol with a FAIL is open; its forest plot is a decoded, visible image
     plot = page.locator("details#p-choice img.plot").first
     assert plot.is_visible() and plot.evaluate("img => img.decode().then(() => img.naturalWidth)") > 300

@@ -7,6 +7,7 @@ Each case is a scratch project run in a subprocess, as a team would run it.
 """
 from __future__ import annotations
 
+import lzma
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -138,7 +139,7 @@ def test_a_full_disk_is_an_error_never_a_passed_results_json(pytester):
     res = pytester.path / "res"
     run = json.loads((res / "results.json").read_text(encoding="utf-8"))
     assert run["verdict"] == "ERROR" and "No space left on device" in run["verdict_detail"]["reasons"][0]
-    assert not (res / "report.html").exists() and not (res / "report.md").exists() and not (res / "scores.jsonl").exists()
+    assert not any((res / name).exists() for name in ("report.html", "report.md", "scores.jsonl.xz", "scores.jsonl"))
     assert out.ret != 0 and out.outlines[-1].startswith("musiceval: ERROR:")
     assert _words(pytester, out)["junit"] == "ERROR"
 
@@ -189,15 +190,19 @@ def test_live(gate, music_lm, model_spec):
     out = _run(pytester, "--musiceval-model", spec)
     captured = out.stdout.str() + out.stderr.str()
     assert SECRET not in captured and "user:***@127.0.0.1" in captured
-    files = [p for p in pytester.path.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".html", ".xml")]
-    assert any(p.name == "results.json" for p in files) and any(p.parent.name == "parts" for p in files)
-    leaks = [str(p) for p in files if SECRET in p.read_text(encoding="utf-8", errors="replace")]
+    files = [p for p in pytester.path.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".xz", ".md", ".html", ".xml")]
+    assert any(p.name == "results.json" for p in files) and any(p.name == "scores.jsonl.xz" for p in files)
+
+    def text(p):
+        return (lzma.decompress(p.read_bytes()) if p.suffix == ".xz" else p.read_bytes()).decode("utf-8", "replace")
+
+    leaks = [str(p) for p in files if SECRET in text(p)]
     assert leaks == []
 
 
 def test_report_and_compare_refuse_a_results_dir_whose_files_contradict_results_json(tmp_path, capsys):
-    """A scores.jsonl torn or changed after the run: ``musiceval report`` says so and exits 2, and a
-    comparison refuses it as a baseline."""
+    """A scores.jsonl.xz torn or changed after the run: ``musiceval report`` says so and exits 2, and
+    a comparison refuses it as a baseline."""
     from musiceval import results
     from musiceval.cli import main
     from musiceval.results.files import ResultsError
@@ -205,7 +210,7 @@ def test_report_and_compare_refuse_a_results_dir_whose_files_contradict_results_
 
     make_run(tmp_path)
     assert main(["report", str(tmp_path)]) == 0
-    scores = tmp_path / "scores.jsonl"
+    scores = tmp_path / "scores.jsonl.xz"
     scores.write_bytes(scores.read_bytes()[: len(scores.read_bytes()) // 2])  # torn at half its size
     capsys.readouterr()
     assert main(["report", str(tmp_path)]) == 2

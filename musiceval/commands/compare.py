@@ -46,7 +46,7 @@ def _margins(values: list[str]) -> tuple[float, dict[str, float]]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("runs", nargs="+", help="results directories (results.json + scores.jsonl), baseline first")
+    parser.add_argument("runs", nargs="+", help="results directories (results.json + scores.jsonl.xz), baseline first")
     parser.add_argument("--margin", action="append", default=[], metavar="[KEY=]NUMBER",
                         help=f"non-inferiority margin in the metric's units; bare number: the default "
                              f"({DEFAULT_MARGIN}); KEY=NUMBER for a protocol/metric, metric or protocol (repeatable)")

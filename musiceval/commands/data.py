@@ -6,10 +6,13 @@
 - ``prepare NAME [--audio-dir DIR] [--questions FILE]`` fetches and checks it
   (:mod:`musiceval.data.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
   20, all in the lock) and the ``musiceval generate`` command for the manifest;
-- ``check NAME`` re-hashes the question files and clips against the lock
-  (:mod:`musiceval.data.catalogue.check`); exit 1 with one line per problem.
+- ``check [NAME]`` re-hashes the question files and clips against the lock
+  (:mod:`musiceval.data.catalogue.check`); without a name, every benchmark prepared under the data
+  root; exit 1 with one line per problem.
 
-Data root: ``--data-root`` or ``$MUSICEVAL_DATA``, else ``.musiceval/data``.
+Data root: ``--data-root`` or ``$MUSICEVAL_DATA``, else ``.musiceval/data``. Progress bars
+(``--progress`` / ``--no-progress``, :mod:`musiceval.progress`) only when stderr is a terminal
+unless forced.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import json
 import sys
 from pathlib import Path
 
+from musiceval import progress
 from musiceval.data.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
 from musiceval.commands.registry import register_command
 
@@ -30,9 +34,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for name, helptext, func in (("prepare", "download, check every clip, write manifest.jsonl and the lock file", run_prepare),
                                  ("check", "re-verify prepared data against its lock file", run_check)):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("names", metavar="NAME", help="benchmark name(s), comma-separated (`musiceval data list`)")
+        if name == "check":
+            p.add_argument("names", metavar="NAME", nargs="?", default=None,
+                           help="benchmark name(s), comma-separated (default: every benchmark prepared under the data root)")
+        else:
+            p.add_argument("names", metavar="NAME", help="benchmark name(s), comma-separated (`musiceval data list`)")
         p.add_argument("--data-root", type=Path, default=None, help="root of prepared benchmarks (default $MUSICEVAL_DATA or .musiceval/data)")
-        p.add_argument("--no-progress", action="store_true", help="no progress bars")
+        progress.add_progress_arguments(p)
         if name == "prepare":
             p.add_argument("--audio-dir", type=Path, default=None, help="folder holding the clips (benchmarks that ship none)")
             p.add_argument("--questions", type=Path, default=None, help="use this copy of the question file instead of downloading it")
@@ -65,6 +73,12 @@ def _root(args: argparse.Namespace) -> Path:
     return data_root(args.data_root)
 
 
+def _bars(args: argparse.Namespace) -> bool:
+    """Progress bars: ``--progress`` / ``--no-progress``, else only when stderr is a terminal."""
+    progress.set_mode(getattr(args, "progress", None))
+    return progress.enabled()
+
+
 def run_prepare(args: argparse.Namespace) -> int:
     from musiceval.data.catalogue.fetch import FetchError
     from musiceval.data.catalogue.prepare import PrepareError, prepare
@@ -75,7 +89,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     for bench in benches:
         try:
             report = prepare(bench, _root(args), audio_dir=args.audio_dir, questions=args.questions,
-                             progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr))
+                             progress=_bars(args), log=lambda line: print(line, file=sys.stderr, flush=True))
         except FetchError as exc:
             raise PrepareError(str(exc)) from None
         for warning in report.warnings:
@@ -88,13 +102,26 @@ def run_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def prepared_benchmarks(root: Path) -> list:
+    """The registered benchmarks with a lock file under ``root`` (``check`` without a name)."""
+    from musiceval.data.catalogue.lock import LOCK_NAME
+    from musiceval.data.catalogue.prepare import PrepareError, prepared_dir
+
+    found = [bench for _, bench in BENCHMARKS.items() if (prepared_dir(root, bench) / LOCK_NAME).is_file()]
+    if not found:
+        raise PrepareError(f"{root}: no prepared benchmark here (no {LOCK_NAME} under it); run `musiceval data prepare NAME` "
+                           "first, or pass --data-root (or $MUSICEVAL_DATA) where they were prepared")
+    return found
+
+
 def run_check(args: argparse.Namespace) -> int:
     from musiceval.data.catalogue.check import check
     from musiceval.data.catalogue.prepare import prepared_dir
 
+    root = _root(args)
     failed = 0
-    for bench in benchmark_names(args.names):
-        problems = check(bench, prepared_dir(_root(args), bench), progress=not args.no_progress)
+    for bench in benchmark_names(args.names) if args.names else prepared_benchmarks(root):
+        problems = check(bench, prepared_dir(root, bench), progress=_bars(args))
         for line in problems:
             print(line)
         if problems:

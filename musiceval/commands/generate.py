@@ -2,7 +2,9 @@
 and the conditions are documented there).
 
 Exit status: 0 all answered, 1 some items failed (each listed with its reason on stderr; the rest
-are cached), 2 unusable input (manifest, model spec).
+are cached), 2 unusable input (manifest, model spec). The summary is one JSON object on stdout; the
+last line on stderr says where the responses were cached (``--cache-dir``, else ``$MUSICEVAL_CACHE``
+or the platform cache folder: :mod:`musiceval.cache_dir`).
 """
 from __future__ import annotations
 
@@ -122,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
     summary["seconds"] = round(elapsed, 3)
     summary["requests_per_s"] = round(result.n_generated / elapsed, 3) if elapsed > 0 else None
     print(json.dumps(summary))
+    print(f"musiceval generate: responses cached in {cache.path} (pytest --musiceval-cache-dir {where.parent} replays them)",
+          file=sys.stderr)
     return 1 if result.failures else 0
 
 

@@ -1,4 +1,4 @@
-"""``musiceval init [DIR] [--answers FOLDER] [--model NAME]``: set up a repository to gate its model.
+"""``musiceval init [DIR] [--answers FOLDER] [--model NAME] [--install REQUIREMENT]``: set up a repository to gate its model.
 
 Writes, never over a file that exists (each one is reported as written or kept):
 
@@ -9,20 +9,25 @@ Writes, never over a file that exists (each one is reported as written or kept):
 - ``evals/test_musiceval.py``: the entry module, for ``pytest evals/ -n 4`` beside the team's own
   evals (it imports :mod:`musiceval.evals.release_gates`; the gates themselves stay in the package);
 - ``.github/workflows/musiceval.yml`` (GitHub Actions) and ``.gitlab/musiceval.gitlab-ci.yml``
-  (GitLab CI, to ``include:``): install, run the gates, keep the results and the JUnit file.
+  (GitLab CI, to ``include:``): install musiceval the way it is installed here, ``musiceval setup``,
+  run the gates, keep the results and the JUnit file.
 
-The CI files are the ones docs/use-in-your-ci.md shows (``tests/test_init.py`` checks both and runs
-the gate command the workflow runs).
+The CI files install the musiceval ``init`` runs from (:mod:`musiceval.commands.install_origin`: the
+package index's version, the git commit, the wheel in the repository ...; ``--install REQUIREMENT``
+names it instead), and ``init`` prints the line and where it came from. For an index install they are the
+files docs/use-in-your-ci.md shows, whose table lists the line for every other origin
+(``tests/test_init.py`` checks both and runs the gate command the workflow runs).
 """
 from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from pathlib import Path
 
-from musiceval import __version__
 from musiceval.commands.registry import register_command
+from musiceval.commands.install_origin import GITHUB_ROOT, GITLAB_ROOT, Install, detect, from_requirement
 
 ENTRY_MODULE = '''"""The musiceval release gates (installed with the package: ``musiceval.evals``), run on the model(s)
 the suite config declares. ``musiceval init`` writes this same file into a team's repository."""
@@ -32,7 +37,28 @@ from musiceval.evals.release_gates import *  # noqa: F401,F403
 #: the command every CI file runs (the README's gate command, with the artefacts CI keeps)
 GATE_COMMAND = "pytest evals/ -n 4 --junitxml=musiceval-results/junit.xml --musiceval-results-dir musiceval-results"
 
-GITHUB_WORKFLOW = f'''# musiceval release gates: written by `musiceval init` (docs/use-in-your-ci.md)
+#: the line that installs CPU torch first, so that musiceval's dependencies never pull CUDA wheels on a CPU runner
+TORCH_INSTALL = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+
+
+def install_command(requirement: str) -> str:
+    """``pip install "<requirement>"``: double quotes, so that the CI's shell expands ``$CI_PROJECT_DIR``
+    and ``${VAR}`` references; single quotes when the requirement holds a double quote (a marker)."""
+    if any(c in requirement for c in '"\\`'):
+        return "pip install " + shlex.quote(requirement)
+    return f'pip install "{requirement}"'
+
+
+def _yaml(command: str) -> str:
+    """``command`` as a YAML scalar: plain (as the docs show it) unless YAML would read it otherwise."""
+    if ": " in command or " #" in command or command.endswith(":") or command[:1] in "!&*{}[]|>'\"%@`,?:-#":
+        return "'" + command.replace("'", "''") + "'"
+    return command
+
+
+def github_workflow(install: Install) -> str:
+    """``.github/workflows/musiceval.yml`` for ``install`` (docs/use-in-your-ci.md)."""
+    return f'''# musiceval release gates: written by `musiceval init` (docs/use-in-your-ci.md)
 name: musiceval
 on:
   push:
@@ -46,8 +72,9 @@ jobs:
         with:
           python-version: "3.11"
       # CPU torch first, so that musiceval's dependencies never pull CUDA wheels on a CPU runner
-      - run: pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-      - run: pip install "musiceval[sentence,bertscore]=={__version__}"
+      - run: {TORCH_INSTALL}
+      - run: {_yaml(install_command(install.line(GITHUB_ROOT)))}
+      - run: musiceval setup
       - run: {GATE_COMMAND}
       - uses: actions/upload-artifact@v4
         if: always()
@@ -56,13 +83,17 @@ jobs:
           path: musiceval-results
 '''
 
-GITLAB_CI = f'''# musiceval release gates: written by `musiceval init` (docs/use-in-your-ci.md);
+
+def gitlab_ci(install: Install) -> str:
+    """``.gitlab/musiceval.gitlab-ci.yml`` for ``install`` (docs/use-in-your-ci.md)."""
+    return f'''# musiceval release gates: written by `musiceval init` (docs/use-in-your-ci.md);
 # add `include: {{local: .gitlab/musiceval.gitlab-ci.yml}}` to .gitlab-ci.yml
 musiceval-release-gates:
   image: python:3.11
   script:
-    - pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-    - pip install "musiceval[sentence,bertscore]=={__version__}"
+    - {TORCH_INSTALL}
+    - {_yaml(install_command(install.line(GITLAB_ROOT)))}
+    - musiceval setup
     - {GATE_COMMAND}
   artifacts:
     when: always
@@ -78,6 +109,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", type=Path, default=None, metavar="FOLDER",
                         help="a folder of answer files to declare (formats detected from their content)")
     parser.add_argument("--model", default="my-model", help="the name of the model under test (default my-model)")
+    parser.add_argument("--install", default=None, metavar="REQUIREMENT",
+                        help="the PEP 508 requirement the CI files install musiceval with, e.g. "
+                             "'musiceval[sentence,bertscore] @ git+https://github.com/ORG/musiceval@v0.1.0' "
+                             "(default: how this musiceval was installed; docs/use-in-your-ci.md)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,12 +124,17 @@ def run(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[^/\[\]*?\n\"]{1,80}", args.model):
         raise InputError(f"--model {args.model!r}: a short name without '/', '[', ']', '*', '?' or quotes")
     answers = detect_answers(args.answers, root) if args.answers is not None else []
+    install = from_requirement(args.install) if args.install is not None else detect(root)
+    ci_files = {
+        root / ".github" / "workflows" / "musiceval.yml": github_workflow(install),
+        root / ".gitlab" / "musiceval.gitlab-ci.yml": gitlab_ci(install),
+    }
     files = {
         root / "musiceval.toml": suite_config(args.model, answers),
         root / "evals" / "test_musiceval.py": ENTRY_MODULE,
-        root / ".github" / "workflows" / "musiceval.yml": GITHUB_WORKFLOW,
-        root / ".gitlab" / "musiceval.gitlab-ci.yml": GITLAB_CI,
+        **ci_files,
     }
+    wrote_ci = False
     for path, text in files.items():
         if path.exists():
             print(f"kept     {path} (exists; not overwritten)")
@@ -102,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote    {path}")
+        wrote_ci = wrote_ci or path in ci_files
+    if wrote_ci:
+        print(f"install: {install.line(GITHUB_ROOT)} (from {install.origin})")
+        for warning in install.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
     skipped = [a for a in answers if a[1] is None]
     for path, _, why in skipped:
         print(f"not an answer file: {path} ({why})", file=sys.stderr)

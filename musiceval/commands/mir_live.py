@@ -1,5 +1,9 @@
 """``musiceval mir-live``: answer CMI-Bench instruction files with a model (:mod:`musiceval.protocols.mir.live`),
-write the toolkit's output files and print each task's metrics as JSON lines."""
+write the toolkit's output files and print each task's metrics as JSON lines.
+
+The output files go to ``--out``, by default ``.musiceval/mir-live/<model label>`` (a hidden
+folder, like ``musiceval run``'s ``.musiceval/runs/``, never beside the user's files); the folder
+is printed on stderr at the end."""
 from __future__ import annotations
 
 import json
@@ -9,6 +13,16 @@ from musiceval.commands.registry import register_command
 from musiceval.metrics.mir import FAMILIES
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.protocols.mir.live import find_instruction_file, run_live_task, write_outputs
+
+#: where the output files go without --out: one folder per model label
+DEFAULT_OUT = Path(".musiceval") / "mir-live"
+
+
+def model_label(spec: str) -> str:
+    """The model's name in output file and folder names: the spec's last path part, safe characters only."""
+    from musiceval.models.cache import redact_spec
+
+    return "".join(c if c.isalnum() or c in "-." else "-" for c in redact_spec(spec).split("/")[-1]) or "model"
 
 
 def configure(ap) -> None:
@@ -22,7 +36,8 @@ def configure(ap) -> None:
     from musiceval.cache_dir import add_cache_dir_argument
 
     add_cache_dir_argument(ap, "response cache (DIR/responses)")
-    ap.add_argument("--out", type=Path, default=None, help="write <model>_<task>.jsonl output files here")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"write <model>_<task>.jsonl output files here (default {DEFAULT_OUT}/<model label>)")
     ap.add_argument("--max-tokens", type=arg(AT_LEAST_ONE), default=256)
     ap.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0)
     ap.add_argument("--device", default=None, help="torch device for hf: models")
@@ -64,7 +79,9 @@ def run(args) -> int:
 
     progress.set_mode(getattr(args, "progress", None))
     show_progress = progress.enabled()
-    name = "".join(c if c.isalnum() or c in "-." else "-" for c in redact_spec(model.spec).split("/")[-1]) or "model"
+    name = model_label(model.spec)
+    out = args.out if args.out is not None else DEFAULT_OUT / name
+    written = 0
     n_failed = 0
     try:
         for task, path in files.items():
@@ -74,9 +91,10 @@ def run(args) -> int:
             for f in live.failures:
                 print(f"FAILED {task} {f.item_id}: {f.reason}", file=sys.stderr)
             n_failed += len(live.failures)
-            if args.out and live.records:
-                args.out.mkdir(parents=True, exist_ok=True)
-                write_outputs(args.out / f"{name}_{task}.jsonl", live.records)
+            if live.records:
+                out.mkdir(parents=True, exist_ok=True)
+                write_outputs(out / f"{name}_{task}.jsonl", live.records)
+                written += 1
             res = live.result
             print(json.dumps({"task": task, "model": redact_spec(model.spec), "n": len(live.items), "n_answered": len(live.records),
                               "n_failed": len(live.failures), "n_unparsed": len(res.failures) if res else None,
@@ -84,6 +102,8 @@ def run(args) -> int:
                               "error": live.error}), flush=True)
     finally:
         model.close()
+    if written:
+        print(f"mir-live: {written} output file(s) in {out}", file=sys.stderr)
     return 1 if n_failed else 0
 
 

@@ -26,8 +26,8 @@ from musiceval.commands.registry import register_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", help="pilot results directory (results.json + scores.jsonl)")
-    parser.add_argument("--metric", required=True, help="metric name as recorded in scores.jsonl")
+    parser.add_argument("run", help="pilot results directory (results.json + scores.jsonl.xz)")
+    parser.add_argument("--metric", required=True, help="metric name as recorded in scores.jsonl.xz")
     parser.add_argument("--protocol", help="protocol of the metric (needed when several protocols use the name)")
     parser.add_argument("--condition", default="correct", help="condition (default: correct)")
     parser.add_argument("--drop", required=True, type=arg(POSITIVE),

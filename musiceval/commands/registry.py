@@ -28,8 +28,8 @@ class Command:
 
 #: the builtin commands, in the order ``musiceval --help`` lists them (each in
 #: ``musiceval/commands/<name with _ for ->.py``); a plugin's follow
-BUILTIN = ("score", "generate", "merge", "rewrite", "mir-live", "init", "compare", "power", "cache", "data", "run",
-           "report")
+BUILTIN = ("score", "generate", "merge", "rewrite", "mir-live", "init", "setup", "compare", "power", "cache", "data",
+           "run", "report")
 COMMANDS: Registry[Command] = Registry(
     "command",
     builtin_modules=tuple(f"musiceval.commands.{name.replace('-', '_')}" for name in BUILTIN),

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--audio-dir {spec!r}: expected NAME=DIR, e.g. --audio-dir muchomusic=/data/muchomusic")
         audio_dirs[name.strip()] = Path(folder)
     cache_dir = args.cache_dir or default_cache_dir()
-    out = args.out or Path(".musiceval/runs") / run_key(args.model, model_args, benches, conditions, args.seed)
+    # absolute from here on: the config written into ``out`` names its answer files relative to itself
+    out = (args.out or Path(".musiceval/runs") / run_key(args.model, model_args, benches, conditions, args.seed)).resolve()
     generated = generate_answers(args.model, benches, data_root=data_root(args.data_root), cache_dir=cache_dir, out_dir=out,
                                  model_args=model_args, conditions=conditions, audio_dirs=audio_dirs, seed=args.seed,
                                  shard=shard, progress=not args.no_progress,
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     config = write_suite_config(generated)
     pytest_args = [f"--musiceval-option={o}" for o in args.option]
-    return run_gates(config.resolve(), (out / "results").resolve(), pytest_args)
+    return run_gates(config, out / "results", pytest_args)
 
 
 register_command("run", help="prepare benchmarks, generate with a model, score and gate: one verdict",

@@ -129,11 +129,17 @@ def _toml_value(value: Any) -> str:
 
 
 def write_suite_config(run: GeneratedRun, *, thresholds: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
-    """``<out>/musiceval.toml`` declaring the generated answers as the model's (paths absolute)."""
+    """``<out>/musiceval.toml`` declaring the generated answers as the model's.
+
+    A config's paths are read relative to the config's own folder, so answer files inside ``<out>``
+    are written relative to it (the run folder can move, or travel as a CI artefact, whole); the
+    others stay absolute."""
     lines = ["# written by `musiceval run`: the generated answers, declared as the model's", "[[model]]",
              f"name = {_toml_value(run.model)}", ""]
+    base = Path(run.out_dir).resolve()
     for entry in run.entries:
         lines.append("[[model.answers]]")
+        entry = {**entry, "file": _relative_to(Path(entry["file"]).resolve(), base)} if "file" in entry else entry
         lines += [f"{k} = {_toml_value(v)}" for k, v in entry.items()]
         lines.append("")
     for section, values in (thresholds or {}).items():
@@ -143,6 +149,13 @@ def write_suite_config(run: GeneratedRun, *, thresholds: Mapping[str, Mapping[st
     path = run.out_dir / "musiceval.toml"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _relative_to(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def run_gates(config: Path, results_dir: Path, pytest_args: Sequence[str] = ()) -> int:

@@ -13,6 +13,7 @@ FIFO with no writer would block forever, a directory or device is refused with o
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import re
 import stat
@@ -56,9 +57,10 @@ def check_regular_file(path: str | os.PathLike[str], *, what: str = "a file") ->
 
 def iter_lines(path: str | os.PathLike[str], *, what: str = "a JSON-lines file") -> Iterator[tuple[int, bytes]]:
     """Stream ``(line number, raw bytes without the line end)`` of a regular file; a UTF-8 BOM
-    before the first line is dropped. ``\\n`` and ``\\r\\n`` end lines."""
+    before the first line is dropped. ``\\n`` and ``\\r\\n`` end lines. An ``.xz`` file is read through
+    lzma (a torn one raises ``EOFError`` or ``lzma.LZMAError`` where it breaks off)."""
     path = check_regular_file(path, what=what)
-    with open(path, "rb") as fh:
+    with (lzma.open(path, "rb") if path.suffix == ".xz" else open(path, "rb")) as fh:
         for number, raw in enumerate(fh, start=1):
             if raw.endswith(b"\n"):
                 raw = raw[:-1]

@@ -24,7 +24,7 @@ from dataclasses import replace
 import pytest
 
 from musiceval.suite import checks
-from musiceval.suite.baselines import load_baseline
+from musiceval.suite.baselines import BaselineSourceError, load_baseline
 from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -49,6 +49,9 @@ def test_not_worse_than_the_baseline(run, gate, baseline, thresholds, musiceval_
     except NotComparable as exc:
         musiceval_refuse(f"{run.model} {run.source}: not comparable with the baseline: {exc}")
     label, paired_note = baseline.source_for(run.name, run.source, run.items_sha256)
+    if label is None:
+        gate.skip(f"not in the baseline: {baseline.label} has no {run.name} source {run.source!r} (by label or by "
+                  "identical items)", applicable=False)
     old_source = getattr(baseline, "_run", None) and baseline._run.sources.get(f"{run.name}/{label}")
     if old_source and old_source != run.items_sha256:
         musiceval_refuse(f"{run.model} {run.source}: the baseline scored different items or references for this "
@@ -56,7 +59,10 @@ def test_not_worse_than_the_baseline(run, gate, baseline, thresholds, musiceval_
                          "model drift; rerun the baseline on these items")
     compared = 0
     for metric in run.metrics:
-        old = baseline.scores(run.name, run.source, metric, "correct", items_sha256=run.items_sha256)
+        try:
+            old = baseline.scores(run.name, run.source, metric, "correct", items_sha256=run.items_sha256)
+        except BaselineSourceError as exc:
+            musiceval_refuse(str(exc))
         if old is None:
             continue
         old = replace(old, condition=f"baseline {baseline.label}")  # its rows stay apart from this run's own

@@ -36,14 +36,13 @@ from musiceval.metrics.lexical import validate, word_tokens
 from musiceval.metrics.stemmers import meteor_stem
 from musiceval.metrics.token_cache import gather, unique
 
-WORDNET_FIX = (
-    "run scripts/install_wordnet.sh (copies Debian's wordnet-base + wordnet-sense-index files into "
-    "<venv>/nltk_data/corpora/wordnet), or point NLTK_DATA at a directory holding corpora/wordnet"
-)
+#: the fix :class:`WordNetMissingError` names: ``musiceval setup`` (:mod:`musiceval.wordnet_setup`)
+#: installs WordNet 3.0 where nltk finds it, from the system package, a local copy or nltk's downloader
+WORDNET_FIX = "run `musiceval setup` (offline: `musiceval setup --wordnet-from FILE_OR_DIR`)"
 
 
 class WordNetMissingError(LookupError):
-    """WordNet 3.0 is not installed where nltk looks for it."""
+    """WordNet 3.0 is not installed where nltk looks for it; the message is one line naming the fix."""
 
 
 @lru_cache(maxsize=1)
@@ -84,9 +83,16 @@ def _wordnet():
             warnings.simplefilter("ignore", UserWarning)
             reader = _EnglishWordNet(nltk.data.find("corpora/wordnet"), None)
         reader.synsets("music")
-    except (LookupError, OSError) as exc:
-        raise WordNetMissingError(f"METEOR needs WordNet 3.0 synonyms, which nltk cannot find ({exc.__class__.__name__}); {WORDNET_FIX}") from exc
+    except (LookupError, OSError, ValueError) as exc:  # ValueError: nltk refused a path (a link out of the corpus)
+        raise WordNetMissingError(f"METEOR needs WordNet 3.0, which nltk cannot {_failed(exc)}; {WORDNET_FIX}") from exc
     return reader
+
+
+def _failed(exc: BaseException) -> str:
+    """What went wrong, in a few words: nltk's LookupError text is a multi-line download banner."""
+    if isinstance(exc, LookupError):
+        return "find"
+    return "read (" + " ".join(str(exc).split()) + ")"
 
 
 def reopen_wordnet_files() -> None:

@@ -45,11 +45,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     try:
         write_artefacts(results_dir, run, rows)
     except Exception as exc:  # a full disk, or a report that cannot be rendered: never a verdict beside torn files
-        state["errors"].append(str(exc) if isinstance(exc, ArtefactError) else
-                               f"the report could not be written ({type(exc).__name__}: {exc}); results.json says ERROR")
+        state["errors"].append(("writing the artefacts", "failed", str(exc) if isinstance(exc, ArtefactError) else
+                                f"the report could not be written ({type(exc).__name__}: {exc}); results.json says ERROR"))
         verdict = _decide(config, run, state["errors"], int(exitstatus))
         run["verdict"], run["verdict_detail"] = verdict.word, verdict.as_dict()
         write_error_results(results_dir, run)
+    else:
+        _remove_parts(results_dir, state["session"])  # merged into the artefacts: a second copy CI would upload
     state["run"], state["verdict"] = run, verdict
     if verdict.exit_code != 0 or session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = verdict.exit_code if verdict.exit_code else session.exitstatus
@@ -58,6 +60,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         xml.add_global_property("musiceval_verdict", verdict.word)
         xml.add_global_property("musiceval_verdict_line", verdict.line)
     _release_lock(results_dir)
+
+
+def _remove_parts(results_dir: Path, session: str) -> None:
+    """This session's ``parts/`` files, once merged (another session's parts are left alone)."""
+    parts = results_dir / "parts"
+    for part in parts.glob(f"{session}-*.jsonl"):
+        try:
+            part.unlink()
+        except OSError:
+            pass
+    try:
+        parts.rmdir()
+    except OSError:  # another session's parts remain, or none were written
+        pass
 
 
 def _release_lock(results_dir: Path) -> None:
@@ -90,12 +106,12 @@ def _junit_key() -> Any:
 
 
 def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exitstatus: int):
-    from musiceval.verdict import decide
+    from musiceval.verdict import decide, group_errors
 
     suite: SuiteConfig = _state(config)["suite"]
     inconclusive = _opt(config, "musiceval_inconclusive") or suite.thresholds["defaults"]["inconclusive"]
     return decide(run["gates"], declared=[m.name for m in suite.models], required=suite.required,
-                  errors=[*errors, *(e["detail"] for e in run["errors"])], strict=_strict(config),
+                  errors=[*group_errors(errors), *(e["detail"] for e in run["errors"])], strict=_strict(config),
                   holm_failures=run["holm_failures"], inconclusive=inconclusive,
                   allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus,
                   capped=[f"{r['id']}: first {r['cap']} of {r['records']} records" for r in run["sources"]

@@ -13,6 +13,7 @@ from musiceval.gates import Gate, GateConfig
 from musiceval.pytest_plugin.collection import _subject_of, plain_nodeid
 from musiceval.pytest_plugin.options import MAX_SAMPLES_PER_SOURCE, NOT_APPLICABLE, _opt, _state, _strict
 from musiceval.pytest_plugin.outcomes import _matches, _protocol_of, _sink
+from musiceval.pytest_plugin.progress import ITEMS_PROPERTY
 from musiceval.pytest_plugin.session import rootpath
 from musiceval.records import GateResult, Outcome, to_jsonable
 from musiceval.redact import redact
@@ -172,7 +173,9 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
             sink({"type": "source", "id": source.id, "protocol": source.protocol, "model": source.model,
                   "source": source.label, "items_sha256": run.items_sha256, "file": source.path.name,
                   **run.accounting.as_row(), "excluded": excluded})
-            for k, sample in enumerate(run.samples()):  # the per-sample drill-down (samples.jsonl)
+            # the per-sample drill-down (samples.jsonl), of the declared model's answers (not the baseline's)
+            declared = source.model in {m.name for m in musiceval_suite.models}
+            for k, sample in enumerate(run.samples() if declared else ()):
                 if k >= MAX_SAMPLES_PER_SOURCE:
                     break
                 sink({"type": "sample", "protocol": source.protocol, "model": source.model, "source": source.label,
@@ -192,9 +195,11 @@ def run(request: pytest.FixtureRequest, source: Source, musiceval_runs):
 
     with _timeout_paused(request.node):
         try:
-            return musiceval_runs(source)
+            built = musiceval_runs(source)
         except TaskError as exc:
             pytest.skip(f"{NOT_APPLICABLE}{source.id}: {exc}")
+    request.node.user_properties.append((ITEMS_PROPERTY, built.accounting.answered))  # the session's progress lines
+    return built
 
 
 class _timeout_paused:

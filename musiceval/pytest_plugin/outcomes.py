@@ -90,9 +90,27 @@ def pytest_runtest_call(item: pytest.Item):
     return result
 
 
+def is_known_error(exc: BaseException) -> bool:
+    """An error musiceval raises on purpose (its own exception classes: a missing resource, an
+    unusable input, a refused source): its message names the input and the fix, so a traceback
+    adds nothing a user needs."""
+    return any(klass.__module__.split(".")[0] == "musiceval" for klass in type(exc).__mro__[:-1])
+
+
+def known_error_line(exc: BaseException) -> str:
+    """``"<ErrorClass>: <message>"`` on one line, whole (never cut), credentials redacted."""
+    text = " ".join(str(exc).split()) or "no message"
+    return redact(f"{type(exc).__name__}: {text}")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
+    excinfo = call.excinfo
+    if (report.failed and excinfo is not None and is_known_error(excinfo.value)
+            and getattr(item.config.option, "tbstyle", "auto") == "auto"):
+        # one line with its fix instead of a traceback per test (``--tb=long`` brings the traceback back)
+        report.longrepr = known_error_line(excinfo.value)
     if getattr(item, "_musiceval_gate", None) is not None or isinstance(
             getattr(getattr(item, "callspec", None), "params", {}).get("source"), Source):
         report.user_properties.append(("musiceval_gate_test", _subject_of(item, _state(item.config)["suite"])[0]))
@@ -161,19 +179,29 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     text = _first_line(report.longrepr)
     what = ("timed out" if "Timeout" in text else "errored in " + report.when if report.when != "call"
             else "baseline refused" if text.startswith("baseline refused") else "raised")
-    state["errors"].append(f"{report.nodeid.split('@')[0]} {what}: {text}")
+    state["errors"].append((report.nodeid.split("@")[0], what, text))
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed and _STATES:
-        _STATES[-1]["errors"].append(f"collecting {report.nodeid or 'the tests'} failed: {_first_line(report.longrepr)}")
+        _STATES[-1]["errors"].append((f"collecting {report.nodeid or 'the tests'}", "failed", _first_line(report.longrepr)))
+
+
+#: the longest first line of an unexpected exception kept as a reason (a repr can run to megabytes)
+MAX_REASON = 2000
 
 
 def _first_line(longrepr: Any) -> str:
+    """The first line of what went wrong, whole; an unexpected exception's line longer than
+    :data:`MAX_REASON` ends at a word boundary and says how much the test's own report holds."""
     crash = getattr(longrepr, "reprcrash", None)
     text = getattr(crash, "message", None) or (longrepr[2] if isinstance(longrepr, tuple) else str(longrepr))
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
-    return redact(lines[0][:300] if lines else "no message")
+    line = lines[0] if lines else "no message"
+    if len(line) > MAX_REASON:
+        kept = line[:MAX_REASON].rsplit(" ", 1)[0]
+        line = f"{kept} [... {len(line) - len(kept)} more characters in the test's own report]"
+    return redact(line)
 
 
 def _skip_check_id(item: pytest.Item, source: Source | None) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from musiceval.pytest_plugin import progress
 from musiceval.pytest_plugin.collection import _XdistGroupSuffix
 from musiceval.pytest_plugin.options import _STATES, _group_sources_by_default, _is_worker, _opt, _state, _strict
 from musiceval.redact import redact
@@ -62,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
                          "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0,
                          "made": [] if _is_worker(config) else made}
     _STATES.append(config._musiceval)  # type: ignore[attr-defined]
+    if not _is_worker(config):
+        progress.register(config, suite)
     try:  # live-model fixtures (music_lm, response_cache) when the models package is present
         import musiceval.models.fixtures as model_fixtures
     except ImportError:

@@ -14,6 +14,7 @@ reader); this module turns what they hold into display values:
 """
 from __future__ import annotations
 
+import lzma
 import json
 import math
 from pathlib import Path
@@ -26,6 +27,8 @@ from musiceval.verdict import VERDICTS
 OUTCOMES = ("PASS", "FAIL", "INCONCLUSIVE", "FINDING", "SKIPPED", "N/A")
 #: display clip of free text (names, details); the full text stays in results.json
 MAX_TEXT = 4000
+#: verdict reasons shown (the report groups those of one cause into one line; see report.reasons)
+MAX_REASONS = 1000
 
 
 # ----------------------------------------------------------------------------- field cleaning
@@ -128,8 +131,8 @@ def clean_run(raw: Any, label: str) -> dict[str, Any]:
     run["verdict"] = verdict if verdict in VERDICTS else None
     detail = raw.get("verdict_detail")
     run["verdict_detail"] = {
-        "line": text(detail.get("line"), 2000),
-        "reasons": [text(r, 1000) for r in detail.get("reasons", [])[:50]] if isinstance(detail.get("reasons"), list) else [],
+        "line": text(detail.get("line")),
+        "reasons": _reasons(detail.get("reasons")),
         "models": [text(m, 200) for m in detail.get("models", [])[:20]] if isinstance(detail.get("models"), list) else [],
         "self_checks": {text(k, 40): v for k, v in detail.get("self_checks", {}).items() if isinstance(v, int)}
         if isinstance(detail.get("self_checks"), dict) else {},
@@ -142,6 +145,14 @@ def clean_run(raw: Any, label: str) -> dict[str, Any]:
     run["artefacts"] = raw.get("artefacts") if isinstance(raw.get("artefacts"), dict) else {}
     run["problems"] = problems
     return run
+
+
+def _reasons(value: Any) -> list[str]:
+    """The verdict's reasons, each whole up to :data:`MAX_TEXT`; past :data:`MAX_REASONS` one line says how many more."""
+    if not isinstance(value, list):
+        return []
+    more = [f"{len(value) - MAX_REASONS} more reasons in results.json"] if len(value) > MAX_REASONS else []
+    return [text(r) for r in value[:MAX_REASONS]] + more
 
 
 def clean_table(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -168,7 +179,7 @@ _SAMPLE_TEXT = ("protocol", "model", "source", "item_id", "condition")
 
 
 def clean_sample(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
-    """One line of ``samples.jsonl``: the scored answer a person can read."""
+    """One line of ``samples.jsonl.xz``: the scored answer a person can read."""
     if not isinstance(row, dict):
         return None, f"{where}: not an object"
     if not isinstance(row.get("item_id"), (str, int)) or isinstance(row.get("item_id"), bool):
@@ -186,20 +197,25 @@ def clean_sample(row: Any, where: str) -> tuple[dict[str, Any] | None, str | Non
 
 
 def read_samples(path: Path, label: str, *, max_rows: int = 2_000_000) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows of ``samples.jsonl`` and the problems found (bad lines are counted, never fatal)."""
+    """Rows of ``samples.jsonl.xz`` (or an older run's ``samples.jsonl``) and the problems found (bad
+    lines are counted, never fatal)."""
     samples: list[dict[str, Any]] = []
     problems: list[str] = []
     if not path.is_file():
         return samples, problems
     bad = 0
     first_bad = ""
-    with open(path, encoding="utf-8", errors="strict") as fh:
+    opener = lzma.open if path.suffix == ".xz" else open
+    with opener(path, "rt", encoding="utf-8", errors="strict") as fh:
         lineno = 0
         while True:
             try:
                 line = fh.readline()
             except UnicodeDecodeError as exc:
                 problems.append(f"{label}: not UTF-8 after line {lineno} ({exc.reason}); the rest is not shown")
+                break
+            except (OSError, EOFError, lzma.LZMAError) as exc:  # a torn or corrupt xz file
+                problems.append(f"{label}: not a readable xz file after line {lineno} ({exc}); the rest is not shown")
                 break
             if not line:
                 break

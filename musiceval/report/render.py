@@ -21,36 +21,49 @@ from markupsafe import Markup
 from musiceval import __version__
 from musiceval.report import plots
 from musiceval.report.load import clean_bars, clean_table, text
+from musiceval.report.numbers import Shown, estimate, number
+from musiceval.report.reasons import group
 from musiceval.report.sample_data import protocol_samples
-from musiceval.report.view import banner, confined, is_finding, rule, safe_name, scale, scrub_paths, shorten, verdict
+from musiceval.report.view import (banner, confined, headline, is_finding, rule, safe_name, scale, scrub_paths, shorten,
+                                   verdict)
 
-#: sample rows embedded in report.html per protocol (the rest stay in samples.jsonl; see sample_data)
+#: sample rows embedded in report.html per protocol (the rest stay in samples.jsonl.xz; see sample_data)
 MAX_SAMPLES_PER_PROTOCOL = 500
 #: rows of one data table shown
 MAX_TABLE_ROWS = 200
 _DECIDED = ("FAIL", "INCONCLUSIVE", "PASS")
+#: what the first screen lists, in this order: the gates that stop a release (SKIPPED: required ones only)
+_FIRST_SCREEN = ("FAIL", "INCONCLUSIVE", "SKIPPED")
 
 
-def _f(x: float | None, digits: int = 4) -> str:
-    return "-" if x is None else f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
+def _num(x: float | None) -> str:
+    return "-" if x is None else number(x)
 
 
-def _p(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2e}" if x < 1e-3 else f"{x:.3f}"
+def _shown(g: dict[str, Any], bar: float | None) -> Shown:
+    """The estimate, its interval and the bar with the digits the interval supports (:mod:`musiceval.report.numbers`)."""
+    ci = g.get("ci")
+    if g.get("estimate") is not None:
+        return estimate(g["estimate"], *(ci or (None, None)), bar)
+    if ci:
+        return estimate((ci[0] + ci[1]) / 2, *ci, bar)._replace(estimate="")
+    return Shown("", "", "", _num(bar) if bar is not None else "")
 
 
 def gate_view(g: dict[str, Any]) -> dict[str, Any]:
     sc = scale(g)
     short, cut = shorten(g.get("detail") or "", 160)
+    shown = _shown(g, sc["bar"])
     return {
         **g,
         "what": sc["what"],
-        "est": _f(g.get("estimate")),
-        "interval": f"[{_f(g['ci'][0])}, {_f(g['ci'][1])}]" if g.get("ci") else "-",
-        "bar": "-" if sc["bar"] is None else ("< " if sc["lower_is_better"] else "> ") + _f(sc["bar"]),
-        "chance": _f(sc["chance"]) if sc["chance"] is not None else "",
-        "rule": rule(g, sc),
-        "p": _p(g.get("p_value")), "p_holm": _p(g.get("p_value_holm")),
+        "est": shown.estimate or "-",
+        "interval": "-" if not g.get("ci") else "exact" if g["ci"][0] == g["ci"][1] else f"[{shown.low}, {shown.high}]",
+        "bar": "-" if sc["bar"] is None else f"{sc['op']} {shown.bar}",
+        "chance": number(sc["chance"]) if sc["chance"] is not None else "",
+        "mde": number(g["mde"]) if g.get("mde") is not None else "",
+        "rule": rule(g, sc, shown.bar),
+        "p": _num(g.get("p_value")), "p_holm": _num(g.get("p_value_holm")),
         "detail_short": short, "detail_cut": cut,
         "outcome_label": g["outcome"] + (" (finding)" if is_finding(g) and g["outcome"] != "FINDING" else ""),
     }
@@ -99,7 +112,7 @@ def _table_view(table: dict[str, Any]) -> dict[str, Any]:
     cells = []
     for r in rows[:MAX_TABLE_ROWS]:
         keyed = {text(k, 80): v for k, v in r.items()}
-        cells.append([_f(v) if isinstance(v, float) else text(keyed.get(c), 300) for c, v in ((c, keyed.get(c)) for c in cols)])
+        cells.append([number(v) if isinstance(v, float) else text(keyed.get(c), 300) for c, v in ((c, keyed.get(c)) for c in cols)])
     return {"name": table["name"], "cols": cols, "rows": cells, "more": max(0, len(rows) - MAX_TABLE_ROWS)}
 
 
@@ -119,7 +132,7 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
         row, why = clean_bars(b, f"results.json: bars[{k}]")
         bars.append(row) if row else problems.append(f"{why}; skipped")
     gates_by, tables_by, bars_by = _by_protocol(gates), _by_protocol(tables), _by_protocol(bars)
-    sample_by = protocol_samples(samples, MAX_SAMPLES_PER_PROTOCOL, results_dir, _f)
+    sample_by = protocol_samples(samples, MAX_SAMPLES_PER_PROTOCOL, results_dir, _num)
     protocols = []
     for protocol in sorted(set(gates_by) | set(tables_by) | set(bars_by)):
         pg = gates_by.get(protocol, [])
@@ -146,12 +159,11 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
     if not isinstance(provenance, dict):
         provenance = {} if provenance in (None, "", []) else {"provenance": provenance}
     errors = [text(e.get("detail") if isinstance(e, dict) else e, 1000) for e in run.get("errors", [])]
-    attention = [g for g in gates if g["outcome"] in ("FAIL", "INCONCLUSIVE") and not is_finding(g)]
-    attention.sort(key=lambda g: (g["outcome"] != "FAIL", g.get("protocol") or "", g["name"]))
     model_gates = [g for g in gates if not g["self_check"]]
+    reasons = detail.get("reasons") or []
     return {
-        "verdict": run_verdict, "banner": text(detail.get("line"), 2000) or banner(run_verdict, run["gates"]),
-        "reasons": [text(r, 1000) for r in detail.get("reasons") or []][:20],
+        "verdict": run_verdict, "banner": headline(detail.get("line") or "", reasons) or banner(run_verdict, run["gates"]),
+        "reasons": group(reasons),
         "verdict_class": {"PASSED": "pass", "FAILED": "fail", "ERROR": "fail"}.get(run_verdict, "none"),
         "meta": [("model" if len(declared) == 1 else "models", text(", ".join(map(str, declared)), 300))] * bool(declared)
                 + [(k, text(meta.get(k), 300)) for k in ("seed", "strict", "started", "finished") if k in meta],
@@ -161,12 +173,24 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
                        for k, v in list(provenance.items())[:40]],
         "counts": {o: sum(g["outcome"] == o for g in model_gates) for o in ("FAIL", "INCONCLUSIVE", "PASS", "FINDING", "SKIPPED")},
         "n_self_checks": len(gates) - len(model_gates),
-        "attention": attention, "protocols": protocols,
+        "attention": _first_screen(model_gates, meta.get("required")), "protocols": protocols,
         "n_findings": sum(len(p["findings"]) for p in protocols),
         "n_skipped": sum(len(p["skipped"]) for p in protocols),
         "holm_failures": run.get("holm_failures", []),
         "errors": errors, "problems": problems, "cap": MAX_SAMPLES_PER_PROTOCOL, "generator": __version__,
     }
+
+
+def _first_screen(model_gates: list[dict[str, Any]], required: Any) -> list[dict[str, Any]]:
+    """The declared model's gates that stop a release: FAILed, INCONCLUSIVE, and SKIPPED where the
+    ``[release] required`` profile (``meta.required``; every gate when empty) requires them, as
+    :func:`musiceval.verdict.decide` counts them."""
+    from musiceval.verdict import is_required
+
+    patterns = [p for p in required if isinstance(p, str)] if isinstance(required, list) else []
+    out = [g for g in model_gates if g["outcome"] in _FIRST_SCREEN and not is_finding(g)
+           and (g["outcome"] != "SKIPPED" or is_required(g, patterns))]
+    return sorted(out, key=lambda g: (_FIRST_SCREEN.index(g["outcome"]), g.get("protocol") or "", g["name"]))
 
 
 def _self_check_apart(g: dict[str, Any], declared: list[str]) -> dict[str, Any]:

@@ -11,6 +11,12 @@ says which one it is):
 - findings: the estimate as named, no bar.
 
 A gate row's ``unit`` (when the run recorded one) replaces the inferred description.
+
+How the bar reads (``op``): ``Gate.at_least`` and census gates (coverage, answered rate) pass AT
+the bar (``lower end >= bar``; a census's interval is its exact value), so their bar reads
+``≥ 1``, never ``> 1`` (a share cannot exceed 1); every other test passes strictly above it
+(:func:`musiceval.stats.decide`), ``> 0``. Differences and "minus chance" estimates are oriented
+by the gate (better minus worse), so only a mean of a lower-is-better metric reads ``≤``.
 """
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from musiceval.report.numbers import number
 
 _DIFFERENCE = re.compile(r" - | − | minus |[<>](?!\s*[\d.])| beats | vs\.? | over ", re.IGNORECASE)
 
@@ -41,7 +49,14 @@ def verdict(gates: list[dict[str, Any]]) -> str:
     return "NOTHING DECIDED"
 
 
+def headline(line: str, reasons: list[str]) -> str:
+    """The session's verdict line without the first reason it ends with (:attr:`musiceval.verdict.Verdict.line`):
+    the report lists every reason whole beneath it."""
+    return line.removesuffix(f"; {reasons[0]}") if reasons else line
+
+
 def banner(run_verdict: str, gates: list[dict[str, Any]]) -> str:
+    """The line of a run without a session verdict (from its gates alone)."""
     decided = [g for g in gates if not is_finding(g)]
     n_fail = sum(g["outcome"] == "FAIL" for g in decided)
     n_inc = sum(g["outcome"] == "INCONCLUSIVE" for g in decided)
@@ -72,23 +87,27 @@ def scale(g: dict[str, Any]) -> dict[str, Any]:
         what, chance, kind = f"paired difference in {metric}", None, "difference"
     else:
         chance = g.get("baseline") if g.get("baseline") not in (None, "") else thr  # "": no baseline label
-        what = f"{metric} minus chance" + (f" ({chance:.4g})" if chance is not None else "")
+        what = f"{metric} minus chance" + (f" ({number(chance)})" if chance is not None else "")
         bar, kind = 0.0, "above chance"
     if g.get("unit"):
         what = g["unit"]
-    lower = g.get("higher_is_better") is False
-    return {"what": what, "bar": bar, "chance": chance, "kind": kind, "lower_is_better": lower,
-            "family": g.get("unit") or f"{g.get('metric') or 'other'} · {kind}"}
+    lower = g.get("higher_is_better") is False and kind == "mean"
+    op = ("≤" if lower else "≥") if kind == "mean" else ">"
+    return {"what": what, "bar": bar, "chance": chance, "kind": kind, "lower_is_better": lower, "op": op,
+            "census": test.startswith("census"), "family": g.get("unit") or f"{g.get('metric') or 'other'} · {kind}"}
 
 
-def rule(g: dict[str, Any], sc: dict[str, Any]) -> str:
-    """The sentence a gate checks, on the scale of its numbers."""
+def rule(g: dict[str, Any], sc: dict[str, Any], bar: str | None = None) -> str:
+    """The sentence a gate checks, on the scale of its numbers (``bar``: the bar as shown beside it)."""
     if sc["bar"] is None:
         return "Reported for reading; a finding never passes or fails a release."
+    bar = bar or number(sc["bar"])
+    where = {">": "above", "≥": "at or above", "≤": "at or below"}[sc["op"]]
+    if sc["census"]:
+        return f"PASS when the {sc['what']} is {where} {bar} (every item counted: no interval); FAIL otherwise."
     level = round(100 * (1 - (g.get("alpha") or 0.05)))
     side, other = ("upper", "lower") if sc["lower_is_better"] else ("lower", "upper")
-    where = "below" if sc["lower_is_better"] else "above"
-    return (f"PASS when the {side} end of the {level}% interval of the {sc['what']} is {where} {sc['bar']:.4g}; "
+    return (f"PASS when the {side} end of the {level}% interval of the {sc['what']} is {where} {bar}; "
             f"FAIL when its {other} end is on the wrong side; INCONCLUSIVE otherwise.")
 
 
@@ -136,7 +155,8 @@ def scrub_paths(value: str, results_dir: Path | None = None) -> str:
 
 
 def shorten(text: str, limit: int = 140) -> tuple[str, bool]:
-    """The first sentence (or ``limit`` characters) and whether anything was cut."""
+    """The first sentence (or clause) within ``limit`` characters, else the words that fit, never a
+    word cut in two; and whether anything was cut (the caller shows the whole text on demand)."""
     if len(text) <= limit:
         return text, False
     cut = text[:limit]
@@ -144,4 +164,5 @@ def shorten(text: str, limit: int = 140) -> tuple[str, bool]:
         k = cut.find(stop, 40)
         if k > 0:
             return cut[: k + 1] + " …", True
-    return cut.rstrip() + " …", True
+    k = cut.rfind(" ", 40)
+    return (cut[:k] if k > 0 and not text[limit].isspace() else cut).rstrip() + " …", True

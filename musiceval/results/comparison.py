@@ -1,6 +1,6 @@
 """Compare runs: paired differences, regression verdicts and a leaderboard across results dirs.
 
-:func:`compare_runs` joins the per-item scores of two or more runs (``scores.jsonl`` of each results
+:func:`compare_runs` joins the per-item scores of two or more runs (``scores.jsonl.xz`` of each results
 directory) by protocol, answer source, metric, condition and item id, and for every pair of runs
 (the earlier argument is the baseline) runs :func:`musiceval.stats.regression.compare_scores`, the one
 comparison engine the pytest regression gates use too: non-inferiority at the margin, superiority
@@ -111,7 +111,7 @@ def _load(run: Any, index: int, model: str | None = None) -> LoadedRun:
     where = path or f"run {index + 1}"
     scores = loaded.scores.copy()
     if scores.empty:
-        raise ValueError(f"{where}: no per-item scores (scores.jsonl is missing or empty); "
+        raise ValueError(f"{where}: no per-item scores (scores.jsonl.xz is missing or empty); "
                          "compare needs the results dir of a finished run")
     declared = _declared(meta)
     if declared:  # the suite's self-checks and other rows without a declared model never compare
@@ -126,7 +126,7 @@ def _load(run: Any, index: int, model: str | None = None) -> LoadedRun:
                          "compare one of them: model=NAME (musiceval compare --model NAME)")
     if scores.empty:
         raise ValueError(f"{where}: no per-item scores of a declared model ({', '.join(declared) or 'none declared'}); "
-                         "its scores.jsonl holds only the suite's self-checks")
+                         "its scores.jsonl.xz holds only the suite's self-checks")
     label = model or (models[0] if models else str(meta.get("model") or meta.get("label") or
                                                    (Path(path).name if path else f"run{index + 1}")))
     scores["protocol"] = scores["protocol"].fillna("").astype(str)
@@ -461,16 +461,16 @@ class Baseline:
         """(protocol, source, metric, condition) of every score set the baseline holds."""
         return sorted(self._sets)
 
-    def source_for(self, protocol: str, source: str, items_sha256: str | None = None) -> tuple[str, str | None]:
-        """The baseline's source that ``source`` pairs with (same label, else identical items) and a
-        note when it was paired by its items."""
+    def source_for(self, protocol: str, source: str, items_sha256: str | None = None) -> tuple[str | None, str | None]:
+        """The baseline's source that ``source`` pairs with (same label, else identical items; None
+        when the baseline has no such source) and a note when it was paired by its items."""
         if any(k[0] == protocol and k[1] == source for k in self._sets):
             return source, None
         same = sorted({k[1] for k in self._sets if k[0] == protocol and items_sha256
                        and self._run.sources.get(f"{k[0]}/{k[1]}") == items_sha256})
         if len(same) == 1:
             return same[0], f"paired with the baseline's source {same[0]!r}: the same items (sha256 {items_sha256[:12]})"
-        return source, None
+        return None, None
 
     def scores(self, protocol: str, source: str, metric: str, condition: str = "correct", *,
                items_sha256: str | None = None) -> ItemScores | None:

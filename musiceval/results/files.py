@@ -1,7 +1,7 @@
 """The one reader of a results directory's files.
 
-- :func:`parse_json` and :func:`read_json_file`: one JSON text (a line of ``scores.jsonl``,
-  ``samples.jsonl`` or ``parts/*.jsonl``) or one whole file (``results.json``) with every check a
+- :func:`parse_json` and :func:`read_json_file`: one JSON text (a line of ``scores.jsonl.xz``,
+  ``samples.jsonl.xz`` or ``parts/*.jsonl``) or one whole file (``results.json``) with every check a
   file written by other processes needs (a regular file, at most :data:`MAX_FILE_BYTES`, UTF-8 with
   a BOM tolerated, valid JSON, at most :data:`MAX_DEPTH` levels of nesting); the report
   (:mod:`musiceval.report`) reads through them and cleans the values it shows;
@@ -14,6 +14,7 @@ Anything unusable raises :class:`ResultsError` naming the file, the line or gate
 from __future__ import annotations
 
 import dataclasses
+import lzma
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,18 @@ from musiceval.data.jsonl import NotARegularFile, check_regular_file, iter_lines
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+#: the per-item files of a results directory, xz-compressed (per-item scores and answers compress
+#: 20 to 40-fold: a run's folder stays small enough for a CI job to keep as its artefact)
+SCORES, SAMPLES = "scores.jsonl.xz", "samples.jsonl.xz"
+
+
+def per_item_file(results_dir: Path, name: str) -> Path:
+    """``name`` (:data:`SCORES` or :data:`SAMPLES`) in ``results_dir``, or the uncompressed ``.jsonl``
+    of a run written before the files were compressed."""
+    compressed, plain = Path(results_dir) / name, Path(results_dir) / name.removesuffix(".xz")
+    return plain if plain.exists() and not compressed.exists() else compressed
 
 
 class ResultsError(ValueError):
@@ -131,9 +144,11 @@ def _score_rows(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     score_rows: list[dict[str, Any]] = []
     failure_rows: list[dict[str, Any]] = []
     try:
-        lines = list(iter_lines(path, what="the scores.jsonl of a musiceval run"))
+        lines = list(iter_lines(path, what="the per-item scores of a musiceval run"))
     except NotARegularFile as exc:
         raise ResultsError(str(exc)) from None
+    except (OSError, EOFError, lzma.LZMAError) as exc:  # a torn or corrupt xz file
+        raise ResultsError(f"{path}: not a readable xz file ({exc}); rerun the session") from None
     for number, line in lines:
         if not line.strip():
             continue
@@ -180,7 +195,7 @@ def _check_digest(path: Path, recorded: Any) -> None:
 
 
 def load(results_dir: str | Path) -> Run:
-    """Read ``results.json`` and ``scores.jsonl`` of a musiceval run.
+    """Read ``results.json`` and the per-item scores (``scores.jsonl.xz``) of a musiceval run.
 
     Raises ``FileNotFoundError`` when ``results.json`` is missing and :class:`ResultsError`
     (naming the file, line or gate, and the field) when a file is malformed.
@@ -198,8 +213,8 @@ def load(results_dir: str | Path) -> Run:
         gates["ci_low"], gates["ci_high"] = ci.str[0], ci.str[1]
     score_rows: list[dict[str, Any]] = []
     failure_rows: list[dict[str, Any]] = []
-    scores_path = results_dir / "scores.jsonl"
-    _check_digest(scores_path, (run.get("artefacts") or {}).get("scores.jsonl"))
+    scores_path = per_item_file(results_dir, SCORES)
+    _check_digest(scores_path, (run.get("artefacts") or {}).get(scores_path.name))
     if scores_path.exists():
         score_rows, failure_rows = _score_rows(scores_path)
     scores = pd.DataFrame(score_rows, columns=["item_id", "condition", "metric", "value", "group", "gate", "protocol",

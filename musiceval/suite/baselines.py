@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from musiceval.data.errors import InputError
 from musiceval.results.comparison import Baseline
 from musiceval.records import ItemScores
 from musiceval.suite.config import Source, SuiteConfig
@@ -28,17 +29,26 @@ class AnswerBaseline:
     def check(self, fingerprint, label: str = "") -> list[str]:
         return []  # scored in this run: the scorer side is this run's by construction
 
-    def source_for(self, protocol: str, source: str, items_sha256: str | None = None) -> tuple[str, str | None]:
-        """The baseline source ``source`` pairs with (same label, else identical items) and a note
-        when it was paired by its items."""
+    def source_for(self, protocol: str, source: str, items_sha256: str | None = None) -> tuple[str | None, str | None]:
+        """The baseline source ``source`` pairs with (same label, else identical items; None when the
+        baseline has no such source) and a note when it was paired by its items.
+
+        Pairing by items scores the baseline's other sources of the protocol; one that cannot be
+        scored pairs with nothing here (its own regression test reports it, :meth:`scores`)."""
         same_protocol = [s for s in self._sources if s.protocol == protocol]
         if any(s.label == source for s in same_protocol):
             return source, None
-        same = [s for s in same_protocol if items_sha256 and self._runs(s).items_sha256 == items_sha256]
+        same = [s for s in same_protocol if items_sha256 and self._items_sha256(s) == items_sha256]
         if len(same) == 1:
             return same[0].label, (f"paired with the baseline's source {same[0].label!r}: the same items "
                                    f"(sha256 {items_sha256[:12]})")
-        return source, None
+        return None, None
+
+    def _items_sha256(self, source: Source) -> str | None:
+        try:
+            return self._runs(source).items_sha256
+        except (ValueError, OSError, InputError):
+            return None
 
     def scores(self, protocol: str, source: str, metric: str, condition: str = "correct", *,
                items_sha256: str | None = None) -> ItemScores | None:
@@ -46,8 +56,16 @@ class AnswerBaseline:
         found = next((s for s in self._sources if s.protocol == protocol and s.label == label), None)
         if found is None:
             return None
-        run = self._runs(found)
+        try:
+            run = self._runs(found)
+        except (ValueError, OSError, InputError) as exc:
+            raise BaselineSourceError(f"the baseline {self.label}'s {protocol}/{found.label} ({found.path.name}) "
+                                      f"cannot be scored: {exc}") from None
         return run.scores(metric, condition) if metric in run.metrics and condition in run.conditions else None
+
+
+class BaselineSourceError(ValueError):
+    """One source of the baseline's answer files cannot be scored; the message names it and why."""
 
 
 def load_baseline(suite: SuiteConfig, runs: Callable[[Source], Any]) -> Baseline | AnswerBaseline | None:

@@ -82,10 +82,13 @@ def test_hummusqa_from_the_hub_cache_offline(hummusqa_mirror):
     assert any("holds 4 items, the catalogue 320" in w for w in report.warnings)
 
 
-def test_an_offline_hub_miss_names_the_download_command(mirror):
+def test_an_offline_hub_miss_names_the_variable_the_user_set_and_the_download_command(mirror):
     with pytest.raises(FetchError) as info:
         prepare(get_benchmark("hummusqa"), mirror["data"], progress=False, log=lambda _: None)
-    assert "HF_HUB_OFFLINE=1" in str(info.value) and "huggingface-cli download --repo-type dataset mtg-upf/HumMusQA" in str(info.value)
+    message = str(info.value)
+    assert "\n" not in message and "HF_HUB_OFFLINE=1 is set in the environment" in message
+    assert "hf download --repo-type dataset mtg-upf/HumMusQA --revision ca7bad071bde0b27e55eca050f2e88b49ae01f56" in message
+    assert f"local Hugging Face cache {mirror['hub']}" in message and "HF_HUB_CACHE=DIR" in message
 
 
 def test_a_benchmark_without_audio_asks_for_the_folder(mirror, tmp_path):

@@ -30,11 +30,14 @@ def _env(mirror) -> dict:
 
 
 def test_musiceval_run_reaches_a_verdict_on_what_the_model_answered(tiny_qwen, nsynth_mirror, hummusqa_mirror, tmp_path):
-    out = tmp_path / "run"
     command = [sys.executable, "-m", "musiceval.cli", "run", "--model", f"hf:{tiny_qwen}", "--benchmarks", "nsynth,hummusqa",
                "--model-args", "max_new_tokens=4,device=cpu,num_threads=1", "--data-root", str(nsynth_mirror["data"]),
-               "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--no-progress"]
-    done = subprocess.run(command, env=_env(nsynth_mirror), capture_output=True, text=True, timeout=900)
+               "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    work = tmp_path / "work"
+    work.mkdir()
+    # the default --out, as typed: a folder under .musiceval/runs/ of the working directory
+    done = subprocess.run(command, env=_env(nsynth_mirror), capture_output=True, text=True, timeout=900, cwd=work)
+    (out,) = (work / ".musiceval" / "runs").iterdir()
     results = json.loads((out / "results" / "results.json").read_text())
     assert results["verdict"] in ("FAILED", "INCONCLUSIVE", "PASSED"), done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == (0 if results["verdict"] == "PASSED" else 1)
@@ -50,9 +53,13 @@ def test_musiceval_run_reaches_a_verdict_on_what_the_model_answered(tiny_qwen, n
     datasets = results["meta"]["provenance"]["scorer"]["datasets"]
     assert datasets["hummusqa"]["revision"] == "ca7bad071bde0b27e55eca050f2e88b49ae01f56"
     assert set(datasets) == {"nsynth", "hummusqa"}
-    # a second run answers from the response cache: nothing is generated again
-    again = subprocess.run(command, env=_env(nsynth_mirror), capture_output=True, text=True, timeout=900)
+    assert 'file = "nsynth.jsonl"' in (out / "musiceval.toml").read_text()  # relative to the config: the folder travels
+    # a second run, to a relative --out, answers from the response cache: nothing is generated again
+    again = subprocess.run([*command, "--out", "again"], env=_env(nsynth_mirror), capture_output=True, text=True,
+                           timeout=900, cwd=work)
     assert "0 generated" in again.stderr and "reused nsynth" in again.stderr
+    assert again.returncode == done.returncode
+    assert json.loads((work / "again" / "results" / "results.json").read_text())["verdict"] == results["verdict"]
 
 
 def test_runs_on_two_dataset_versions_do_not_compare(tmp_path):

@@ -114,7 +114,7 @@ def test_meteor_without_wordnet_raises_with_the_fix(monkeypatch):
         raise meteor_mod.WordNetMissingError(f"METEOR needs WordNet 3.0 synonyms; {meteor_mod.WORDNET_FIX}")
 
     monkeypatch.setattr(meteor_mod, "_wordnet", missing)
-    with pytest.raises(LookupError, match="scripts/install_wordnet.sh"):
+    with pytest.raises(LookupError, match="run `musiceval setup`"):
         meteor_mod.meteor("a song", "a song")
 
 
@@ -198,7 +198,9 @@ def test_meteor_names_the_fix_when_wordnet_is_really_absent(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={"PATH": "", "NLTK_DATA": str(tmp_path), "PYTHONPATH": str(FIXTURE.parents[2])})
     assert proc.returncode != 0
-    assert "WordNetMissingError" in proc.stderr and "scripts/install_wordnet.sh" in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]  # one short line: what is missing and the command that fixes it
+    assert last == ("musiceval.metrics.meteor.WordNetMissingError: METEOR needs WordNet 3.0, which nltk cannot find; "
+                    "run `musiceval setup` (offline: `musiceval setup --wordnet-from FILE_OR_DIR`)")
 
 
 @pytest.mark.slow

@@ -198,9 +198,11 @@ def test_find_instruction_file_knows_the_repository_layouts(tmp_path):
         find_instruction_file(tmp_path, "MTT")
 
 
-def test_command_line_answers_writes_outputs_and_prints_metrics(tmp_path, capsys):
+def test_command_line_answers_writes_outputs_and_prints_metrics(tmp_path, capsys, monkeypatch):
     from musiceval.cli import main as cli_main
     from musiceval.models.base import register_model
+
+    monkeypatch.chdir(tmp_path)  # without --out the outputs go to ./.musiceval/mir-live/<model>
 
     def main(argv):
         return cli_main(["mir-live", *argv])

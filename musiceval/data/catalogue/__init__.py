@@ -7,6 +7,8 @@ scored, and the one-command path from a checkpoint to a verdict.
 - :mod:`~musiceval.data.catalogue.fetch`, :mod:`~musiceval.data.catalogue.clips`,
   :mod:`~musiceval.data.catalogue.lock`, :mod:`~musiceval.data.catalogue.prepare`,
   :mod:`~musiceval.data.catalogue.check`: ``musiceval data prepare`` / ``check``;
+  :mod:`~musiceval.data.catalogue.network` (which failures are retried) and
+  :mod:`~musiceval.data.catalogue.offline` (the fixes an offline machine is told);
 - :mod:`~musiceval.data.catalogue.answers` and :mod:`~musiceval.commands.run_benchmarks`: generated responses
   written in each benchmark's answer format and declared as the model's answers (``musiceval
   run``, ``pytest --musiceval-benchmarks``).

@@ -1,38 +1,75 @@
 """Fetching a benchmark's files: Hugging Face datasets through ``huggingface_hub``, release URLs
 through ``urllib``, and unpacking the archives they come in.
 
-- **Hub** (:func:`fetch_hub`): ``huggingface_hub.snapshot_download`` at the pinned revision with the
-  entry's allow patterns. Its cache, ``HF_HUB_OFFLINE=1`` (read the cache, never the network) and
-  the token (``HF_TOKEN`` or ``huggingface-cli login``) are the library's own: musiceval never
-  reads, prints or writes a token. Interrupted downloads resume (the library keeps ``.incomplete``
-  blobs). The resolved commit is the snapshot folder's name and goes into the lock file.
+- **Hub** (:func:`fetch_hub`): the hub is asked first (one small request, retried as
+  :mod:`~musiceval.data.catalogue.network` says: once at once when it cannot be reached, with a
+  doubling wait and a line on stderr when it is slow or busy); then ``huggingface_hub.snapshot_download``
+  at the pinned revision with the entry's allow patterns. When the hub cannot be reached, a snapshot
+  already in the local cache is used (said on stderr), else the error names the offline fixes
+  (:mod:`~musiceval.data.catalogue.offline`). Its cache (``HF_HUB_CACHE``), ``HF_ENDPOINT``,
+  ``HF_HUB_OFFLINE=1`` (read the cache, never the network) and the token (``HF_TOKEN`` or
+  ``hf auth login``) are the library's own: musiceval never reads, prints or writes a token.
+  Interrupted downloads resume (the library keeps ``.incomplete`` blobs). The resolved commit is the
+  snapshot folder's name and goes into the lock file.
 - **URL** (:func:`fetch_url`): one file per URL into ``<prepared>/downloads/``, written to
-  ``<name>.part`` and renamed when complete; a rerun resumes a ``.part`` with an HTTP ``Range``
-  request. ``file://`` URLs (a local mirror) are copied the same way.
+  ``<name>.part`` and renamed when complete; a retry or a rerun resumes a ``.part`` with an HTTP
+  ``Range`` request. ``$MUSICEVAL_URL_MIRROR/<host>/<path>`` (a local mirror) is copied the same way
+  as a ``file://`` URL; a file missing from the mirror is said on stderr and downloaded.
 - :func:`download_size` says how much will be downloaded before anything is (the hub's file sizes
   when online, else the entry's published size).
 """
 from __future__ import annotations
 
 import fnmatch
+import http.client
 import os
 import shutil
+import sys
 import tarfile
+import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
+from musiceval.data.catalogue.network import UNREACHABLE, classify, describe, with_retries
+from musiceval.data.catalogue.offline import (
+    MIRROR_ENV,
+    hf_cli,
+    hub_offline_miss,
+    hub_unreachable,
+    mirror_path,
+    offline_variable,
+    url_unavailable,
+)
 from musiceval.data.catalogue.spec import Benchmark, Source
+
+#: seconds the hub's first answer may take (then it counts as a timeout, retried)
+HUB_TIMEOUT = 10.0
+#: seconds a release server may stay silent during a download
+URL_TIMEOUT = 60.0
+#: tries of one download in all, retries on transient failures included
+ATTEMPTS = 4
 
 
 class FetchError(RuntimeError):
     """A source could not be fetched (the message names the source and the fix)."""
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    """Whether ``huggingface_hub`` is offline: ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) set by the user."""
+    if offline_variable():
+        return True
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return False
+    return bool(getattr(constants, "HF_HUB_OFFLINE", False))
 
 
 def human_bytes(n: int | None) -> str:
@@ -52,40 +89,72 @@ def download_size(source: Source) -> tuple[int | None, str]:
         try:
             from huggingface_hub import HfApi
 
-            info = HfApi().dataset_info(source.repo_id, revision=source.revision, files_metadata=True)
+            info = HfApi().dataset_info(source.repo_id, revision=source.revision, files_metadata=True, timeout=HUB_TIMEOUT)
             sizes = [s.size or 0 for s in info.siblings or []
                      if not source.files or any(fnmatch.fnmatch(s.rfilename, p) for p in source.files)]
             return sum(sizes), "from the hub's file list"
-        except Exception as exc:  # network or auth trouble: fall back to the published size
+        except Exception as exc:  # network or auth trouble: fetch_hub says what it means
             return source.size_bytes, f"published size (the hub did not answer: {type(exc).__name__})"
     if source.kind == "hub":
-        return source.size_bytes, "published size; HF_HUB_OFFLINE=1, so only the local cache is read"
+        return source.size_bytes, f"published size; {offline_variable() or 'HF_HUB_OFFLINE=1'}, so only the local cache is read"
     return source.size_bytes, "published size"
 
 
-def fetch_hub(source: Source, *, progress: bool = True) -> tuple[dict[str, Path], str]:
+def _hub_refusal(source: Source, exc: Exception) -> str:
+    """The hub answered, with a no."""
+    where, name = f"hf:{source.repo_id}@{source.revision or 'main'}", type(exc).__name__
+    if "Revision" in name:
+        return (f"{where}: the hub has no such revision ({describe(exc)}); the catalogue's pin is out of date: "
+                "update the entry's revision")
+    if "Gated" in name or "Repository" in name or "401" in str(exc) or "403" in str(exc):
+        login = f"`{hf_cli()} auth login`" if hf_cli() == "hf" else "`huggingface-cli login`"
+        return (f"hf:{source.repo_id}: {name}; accept the dataset's terms on its hub page and log in "
+                f"({login} or HF_TOKEN in the environment)")
+    return f"{where}: {describe(exc)}; rerun `musiceval data prepare` (downloads resume), or prepare offline (docs/benchmarks.md#preparing-offline)"
+
+
+def _is_partial(miss: BaseException) -> bool:
+    return type(miss).__name__ == "IncompleteSnapshotError"
+
+
+def fetch_hub(source: Source, *, progress: bool = True,
+              log: Callable[[str], None] = _stderr) -> tuple[dict[str, Path], str]:
     """``({relative path: local file}, resolved commit)`` of the snapshot at the source's revision."""
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import HfApi, constants, snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    kwargs = {}
+    where = f"hf:{source.repo_id}@{source.revision or 'main'}"
+    kwargs: dict = {"repo_type": "dataset", "revision": source.revision, "allow_patterns": list(source.files) or None}
     if not progress:
         kwargs["tqdm_class"] = _NoBar
-    try:
-        folder = Path(snapshot_download(source.repo_id, repo_type="dataset", revision=source.revision,
-                                        allow_patterns=list(source.files) or None, **kwargs))
-    except LocalEntryNotFoundError:
-        raise FetchError(f"hf:{source.repo_id}@{source.revision or 'main'} is not in the local Hugging Face cache and "
-                         "HF_HUB_OFFLINE=1 forbids downloading; unset HF_HUB_OFFLINE on a machine with the hub, or run "
-                         f"`huggingface-cli download --repo-type dataset {source.repo_id}"
-                         f"{' --revision ' + source.revision if source.revision else ''}` there and copy the cache") from None
-    except Exception as exc:
-        name = type(exc).__name__
-        if "Gated" in name or "Repository" in name or "401" in str(exc) or "403" in str(exc):
-            raise FetchError(f"hf:{source.repo_id}: {name}; accept the dataset's terms on its hub page and log in "
-                             "(`huggingface-cli login` or HF_TOKEN in the environment)") from None
-        raise FetchError(f"hf:{source.repo_id}@{source.revision or 'main'}: {name}: {exc}; check the network or set "
-                         "HF_HUB_OFFLINE=1 with a filled cache") from None
+    if hub_offline():
+        try:
+            folder = Path(snapshot_download(source.repo_id, local_files_only=True, **kwargs))
+        except LocalEntryNotFoundError as miss:
+            raise FetchError(hub_offline_miss(source, partial=_is_partial(miss))) from None
+    else:
+        try:
+            with_retries(lambda: HfApi().dataset_info(source.repo_id, revision=source.revision, timeout=HUB_TIMEOUT),
+                         what=f"{where} (hub {constants.ENDPOINT})", log=log, attempts=ATTEMPTS)
+        except Exception as exc:
+            if classify(exc) is None:
+                raise FetchError(_hub_refusal(source, exc)) from None
+            try:
+                folder = Path(snapshot_download(source.repo_id, local_files_only=True, **kwargs))
+            except LocalEntryNotFoundError as miss:
+                raise FetchError(hub_unreachable(source, exc, partial=_is_partial(miss))) from None
+            happened = "could not be reached" if classify(exc) == UNREACHABLE else "kept failing"
+            log(f"{where}: the hub at {constants.ENDPOINT} {happened} ({describe(exc)}); using the snapshot "
+                f"{folder.name[:12]} from the local Hugging Face cache {constants.HF_HUB_CACHE}")
+        else:
+            try:
+                folder = Path(snapshot_download(source.repo_id, **kwargs))
+            except LocalEntryNotFoundError as miss:  # the connection went after the first answer
+                raise FetchError(hub_unreachable(source, miss.__cause__ or miss, partial=_is_partial(miss))) from None
+            except Exception as exc:
+                if classify(exc) is not None:
+                    raise FetchError(hub_unreachable(source, exc)) from None
+                raise FetchError(_hub_refusal(source, exc)) from None
     files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
     if source.files:
         files = {k: v for k, v in files.items() if any(fnmatch.fnmatch(k, pat) for pat in source.files)}
@@ -112,36 +181,29 @@ class _NoBar:  # tqdm stand-in for --no-progress
         pass
 
 
-#: a local mirror of release URLs: ``<mirror>/<host>/<path>`` stands for ``scheme://host/path``
-MIRROR_ENV = "MUSICEVAL_URL_MIRROR"
-
-
-def mirrored(url: str) -> str:
+def mirrored(url: str, log: Callable[[str], None] | None = None) -> str:
     """``url``, or the ``file://`` URL of its copy under ``$MUSICEVAL_URL_MIRROR`` when there is one
-    (an air-gapped machine, or the tests' local mirror)."""
+    (an air-gapped machine, or the tests' local mirror). A mirror that lacks the file is said to ``log``."""
     mirror = os.environ.get(MIRROR_ENV)
     if not mirror:
         return url
-    parts = urllib.parse.urlparse(url)
-    local = Path(mirror) / parts.netloc / parts.path.lstrip("/")
-    return local.resolve().as_uri() if local.is_file() else url
+    local = Path(mirror) / mirror_path(url)
+    if local.is_file():
+        return local.resolve().as_uri()
+    if log is not None:
+        log(f"{url}: not in ${MIRROR_ENV} (no {local}); downloading it")
+    return url
 
 
-def fetch_url(url: str, dest_dir: Path, *, progress: bool = True) -> Path:
-    """Download ``url`` into ``dest_dir`` (resuming a ``.part`` file) and return the complete file."""
-    name = PurePosixPath(urllib.parse.urlparse(url).path).name or "download"
-    url = mirrored(url)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    target, part = dest_dir / name, dest_dir / (name + ".part")
-    if target.is_file():
-        return target
+#: what a failed download raises that :func:`fetch_url` turns into a :class:`FetchError`
+_NETWORK_ERRORS = (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError)
+
+
+def _download(url: str, part: Path, name: str, progress: bool) -> None:
+    """One try: ``url`` into ``part``, resuming what is there with a Range request."""
     have = part.stat().st_size if part.is_file() else 0
     request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
-    try:
-        response = urllib.request.urlopen(request, timeout=60)  # noqa: S310 - the catalogue's own URLs or file://
-    except Exception as exc:
-        raise FetchError(f"{url}: {exc}; check the network, or download it by hand into {dest_dir}") from None
-    with response:
+    with urllib.request.urlopen(request, timeout=URL_TIMEOUT) as response:  # noqa: S310 - the catalogue's own URLs or file://
         status = getattr(response, "status", None)
         if have and status != 206:  # the server (or file://) ignored the range: start again
             have = 0
@@ -151,14 +213,36 @@ def fetch_url(url: str, dest_dir: Path, *, progress: bool = True) -> Path:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=f"download {name}", leave=False)
-        with open(part, "ab" if have else "wb") as fh:
-            for block in iter(lambda: response.read(1 << 20), b""):
-                fh.write(block)
-                if bar is not None:
-                    bar.update(len(block))
-        if bar is not None:
-            bar.close()
+            bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=f"download {name}", leave=False,
+                       file=sys.stderr)
+        try:
+            with open(part, "ab" if have else "wb") as fh:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    fh.write(block)
+                    if bar is not None:
+                        bar.update(len(block))
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def fetch_url(url: str, dest_dir: Path, *, progress: bool = True, log: Callable[[str], None] = _stderr) -> Path:
+    """Download ``url`` into ``dest_dir`` (resuming a ``.part`` file) and return the complete file.
+
+    A server that cannot be reached fails within about a second; a slow or busy one is retried
+    (:func:`~musiceval.data.catalogue.network.with_retries`), each retry said to ``log``."""
+    name = PurePosixPath(urllib.parse.urlparse(url).path).name or "download"
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    target, part = dest_dir / name, dest_dir / (name + ".part")
+    if target.is_file():
+        return target
+    source = mirrored(url, log)
+    try:
+        with_retries(lambda: _download(source, part, name, progress), what=url, log=log, attempts=ATTEMPTS)
+    except Exception as exc:
+        if not isinstance(exc, _NETWORK_ERRORS) and classify(exc) is None:
+            raise
+        raise FetchError(url_unavailable(url, target, exc, attempts=ATTEMPTS)) from None
     os.replace(part, target)
     return target
 
@@ -208,8 +292,8 @@ def extract_members(archive: Path, dest: Path, wanted: Callable[[str], str | Non
     return written
 
 
-def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None,
-          progress: bool = True) -> tuple[dict[str, Path], str | None]:
+def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None, progress: bool = True,
+          log: Callable[[str], None] = _stderr) -> tuple[dict[str, Path], str | None]:
     """The benchmark's files (``{name: path}``) and the resolved revision (hub commit, else None).
 
     ``questions`` (``--questions FILE``) replaces the download with the user's copy of the question
@@ -224,10 +308,10 @@ def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None
         raise FetchError(f"{benchmark.name}: its questions are not downloadable ({source.unpinned or 'local files only'}); "
                          f"pass --questions FILE ({', '.join(benchmark.question_files)})")
     if source.kind == "hub":
-        return fetch_hub(source, progress=progress)
+        return fetch_hub(source, progress=progress, log=log)
     files: dict[str, Path] = {}
     for url in source.urls:
-        path = fetch_url(url, prepared / "downloads", progress=progress)
+        path = fetch_url(url, prepared / "downloads", progress=progress, log=log)
         files[path.name] = path
     return files, None
 

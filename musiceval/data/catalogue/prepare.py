@@ -134,7 +134,7 @@ def prepare(benchmark: Benchmark, root: Path, *, audio_dir: Path | None = None, 
             f"{'the Hugging Face cache' if source.kind == 'hub' else directory / 'downloads'}")
     if source.revision is None and not source.pin and source.kind != "local":
         warnings.append(f"{benchmark.name}: unpinned source ({source.unpinned}); the lock records the revision fetched")
-    files, resolved = fetch(benchmark, directory, questions=questions, progress=progress)
+    files, resolved = fetch(benchmark, directory, questions=questions, progress=progress, log=log)
     if benchmark.unpack is not None:
         files = benchmark.unpack(files, directory, progress)
     hashes = _question_files(benchmark, files)
