@@ -44,7 +44,7 @@ def main() -> None:
     settings = GenerationSettings(max_tokens=args.max_tokens)
     with tempfile.TemporaryDirectory() as tmp:
         directory = build_tiny(args.family, Path(tmp) / args.family)
-        print(f"| family | device | batch size | requests | requests/s | speed-up vs 1 | same answers as batch 1 |")
+        print("| family | device | batch size | requests | requests/s | speed-up vs 1 | same answers as batch 1 |")
         print("|---|---|---|---|---|---|---|")
         reference, base = None, None
         for batch_size in args.batch_size:

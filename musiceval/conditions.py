@@ -19,6 +19,10 @@ Every condition is scored against the same reference (SPEC.md, protocol 1).
   change the facts with minimal edits; from the suite's LLM rewriter
   (:mod:`musiceval.llm.rewrite`) or a hand-written fixture set (:func:`load_rewrites`).
 
+Beside them, the **question control** of every protocol (not a condition of the answers): each
+answer moved to another question about the same clip, a seeded derangement within the clip
+(:func:`question_derangement`); "the model answers the question" compares the answers in place with it.
+
 Seeding: every random choice takes ``seed``; per-group streams derive from ``(seed, crc32(group))``
 so one group's draw does not depend on the order or presence of the others, and within a group
 items are put in the order of their ids (clips in sorted order) before anything is drawn, so the
@@ -213,6 +217,81 @@ def random_recorded_responses(
                 mapping[item_ids[k]] = responses[ks[perm[i]]]
         out.append(mapping)
     return RandomResponses(draws=tuple(out), unpaired=tuple(unpaired))
+
+
+#: the fewest items with another question about their clip, on the fewest clips, for which the
+#: question control is computed (below that :meth:`~musiceval.protocols.base.Protocol.question_permutation`
+#: is None and the gate is not applicable): 10 items can decide a paired comparison, 2 clips make a cluster
+MIN_QUESTION_ITEMS, MIN_QUESTION_CLIPS = 10, 2
+
+
+@dataclass(frozen=True)
+class QuestionPartners:
+    """The question control's pairing (:func:`question_derangement`): item id -> the id of the item
+    whose answer it receives, always another question about the same clip."""
+
+    partner: dict[str, str]
+    #: items with no other question about their clip (or whose clip asks one question more than
+    #: half of the time), left out of the comparison and counted
+    unpaired: tuple[str, ...] = ()
+    #: clips with at least one paired item
+    clips: int = 0
+
+    @property
+    def enough(self) -> bool:
+        """At least :data:`MIN_QUESTION_ITEMS` paired items on :data:`MIN_QUESTION_CLIPS` clips."""
+        return len(self.partner) >= MIN_QUESTION_ITEMS and self.clips >= MIN_QUESTION_CLIPS
+
+    def describe(self) -> str:
+        """``"380 items on 45 clips paired; 20 with no other question about their clip left out"``."""
+        left = f"; {len(self.unpaired)} with no other question about their clip left out" if self.unpaired else ""
+        return f"{len(self.partner)} items on {self.clips} clips paired{left}"
+
+
+def question_derangement(item_ids: Sequence[str], clips: Sequence[Hashable], questions: Sequence[str],
+                         seed: int) -> QuestionPartners:
+    """Pair each item with ANOTHER question about the SAME clip (SPEC, "What the verdict means":
+    answering the question is tested by the same answers moved to other questions about the same
+    audio).
+
+    Within each clip, items are put in the order of their ids and given a seeded derangement that
+    never keeps an item's question (:func:`clip_avoiding_derangement` with the question text as
+    the label): an item never receives its own answer, nor an answer to the same question asked
+    again (another run or pass of it). The stream is seeded by ``seed``, the clip and the clip's
+    item ids, so neither the order of the file nor the other clips change a pairing. A clip with a
+    single question, or one where a question holds more than half of its items, pairs none of
+    them: those items are ``unpaired``, counted, never given a partner.
+
+    >>> p = question_derangement(["a1", "a2", "b1"], ["A", "A", "B"], ["genre?", "tempo?", "key?"], seed=0)
+    >>> p.partner, p.unpaired, p.clips
+    ({'a1': 'a2', 'a2': 'a1'}, ('b1',), 1)
+    """
+    if not (len(item_ids) == len(clips) == len(questions)):
+        raise ValueError(f"question_derangement: {len(item_ids)} item ids, {len(clips)} clips and {len(questions)} "
+                         "questions; pass one clip and one question per item")
+    if len(set(item_ids)) != len(item_ids):
+        dup = next(i for i, c in Counter(item_ids).items() if c > 1)
+        raise ValueError(f"question_derangement: item id {dup!r} occurs more than once; pairings are keyed by item "
+                         "id, make ids unique (a run or pass suffix)")
+    by_clip: dict[Hashable, list[int]] = defaultdict(list)
+    for k, clip in enumerate(clips):
+        by_clip[clip].append(k)
+    partner: dict[str, str] = {}
+    unpaired: list[str] = []
+    paired_clips = 0
+    for clip, ks in by_clip.items():
+        ks.sort(key=lambda k: str(item_ids[k]))
+        labels = [" ".join(str(questions[k]).split()).casefold() for k in ks]
+        if len(ks) < 2 or max(Counter(labels).values()) * 2 > len(ks):
+            unpaired.extend(str(item_ids[k]) for k in ks)
+            continue
+        ids = [str(item_ids[k]) for k in ks]
+        # two questions have one derangement, the exchange: no stream to draw
+        perm = [1, 0] if len(ids) == 2 else clip_avoiding_derangement(
+            labels, _rng(seed, "question/" + "\x1f".join([str(clip), *ids])))
+        partner.update({ids[i]: ids[perm[i]] for i in range(len(ids))})
+        paired_clips += 1
+    return QuestionPartners(dict(sorted(partner.items())), tuple(sorted(unpaired)), paired_clips)
 
 
 def mean_over_draws(score_draw: Callable[[dict[str, str]], Mapping[str, float]], draws: Sequence[dict[str, str]]) -> dict[str, float]:

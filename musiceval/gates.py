@@ -14,8 +14,9 @@ alongside (and Holm-adjusted across a run by the report), never used to flip an 
 
 Intervals are chosen by the shape of the data (``GateConfig.ci_method="auto"``, the default; see
 :mod:`musiceval.stats.intervals` and docs/regression-gates.md): exact / score tests for 0/1 outcomes,
-Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track, a
-finite-sample bound for tiny n, proportions in [0, 1] with positive width; the shape is
+Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track (paired
+items in fewer than 20 tracks: the exact cluster sign-flip test), a finite-sample bound for tiny n,
+proportions in [0, 1] with positive width; the shape is
 recorded in ``GateResult.test``. ``"bca"`` and ``"percentile"`` select bootstrap intervals.
 
 Regression gates against a baseline run: :meth:`Gate.regression` (non-inferiority, with
@@ -163,7 +164,8 @@ class Gate:
     ) -> GateResult:
         """``mean(a - b) > margin`` on the items both conditions scored (paired by item id).
 
-        Interval: the calibrated paired interval (:func:`musiceval.stats.intervals.paired_interval`) or
+        Interval: the calibrated paired interval (:func:`musiceval.stats.intervals.paired_interval`;
+        with fewer than 20 clusters the exact cluster sign-flip test and its interval) or
         the paired bootstrap (``ci_method`` "bca"/"percentile"; whole clusters resampled when
         items share a group). When ``a`` and ``b`` score the same on every item the difference is
         exactly 0 and the gate FAILs without an interval (an answer that equals its control or

@@ -35,6 +35,7 @@ rest are cached), 2 unusable input (manifest, model spec).
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -67,6 +68,7 @@ __all__ = [
     "shard_of",
     "parse_shard",
     "generate_responses",
+    "require_answers",
 ]
 
 MODEL_CONDITIONS = ("correct", "random", "noise", "text_only")
@@ -127,6 +129,25 @@ class GenerationResult:
     def summary(self) -> dict[str, Any]:
         return {"n_responses": len(self.responses), "n_cached": self.n_cached,
                 "n_generated": self.n_generated, "n_failed": len(self.failures)}
+
+
+def require_answers(result: GenerationResult, model: str, what: str) -> GenerationResult:
+    """``result`` when the model answered at least one request (or none was asked); else
+    :class:`~musiceval.models.base.ModelAnsweredNothing`: one line naming ``model`` (credentials
+    redacted), the failed requests on ``what``, the commonest reason and the fix."""
+    if result.responses or not result.failures:
+        return result
+    from collections import Counter
+
+    from musiceval.models.base import ModelAnsweredNothing
+
+    # "correct chunk 0: server returned no message content" -> "server returned no message content"
+    reasons = Counter(re.sub(r"^[a-z_]+(?: chunk \d+)?: ", "", f.reason) for f in result.failures)
+    reason, count = reasons.most_common(1)[0]
+    raise ModelAnsweredNothing(redact(
+        f"model {model} answered nothing: all {len(result.failures)} requests on {what} failed "
+        f"({count} with: {' '.join(reason.split())[:300]}); check that the model answers one request by hand "
+        "(a server: its log and one chat completion with curl), then run again"))
 
 
 def generate_responses(

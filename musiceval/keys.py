@@ -20,13 +20,15 @@ class Key:
 
 
 #: the keys every protocol that reads answer files has in its section: margins in the metric's
-#: own units, the parse-rate minimum, the listening margin, the regression margins
+#: own units, the parse-rate minimum, the listening and question-control margins, the regression margins
 GATE_KEYS: dict[str, Key] = {
     "margin": Key((int, float), 0.0, "default margin of this protocol's gates, in the metric's own units", NON_NEGATIVE),
     "margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' margins (most specific wins)"),
     "min_parse_rate": Key((int, float), 0.0, "parse-rate gate: share of answers the parser must read", SHARE),
     "listens_margin": Key((int, float), 0.0, "'the model listens' gate: Correct must beat the best control by this much",
                           NON_NEGATIVE),
+    "answers_margin": Key((int, float), 0.0, "'the model answers the question' gate: Correct must beat the same answers "
+                                             "moved to other questions about the same clip by this much", NON_NEGATIVE),
     "regression_margin": Key((int, float), 0.02, "non-inferiority to the baseline: the largest drop tolerated, in the "
                                                  "metric's units", NON_NEGATIVE),
     "regression_margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' regression margins (most specific wins)"),

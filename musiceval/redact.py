@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MASK", "redact", "redact_meta", "relative_path", "SECRET_QUERY_NAMES"]
+__all__ = ["MASK", "redact", "redact_meta", "redacted_repr", "relative_path", "SECRET_QUERY_NAMES"]
 
 MASK = "***"
 SECRET_QUERY_NAMES = ("token", "key", "api_key", "apikey", "api-key", "secret", "password", "passwd", "pwd",
@@ -81,6 +81,15 @@ def redact_meta(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return type(obj)(redact_meta(v) for v in obj) if isinstance(obj, list) else tuple(redact_meta(v) for v in obj)
     return obj
+
+
+def redacted_repr(obj: Any) -> str:
+    """``Class(field=value, ...)`` of a dataclass instance with every credential masked: the
+    ``__repr__`` of objects that hold a model spec (pytest prints a failing test's fixture values)."""
+    import dataclasses
+
+    fields = ", ".join(f"{f.name}={getattr(obj, f.name)!r}" for f in dataclasses.fields(obj) if f.repr)
+    return redact(f"{type(obj).__name__}({fields})")
 
 
 def relative_path(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> str:

@@ -12,8 +12,9 @@ verdict            when                                                         
 ``FAILED``         a gate about the declared model FAILed (its test failed), or under           1
                    ``--strict`` a PASS did not survive Holm's correction
 ``INCONCLUSIVE``   a required gate about the declared model could not decide (its interval      1
-                   straddles the bar), or a required check pattern matched no PASS; exit 0
-                   only with ``--musiceval-inconclusive xfail``
+                   straddles the bar) or did not run (skipped for want of weights, data or a
+                   key), or a required check pattern matched no PASS; exit 0 only with
+                   ``--musiceval-inconclusive xfail``
 ``NOTHING          no gate about the declared model decided anything (PASS or FAIL); exit 0     1
 DECIDED``          only with ``--musiceval-allow-empty``
 ``PASSED``         none of the above                                                            0
@@ -22,8 +23,11 @@ DECIDED``          only with ``--musiceval-allow-empty``
 Gates are about the declared model when their ``subject`` is ``"model"``: the suite's own
 self-checks (its tiny live model, text encoders, machinery) never count, and findings never count.
 A gate is required when the suite config has no ``[release] required`` profile, or when its check id
-matches one of the profile's patterns. The terminal's last line, ``results.json``, the reports and
-the JUnit file all print :attr:`Verdict.line`.
+matches one of the profile's patterns. A required gate that was skipped is not a pass: it makes the
+word INCONCLUSIVE, its reason naming what the gate needed, unless ``[release] allow_skip`` names it
+(a pattern and a reason): an allowed skip is not required, and its reason is repeated on the verdict
+line whatever the word. The terminal's last line, ``results.json``, the reports and the JUnit file
+all print :attr:`Verdict.line`.
 """
 from __future__ import annotations
 
@@ -52,6 +56,8 @@ class Verdict:
     self_checks: Mapping[str, int] = field(default_factory=dict)
     #: answer sources scored with a cap on their items (``"MU-LLaMA/mir/MTT: first 80 of 150 records"``)
     capped: tuple[str, ...] = ()
+    #: skipped gates the suite config allows to skip, one line per ``[release] allow_skip`` rule
+    allowed_skips: tuple[str, ...] = ()
 
     @property
     def line(self) -> str:
@@ -69,12 +75,14 @@ class Verdict:
         if self.capped:
             more = f" and {len(self.capped) - 1} more" if len(self.capped) > 1 else ""
             text += f"; capped: {self.capped[0]}{more}"
+        text += "".join(f"; {allowed}" for allowed in self.allowed_skips)
         return text + (f"; {self.reasons[0]}" if self.reasons and self.word != "PASSED" else "")
 
     def as_dict(self) -> dict[str, Any]:
         return {"word": self.word, "line": self.line, "reasons": list(self.reasons), "counts": dict(self.counts),
                 "required": self.required, "passed": self.passed, "models": list(self.models),
-                "exit_code": self.exit_code, "self_checks": dict(self.self_checks), "capped": list(self.capped)}
+                "exit_code": self.exit_code, "self_checks": dict(self.self_checks), "capped": list(self.capped),
+                "allowed_skips": list(self.allowed_skips)}
 
 
 def is_finding(g: Mapping[str, Any]) -> bool:
@@ -88,11 +96,24 @@ def subject_of(g: Mapping[str, Any], declared: Iterable[str]) -> str:
     return MODEL if str(g.get("model") or "") in set(declared) else SELF_CHECK
 
 
-def is_required(g: Mapping[str, Any], required: Sequence[str]) -> bool:
-    if not required:
-        return True
+def matches(g: Mapping[str, Any], pattern: str) -> bool:
+    """A gate's check id against a ``[release]`` pattern, either way round (a skipped test's id ends
+    in ``/*``: ``freeform/metric_correct_beats_random/m/MusicQA/clap_text/*``)."""
     check = str(g.get("check") or "")
-    return any(fnmatch.fnmatchcase(check, p) or fnmatch.fnmatchcase(p, check) for p in required)
+    return fnmatch.fnmatchcase(check, pattern) or fnmatch.fnmatchcase(pattern, check)
+
+
+def is_required(g: Mapping[str, Any], required: Sequence[str]) -> bool:
+    return not required or any(matches(g, p) for p in required)
+
+
+def allowance(g: Mapping[str, Any], allow_skip: Mapping[str, str]) -> str | None:
+    """The ``[release] allow_skip`` pattern that lets gate ``g`` skip (the last that matches), or None."""
+    found = None
+    for pattern in allow_skip:
+        if matches(g, pattern):
+            found = pattern
+    return found
 
 
 def group_errors(errors: Sequence[tuple[str, str, str]], named: int = 3) -> list[str]:
@@ -106,7 +127,8 @@ def group_errors(errors: Sequence[tuple[str, str, str]], named: int = 3) -> list
     out = []
     for cause, hits in by_cause.items():
         if len(hits) == 1:
-            out.append(f"{hits[0][0]} {hits[0][1]}: {cause}")
+            where, what = hits[0]
+            out.append(f"{where}{' ' + what if what else ''}: {cause}")
             continue
         names = [where.rpartition("::")[2] for where, _ in hits]
         more = f" and {len(names) - named} more" if len(names) > named else ""
@@ -126,15 +148,26 @@ def decide(
     allow_empty: bool = False,
     pytest_exit: int = 0,
     capped: Sequence[str] = (),
+    allow_skip: Mapping[str, str] | None = None,
 ) -> Verdict:
     """The verdict (see the module docstring). ``errors`` are one-line descriptions of what went wrong
-    in the session (errored tests, timeouts, refused baselines, artefacts not written)."""
+    in the session (errored tests, timeouts, refused baselines, artefacts not written);
+    ``allow_skip`` maps ``[release] allow_skip`` patterns to their reasons."""
+    allow_skip = dict(allow_skip or {})
     model_gates = [g for g in gates if subject_of(g, declared) == MODEL]
     self_checks = [g for g in gates if subject_of(g, declared) == SELF_CHECK]
     counts = Counter(("FINDING" if is_finding(g) else str(g.get("outcome"))) for g in model_gates)
     gating = [g for g in model_gates if not is_finding(g)]
-    req = [g for g in gating if is_required(g, required) and g.get("outcome") in ("PASS", "FAIL", "INCONCLUSIVE", "SKIPPED")]
+    allowed: dict[str, list[Mapping[str, Any]]] = {}
+    for g in gating:
+        pattern = allowance(g, allow_skip) if g.get("outcome") == "SKIPPED" else None
+        if pattern is not None:
+            allowed.setdefault(pattern, []).append(g)
+    allowed_ids = {id(g) for hits in allowed.values() for g in hits}
+    req = [g for g in gating if is_required(g, required) and id(g) not in allowed_ids
+           and g.get("outcome") in ("PASS", "FAIL", "INCONCLUSIVE", "SKIPPED")]
     passed = sum(g.get("outcome") == "PASS" for g in req)
+    skipped = [g for g in req if g.get("outcome") == "SKIPPED"]
     failed_self = [g for g in self_checks if g.get("outcome") == "FAIL" and not is_finding(g)]
     missing = [p for p in required if not any(g.get("outcome") == "PASS" and is_required(g, [p]) for g in gating)]
     reasons: list[str] = []
@@ -145,12 +178,15 @@ def decide(
         word = "FAILED"
         reasons += [f"FAIL: {g.get('name')}" for g in gating if g.get("outcome") == "FAIL"]
         reasons += [f"not significant after Holm correction (--strict): {n}" for n in holm_failures] if strict else []
-    elif any(g.get("outcome") == "INCONCLUSIVE" for g in req) or missing:
+    elif any(g.get("outcome") == "INCONCLUSIVE" for g in req) or missing or skipped:
         word = "INCONCLUSIVE"
         for g in req:
             if g.get("outcome") == "INCONCLUSIVE":
                 more = f" (about {g['n_to_decide']} items would decide it)" if g.get("n_to_decide") else ""
                 reasons.append(f"undecided: {g.get('name')}{more}")
+        # one reason per cause (what the gates needed: weights, data, a key), naming the gates
+        reasons += group_errors([(str(g.get("name")), "", f"a required gate did not run: {g.get('detail') or 'no reason'}")
+                                 for g in skipped])
         reasons += [f"required check without a PASS: {p}" for p in missing]
     elif not any(g.get("outcome") in ("PASS", "FAIL") for g in gating):
         word = "NOTHING DECIDED"
@@ -158,13 +194,14 @@ def decide(
                        "applicable, INCONCLUSIVE or a FINDING")
     else:
         word = "PASSED"
-    skipped = [g for g in req if g.get("outcome") == "SKIPPED"]
-    if skipped and word == "PASSED":
-        reasons.append(f"{len(skipped)} required gate(s) skipped (they fail under --musiceval-strict)")
+    notes = tuple(f"allowed to skip ([release] allow_skip \"{p}\": {allow_skip[p]}): {len(hits)} gate(s)"
+                  for p, hits in allowed.items())
+    if word == "PASSED":
+        reasons += list(notes)
     exit_code = {"PASSED": 0, "FAILED": 1, "ERROR": 1,
                  "INCONCLUSIVE": 0 if inconclusive == "xfail" and not strict else 1,
                  "NOTHING DECIDED": 0 if allow_empty else 1}[word]
     if word != "PASSED" and pytest_exit > 1:  # interrupted, internal or usage error: keep pytest's code
         exit_code = pytest_exit
     return Verdict(word, tuple(reasons), dict(counts), len(req), passed, tuple(declared), exit_code,
-                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped))
+                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped), notes)

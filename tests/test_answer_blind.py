@@ -4,7 +4,9 @@ items. Built from real third-party answer files in ../shared/data (real keys, re
 constant answers, answers shifted or rotated to the wrong items, letters or labels drawn from the
 key's own prior; the real files and an all-correct file pass.
 
-A file "passes beats chance" when every one of its chance gates PASSes (each is a required gate).
+Chance is ONE gate per metric, "beats the strongest answer-blind strategy" (the intersection-union
+test of every strategy's comparison: PASS only when each of them PASSes); a file passes when that
+gate and "the model listens" PASS. The tests also look at each strategy's comparison on its own.
 """
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from musiceval.calibration_blind import BENCHMARKS, TAGGING_STRATEGIES, _answers, answer_set, ranking_embedder, _tags
 from musiceval.gates import Gate, GateConfig
-from musiceval.protocols import ProtocolSettings, load_protocol
+from musiceval.protocols import PROTOCOLS, ProtocolSettings, load_protocol
 from musiceval.records import Outcome
 from musiceval.suite import checks
 
@@ -33,10 +36,16 @@ def _need_shared():
         pytest.skip(f"{SHARED} absent (../shared/data beside the repository)")
 
 
+CHANCE = "chance gate"
+
+
 def _gates(run, metric: str) -> dict[str, Outcome]:
-    """Outcome of every chance gate of ``metric`` and of "the model listens"."""
+    """Outcome of each strategy's comparison of ``metric`` (by the strategy's name), of the one
+    chance gate (:data:`CHANCE`) and of "the model listens"."""
     gate = Gate(GateConfig())
-    out = {c.name: checks.beats_chance(gate, run, metric, c).outcome for c in run.chances(metric)}
+    quiet = Gate(GateConfig())
+    out = {c.name: checks.compare_with_chance(quiet, run, metric, c).outcome for c in run.chances(metric)}
+    out[CHANCE] = checks.beats_chance(gate, run, metric).outcome
     listens = checks.listens(gate, run, metric)
     if listens is not None:
         out["listens"] = listens.outcome
@@ -44,7 +53,11 @@ def _gates(run, metric: str) -> dict[str, Outcome]:
 
 
 def _passes(outcomes: dict[str, Outcome]) -> bool:
-    return all(o is Outcome.PASS for o in outcomes.values())
+    """The file passes: the chance gate and "the model listens" PASS (the chance gate PASSes
+    exactly when every strategy's comparison does)."""
+    strategies = [o for name, o in outcomes.items() if name not in (CHANCE, "listens")]
+    assert (outcomes[CHANCE] is Outcome.PASS) == all(o is Outcome.PASS for o in strategies)
+    return outcomes[CHANCE] is Outcome.PASS and outcomes.get("listens", Outcome.PASS) is Outcome.PASS
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -69,7 +82,7 @@ def test_the_real_file_and_an_all_correct_file_pass(tmp_path):
     assert _passes(_gates(real, "accuracy"))
     perfect = _choice_run(tmp_path, [r["answer"] for r in _choice_rows()])
     outcomes = _gates(perfect, "accuracy")
-    assert set(outcomes) == {"uniform chance 1/4", "best constant answer", "answer permutation", "listens"}
+    assert set(outcomes) == {"uniform chance 1/4", "best constant answer", "answer permutation", CHANCE, "listens"}
     assert _passes(outcomes)
 
 
@@ -86,7 +99,26 @@ def test_the_most_frequent_letter_passes_uniform_chance_but_nothing_else(tmp_pat
     top = Counter(keys).most_common(1)[0][0]
     outcomes = _gates(_choice_run(tmp_path, [top] * len(keys)), "accuracy")
     assert outcomes["best constant answer"] is Outcome.FAIL  # identical to the best constant answer on every item
-    assert not _passes(outcomes)
+    assert outcomes[CHANCE] is Outcome.FAIL and not _passes(outcomes)
+
+
+def test_the_chance_gate_of_an_all_d_file_names_every_strategy_and_shows_no_pass(tmp_path):
+    """The report's "beats uniform chance 1/4: PASS" beside the FAILs that decide it is gone: one gate,
+    named after its least favourable strategy, every strategy in its detail, no PASS anywhere."""
+    rows = []
+    run = _choice_run(tmp_path, ["D"] * 200)
+    result = checks.beats_chance(Gate(GateConfig(), sink=rows.append), run, "accuracy")
+    assert result.outcome is Outcome.FAIL and result.check == f"choice/beats_chance/MiDashengLM/{run.source}/accuracy"
+    assert result.name.startswith(f"MiDashengLM {run.source} accuracy beats the strongest answer-blind strategy (")
+    for name in ("uniform chance 1/4", "best constant answer", "answer permutation"):
+        assert f"{name}: " in result.detail
+    assert "not beaten" in result.detail and "PASS" not in result.detail and "Berger 1982" in result.test
+    gates = [r for r in rows if r["type"] == "gate"]
+    assert len(gates) == 1 and gates[0]["outcome"] == "FAIL"  # the strategies' comparisons are not gates
+    # the per-item scores of the model and of every paired strategy, once each, under the one gate
+    assert sorted(r["condition"] for r in rows if r["type"] == "scores") == [
+        "answer permutation", "best constant answer", "correct"]
+    assert {r["gate"] for r in rows if r["type"] != "gate"} == {result.name}
 
 
 @pytest.mark.parametrize("shift", [1, 7, 100])
@@ -123,7 +155,7 @@ def test_factual_real_and_all_correct_files_pass(tmp_path):
     assert _passes(_gates(load_protocol("factual", NSYNTH, settings=FACTUAL), "f1"))
     perfect = _factual_run(tmp_path, [", ".join(r["label"]) for r in _nsynth_rows()])
     outcomes = _gates(perfect, "f1")
-    assert set(outcomes) == {"permutation chance", "best constant label set", "listens"} and _passes(outcomes)
+    assert set(outcomes) == {"permutation chance", "best constant label set", CHANCE, "listens"} and _passes(outcomes)
 
 
 @pytest.mark.parametrize("answer", ["guitar", "bass, guitar, keyboard, organ, mallet, string, brass, reed, flute, vocal, synth lead"])
@@ -171,3 +203,39 @@ def test_mir_correct_answers_moved_to_random_items_never_pass(tmp_path, seed):
     truths = [r["correct_answer"] for r in json.loads(GTZAN.read_text(encoding="utf-8"))]
     moved = list(np.random.default_rng(seed).permutation(truths))
     assert not _passes(_gates(_gtzan_run(tmp_path, moved), "accuracy"))
+
+
+# ---------------------------------------------------------------------------------------- tagging
+
+TAGGING = next(b for b in BENCHMARKS if b.tagging)
+
+
+def _tagging_run(keys, answers):
+    return PROTOCOLS.get("mir").from_answers(answer_set(TAGGING, keys, answers),
+                                             ProtocolSettings(options={"embed": ranking_embedder(_tags(TAGGING))}))
+
+
+def test_tagging_chances_are_the_strongest_constant_rankings_and_the_answer_permutation():
+    keys, answers = _answers(TAGGING, "shifted", np.random.default_rng(0))
+    chances = {c.name: c for c in _tagging_run(keys, answers).chances("item_roc_auc")}
+    assert list(chances) == ["chance AUC 0.5", "tag-frequency ranking", "most common response", "answer permutation"]
+    assert all(chances[n].kind == "baseline" and chances[n].scores.n for n in list(chances)[1:])
+    assert "oracle prior" in chances["tag-frequency ranking"].description
+    # the oracle prior is far stronger than a random ranking: 0.5 alone let constant files pass
+    assert chances["tag-frequency ranking"].value > 0.7
+
+
+def test_a_tagging_file_that_names_every_true_tag_passes():
+    keys, _ = _answers(TAGGING, "shifted", np.random.default_rng(1))
+    assert _passes(_gates(_tagging_run(keys, keys), "item_roc_auc"))
+
+
+@pytest.mark.parametrize("strategy", list(TAGGING_STRATEGIES))
+def test_answer_blind_tagging_files_never_pass(strategy):
+    """One file per strategy (benchmarks/bench_calibration.py --blind runs hundreds per row)."""
+    keys, answers = _answers(TAGGING, strategy, np.random.default_rng(0))
+    outcomes = _gates(_tagging_run(keys, answers), "item_roc_auc")
+    assert outcomes[CHANCE] is not Outcome.PASS and not _passes(outcomes)
+    if strategy == "most common response":  # the file's own most common response on every item: FAIL exactly
+        assert outcomes["most common response"] is Outcome.FAIL and outcomes["answer permutation"] is Outcome.FAIL
+        assert outcomes["chance AUC 0.5"] is Outcome.PASS  # what used to pass such a file

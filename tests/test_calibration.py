@@ -18,7 +18,8 @@ import pytest
 from hypothesis import reject, HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from musiceval.stats.calibration import BINARY_ONLY, GATE_KINDS, MARGINS, Shape, false_pass_rate, grid_cases, tolerance
+from musiceval.stats.calibration import (BINARY_ONLY, GATE_KINDS, MARGINS, Shape, false_pass_rate, few_cluster_cases,
+                                         grid_cases, tolerance)
 from musiceval.gates import Gate, GateConfig
 
 NOMINAL = 0.025
@@ -51,6 +52,39 @@ def test_pooled_false_pass_rate_at_most_nominal(grid):
     pooled = rates.mean()
     limit = tolerance(NOMINAL, N_SIMS * rates.size, k=2.0)
     assert pooled <= limit, f"pooled false PASS {pooled:.3%} over {rates.size} checks > {limit:.3%}"
+
+
+# Few clusters (docs/regression-gates.md, "Few clusters"): the paired gates on 10 clusters of 5-17
+# items, decided by the cluster sign-flip test; every few-cluster shape, at 2,000 simulations, is
+# benchmarks/bench_calibration.py --few-clusters
+FEW_CLUSTER_SIMS = 300
+FEW_CLUSTER_SHAPES = ("binary, 10 clusters", "binary left, 10 clusters", "binary two-point, 10 clusters",
+                      "clustered left (sigma 0.25), 10 clusters", "clustered right (sigma 0.75), 10 clusters")
+
+
+def _few_cluster_cases():
+    return [(k, kind, label, shape) for k, (kind, label, shape) in enumerate(few_cluster_cases()) if label in FEW_CLUSTER_SHAPES]
+
+
+@pytest.fixture(scope="module")
+def few_clusters():
+    gate = Gate(GateConfig())
+    return {(kind, label): false_pass_rate(gate, kind, shape, n_sims=FEW_CLUSTER_SIMS, seed=40_000 + k,
+                                           margin=MARGINS.get(kind, 0.02))
+            for k, kind, label, shape in _few_cluster_cases()}
+
+
+@pytest.mark.parametrize("kind,label", [(kind, label) for _, kind, label, _ in _few_cluster_cases()])
+def test_few_clusters_false_pass_rate_at_most_nominal(few_clusters, kind, label):
+    rate = few_clusters[(kind, label)]
+    limit = tolerance(NOMINAL, FEW_CLUSTER_SIMS, k=3.0)
+    assert rate <= limit, f"{kind} on {label}: false PASS {rate:.3%} > {limit:.3%} (nominal {NOMINAL:.1%} + 3 SE)"
+
+
+def test_few_clusters_pooled_false_pass_rate_at_most_nominal(few_clusters):
+    rates = np.array(list(few_clusters.values()))
+    limit = tolerance(NOMINAL, FEW_CLUSTER_SIMS * rates.size, k=2.0)
+    assert rates.mean() <= limit, f"pooled few-cluster false PASS {rates.mean():.3%} over {rates.size} checks > {limit:.3%}"
 
 
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -3,7 +3,8 @@
 The same answers in another line order must give the same chance levels, the same per-item
 baseline scores and the same gate outcomes: a release verdict cannot depend on how a file was
 sorted. Checked for every protocol whose chances come from the answers themselves (multiple
-choice, factual, MIR classification), with hypothesis drawing keys, answers (ties included) and
+choice, factual, MIR classification, MIR tagging: the tag-frequency ranking, the most common
+response and the answer permutation), with hypothesis drawing keys, answers (ties included) and
 the line order.
 """
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
-from musiceval.calibration_blind import Benchmark, answer_set
+from musiceval.calibration_blind import BENCHMARKS, Benchmark, _tags, answer_set, ranking_embedder
 from musiceval.protocols.base import PROTOCOLS, ProtocolSettings
 
 
@@ -24,8 +25,8 @@ def _reordered(answers, order):
     return replace(answers, items=items, responses=[answers.responses[k] for k in order])
 
 
-def _chances(answers, protocol: str, seed: int = 3):
-    options = {"vocab": "nsynth", "n_permutations": 50} if protocol == "factual" else {}
+def _chances(answers, protocol: str, seed: int = 3, options: dict | None = None):
+    options = options or ({"vocab": "nsynth", "n_permutations": 50} if protocol == "factual" else {})
     run = PROTOCOLS.get(protocol).from_answers(answers, ProtocolSettings(seed=seed, options=options))
     out = {}
     for c in run.chances(run.headline):
@@ -78,3 +79,21 @@ def test_ties_between_most_frequent_classes_are_broken_by_the_classes_not_the_li
     reversed_data = _reordered(data, list(range(len(keys)))[::-1])
     assert _chances(data, "mir") == _chances(reversed_data, "mir")
     assert np.isclose(_chances(data, "mir")["majority-class baseline"][1], 0.5)
+
+
+TAGGING = next(b for b in BENCHMARKS if b.tagging)
+_TAG_SET = st.lists(st.integers(0, 5), min_size=1, max_size=3, unique=True).map(tuple)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(6, 30).flatmap(lambda n: st.tuples(
+    st.lists(_TAG_SET, min_size=n, max_size=n), st.lists(_TAG_SET, min_size=n, max_size=n),
+    st.permutations(list(range(n))))))
+def test_tagging_rankings_do_not_move_with_line_order(case):
+    keys, answers, order = case
+    assume(len(set(keys)) > 1)  # some tag on some items and not on others: the task's AUC is defined
+    data = answer_set(TAGGING, keys, answers)
+    options = {"embed": ranking_embedder(_tags(TAGGING))}
+    first, second = _chances(data, "mir", options=options), _chances(_reordered(data, order), "mir", options=options)
+    assert {"tag-frequency ranking", "most common response", "answer permutation"} <= first.keys()
+    assert first == second

@@ -79,17 +79,21 @@ vocab = "nsynth"
     assert {g["protocol"] for g in gates} == {"mir", "choice", "factual"}
     checks = {g["check"] for g in gates}
     for task, metric in (("GTZAN", "accuracy"), ("GS_key", "weighted_score"), ("gtzan_beat", "f_measure")):
-        assert any(c.startswith(f"mir/beats_chance/ours/{task}/{metric}/") for c in checks), task
+        assert f"mir/beats_chance/ours/{task}/{metric}" in checks, task  # one chance gate per metric
         assert f"mir/parse_rate/ours/{task}/parse_rate" in checks
-    assert any(c.startswith("choice/beats_chance/ours/choice/accuracy") for c in checks)
+    assert "choice/beats_chance/ours/choice/accuracy" in checks
+    assert not any(c.startswith("choice/beats_chance/ours/choice/accuracy/") for c in checks)  # no per-strategy gates
     assert "factual/listens/ours/nsynth/f1" in checks
     assert out.ret in (0, 1)  # MU-LLaMA's answers may fail gates; what matters is what they are about
 
-    # the CLI prints the numbers the gates use
-    acc = next(g for g in gates if g["check"] == "choice/beats_chance/ours/choice/accuracy/uniform chance 1/4")
-    chance = acc["threshold"]
+    # the CLI prints the numbers the gates use: the accuracy and every answer-blind strategy's value
+    acc = next(g for g in gates if g["check"] == "choice/beats_chance/ours/choice/accuracy")
     printed = json.loads(_stdout_of(["score", "choice", str(pytester.path / "choice.jsonl"), "--json"]))
-    assert printed["metrics"]["accuracy"] == pytest.approx(acc["estimate"] + chance)
+    assert f"accuracy={printed['metrics']['accuracy']:.4g};" in acc["detail"]
+    assert [c["name"] for c in printed["chances"]["accuracy"]] == ["uniform chance 1/4", "best constant answer",
+                                                                  "answer permutation"]
+    for chance in printed["chances"]["accuracy"]:
+        assert f"{chance['name']}: {chance['value']:.4g}, " in acc["detail"]
 
 
 def _stdout_of(argv: list[str]) -> str:
@@ -274,3 +278,75 @@ def test_a_baseline_lacking_a_task_leaves_that_task_not_applicable_and_the_other
     assert not run["errors"]
     last = out.outlines[-1]
     assert last.startswith(f"musiceval: {run['verdict']}: qwen2") and "EMO_valence" not in last
+
+
+MIR_ONLY = """
+[[model]]
+name = "{name}"
+[[model.answers]]
+protocol = "mir"
+dir = "{dir}"
+{extra}
+"""
+
+
+@pytest.mark.parametrize("compat", ["", "cmi-bench@2cafca5"])
+def test_a_constant_emo_answer_fails_the_model_not_the_session(pytester, compat):
+    """Every EMO_arousal answer "5" (LTU's file, responses replaced): the ratings have no spread, which
+    is the model's doing, so R^2 is scored (docs/cmi-bench.md, "Undefined metrics") and the model
+    FAILs; the word is never ERROR, in either mode (the toolkit at 2cafca5 raised here)."""
+    _need_shared()
+    (pytester.path / "ours").mkdir()
+    rows = json.loads((SHARED / "cmi-bench" / "outputs" / "ltu" / "ltu_EMO_arousal.jsonl").read_text(encoding="utf-8"))
+    (pytester.path / "ours" / "ours_EMO_arousal.jsonl").write_text(
+        json.dumps([{**r, "response": "5"} for r in rows]), encoding="utf-8")
+    _project(pytester, MIR_ONLY.format(name="ours", dir="ours", extra=f'[mir]\ncompat = "{compat}"' if compat else ""))
+    out, run = _run(pytester)
+    assert run["verdict"] == "FAILED", run.get("verdict_detail")
+    assert out.ret == 1
+    assert out.outlines[-1].startswith("musiceval: FAILED: ours")
+    assert not run["errors"]
+    gates = {g["check"]: g for g in run["gates"] if g.get("source") == "EMO_arousal"}
+    assert gates["mir/listens/ours/EMO_arousal/r2"]["outcome"] == "FAIL"
+    chance = [g for c, g in gates.items() if c.startswith("mir/beats_chance/ours/EMO_arousal/r2")]
+    assert chance and all(g["outcome"] in ("FAIL", "INCONCLUSIVE") for g in chance)
+    if not compat:  # the mean predictor item by item: decided exactly
+        assert all(g["outcome"] == "FAIL" and "identical" in g["test"] for g in chance)
+    assert gates["mir/parse_rate/ours/EMO_arousal/parse_rate"]["outcome"] == "PASS"  # "5" was read
+
+
+def test_compare_has_a_row_for_every_gated_captioning_metric(pytester):
+    """MusicCaps and SDD answers gated twice: v1, then v2 (a few captions changed) against v1's answer
+    files, whose regression gates decide every captioning metric. ``musiceval compare v1 v2`` has a row
+    for exactly the metrics a gate decided (the census gates, coverage and readable lines, count the
+    file and have no per-item metric), because each run records every metric it scored per item."""
+    from musiceval.results.comparison import compare_runs
+
+    _need_shared()
+    for model in ("v1", "v2"):
+        (pytester.path / model).mkdir()
+    for task, n in (("MusicCaps", 32), ("SDD", 28)):
+        rows = json.loads((SHARED / "cmi-bench" / "outputs" / "ltu" / f"ltu_{task}.jsonl").read_text(encoding="utf-8"))[:n]
+        (pytester.path / "v1" / f"v1_{task}.jsonl").write_text(json.dumps(rows), encoding="utf-8")
+        changed = [{**r, "response": "A slow piano ballad with soft vocals."} if k % 6 == 0 else r for k, r in enumerate(rows)]
+        (pytester.path / "v2" / f"v2_{task}.jsonl").write_text(json.dumps(changed), encoding="utf-8")
+    extra = "[defaults]\nmin_coverage = 0.01"
+    _project(pytester, MIR_ONLY.format(name="v1", dir="v1", extra=extra))
+    pytester.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--musiceval-results-dir", str(pytester.path / "r1"),
+                                  "--musiceval-cache-dir", str(pytester.path / "cache"))
+    (pytester.path / "musiceval.toml").write_text(MIR_ONLY.format(
+        name="v2", dir="v2", extra=extra + '\n[baseline]\nname = "v1"\n[[baseline.answers]]\nprotocol = "mir"\ndir = "v1"'),
+        encoding="utf-8")
+    out, run = _run(pytester)
+    assert run["verdict"] in ("PASSED", "FAILED", "INCONCLUSIVE"), run.get("verdict_detail")
+    first = json.loads((pytester.path / "r1" / "results.json").read_text(encoding="utf-8"))
+    gated = {(g["source"], g["metric"]) for r in (first, run) for g in r["gates"]
+             if g["outcome"] in ("PASS", "FAIL", "INCONCLUSIVE") and not g.get("test", "").startswith("census")}
+    for task in ("MusicCaps", "SDD"):  # the regression gates decide every captioning metric
+        assert {m for s, m in gated if s == task} >= {"bleu", "bleu4", "cider", "meteor", "rouge_l",
+                                                      "bertscore_precision", "bertscore_recall", "bertscore_f1"}
+    table, _ = compare_runs(pytester.path / "r1", pytester.path / "results")
+    assert {(p.split("/", 1)[1], m) for p, m in zip(table.protocol, table.metric)} == gated
+    # the CLI prints the same rows
+    printed = json.loads(_stdout_of(["compare", str(pytester.path / "r1"), str(pytester.path / "results"), "--json"]))
+    assert {(r["protocol"].split("/", 1)[1], r["metric"]) for r in printed["rows"]} == gated

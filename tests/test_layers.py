@@ -19,7 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 #: the protocols; provenance; results read back and compared; the suite config and the reports; the commands;
 #: pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
-    {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir"},
+    {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir",
+     "writes"},
     {"exclusions", "keys", "stats", "parsers", "extraction", "verdict"},
     {"data"},
     {"encoders", "conditions", "models"},
@@ -28,7 +29,7 @@ TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"provenance"},
     {"results"},
     {"suite", "report"},
-    {"commands", "calibration_blind"},
+    {"commands", "calibration_blind", "calibration_questions"},
     {"pytest_plugin", "cli"},
     {"evals", "__main__"},
 ))

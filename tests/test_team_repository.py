@@ -140,7 +140,7 @@ def test_the_ci_file_init_wrote_gates_the_team_model_with_one_verdict(user, team
     assert not run["errors"] and not any("errored" in r for r in run["verdict_detail"]["reasons"])
     sources = {g["source"] for g in run["gates"] if g["outcome"] in ("PASS", "FAIL")}
     assert {"muchomusic", "nsynth", "musicqa", *CMI_TASKS} <= sources  # captioning decided: WordNet was set up
-    assert "Traceback" not in log and not re.search(r"^E\s", log, flags=re.M)
+    assert "Traceback" not in log and not re.search(r"^E {3}", log, flags=re.M)
     assert not (results / "parts").exists()
     assert (results / "scores.jsonl.xz").is_file() and (results / "samples.jsonl.xz").is_file()
     assert _folder_bytes(results) <= MAX_ARTEFACT_BYTES
@@ -161,7 +161,7 @@ def test_a_known_error_is_one_line_with_its_fix_grouped_by_cause(user, team, tmp
     log = done.stdout + done.stderr
     if "musiceval: ERROR" not in log.strip().splitlines()[-1]:
         pytest.skip("WordNet is found outside the environment on this machine (a system-wide nltk_data)")
-    assert "Traceback" not in log and not re.search(r"^E\s", log, flags=re.M)
+    assert "Traceback" not in log and not re.search(r"^E {3}", log, flags=re.M)
     last = log.strip().splitlines()[-1]
     assert "WordNetMissingError" in last and "musiceval setup" in last and re.search(r"\(\d+ tests: ", last)
     assert last.count("WordNetMissingError") == 1

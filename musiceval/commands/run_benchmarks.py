@@ -73,10 +73,11 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
                      ) -> GeneratedRun:
     """Prepare, generate and write the answer files (see the module docstring)."""
     from musiceval.data.manifest import load_manifest
-    from musiceval.generate import generate_responses
+    from musiceval.generate import generate_responses, require_answers
     from musiceval.models.args import split_model_args
     from musiceval.models.base import GenerationSettings, load_model
     from musiceval.models.cache import ResponseCache
+    from musiceval.redact import redact
 
     unknown = [c for c in conditions if c not in DEFAULT_CONDITIONS]
     if unknown:
@@ -104,6 +105,7 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
             for failure in result.failures[:5]:
                 log(f"{bench.name}: {failure.item_id}: {failure.reason}")
             log(f"{bench.name}: {result.n_generated} generated, {result.n_cached} from the cache, {len(result.failures)} failed")
+            require_answers(result, redact(spec), f"{bench.name} ({len(items)} items x {len(asked)} conditions)")
             if shard is not None:
                 continue
             path = write_answers(bench, report, items, result.responses, out_dir, label)

@@ -22,6 +22,7 @@ from musiceval.commands.protocol_scorer import protocol_scorer
 from musiceval.commands.registry import register_command
 from musiceval.ranges import NON_NEGATIVE_INT, arg
 from musiceval.records import to_jsonable
+from musiceval.writes import WriteError, cannot_write, remove_quietly
 
 
 def load_scorers() -> dict[str, Scorer]:
@@ -57,14 +58,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _write_per_item(path: str, out: ScoreOutput) -> None:
+    """Only a complete file gets the requested name: a full disk leaves the old file (or none), no
+    partial one, and exits 2 with one line naming the file and the fix."""
     target = Path(path)
     tmp = target.with_name(target.name + ".partial")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for row in out.per_item:
-            fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
-        for row in out.failures:  # also for items scored by another metric or condition
-            fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
-    os.replace(tmp, target)  # only a complete file gets the requested name
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for row in out.per_item:
+                fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
+            for row in out.failures:  # also for items scored by another metric or condition
+                fh.write(json.dumps(to_jsonable(row), allow_nan=False, default=str) + "\n")
+        os.replace(tmp, target)
+    except OSError as exc:
+        remove_quietly(tmp)
+        raise WriteError(cannot_write(target, exc, "pass --per-item FILE on a writable disk")) from None
 
 
 def _print_human(out: ScoreOutput) -> None:

@@ -19,8 +19,9 @@ one of K live Random pairings). ``extra`` holds format-specific facts, e.g. ``ex
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from musiceval.exclusions import Exclusion
 from musiceval.records import Item, ItemFailure, Response
@@ -48,6 +49,64 @@ class AnswerSet:
     #: the published benchmark the file belongs to (its size, the options it brings), as
     #: :func:`musiceval.data.formats.load_answers` recognises it; None for any other dataset
     benchmark: Benchmark | None = None
+    #: model name -> records read, a second answer to an item included (a loader that counts that
+    #: record as a failure keeps its model here, :func:`count_model`); empty: the responses'
+    #: ``model`` name every model of the file
+    models: dict[str, int] = field(default_factory=dict)
+
+
+def count_model(answers: AnswerSet, name: Any) -> None:
+    """Tally the model name of one record read (kept or not) in ``answers.models``."""
+    if isinstance(name, str) and name.strip():
+        answers.models[name] = answers.models.get(name, 0) + 1
+
+
+#: the fix a refused file's message ends with
+ONE_MODEL_FIX = ("split the file per model (or per run), or declare each model's file: a [[model]] with its own "
+                 "[[model.answers]] (docs/gate-your-model.md)")
+
+
+def one_model(names: Iterable[Any]) -> tuple[str, frozenset[str]]:
+    """``(model, strays)`` from the model name of every record (``""``, ``"unknown"`` and
+    non-strings name none): the one model that answered, and the names a single record gives
+    beside it (one bad record: its line's failure, :func:`drop_strays`, never a stop for the file).
+
+    Raises ``ValueError`` naming the models and their record counts (the caller prefixes the file)
+    when two models or more answered two records or more each, or none did: a gate is about one
+    model, and two models' answers in one file would pass as one."""
+    counts = Counter(n for n in names if isinstance(n, str) and n.strip() and n != "unknown")
+    if len(counts) <= 1:
+        return next(iter(counts), ""), frozenset()
+    answered = [name for name, n in counts.items() if n > 1]
+    if len(answered) != 1:
+        found = ", ".join(f"{name} ({n:,} records)" for name, n in sorted(counts.items()))
+        raise ValueError(f"answers of several models in one file: {found}; {ONE_MODEL_FIX}")
+    return answered[0], frozenset(counts) - {answered[0]}
+
+
+def stray_reason(name: str, model: str) -> str:
+    """The failure of a single record that names another model than the rest of its file."""
+    return (f"answered by model {name!r}, every other record of the file by {model!r}: one model per file; "
+            "drop the record or split the file per model")
+
+
+def drop_strays(answers: AnswerSet, model: str, strays: frozenset[str]) -> None:
+    """Move the answers of the ``strays`` models (each a single record, :func:`one_model`) to the
+    set's failures, with their items (by position when items and responses are aligned, else the
+    items none of whose answers is left)."""
+    if not strays:
+        return
+    aligned = len(answers.items) == len(answers.responses) and all(
+        i.id == r.item_id for i, r in zip(answers.items, answers.responses))
+    keep = [k for k, r in enumerate(answers.responses) if r.model not in strays]
+    dropped = [r for r in answers.responses if r.model in strays]
+    answers.failures.extend(ItemFailure(r.item_id, f"{r.condition}: {stray_reason(r.model, model)}") for r in dropped)
+    if aligned:
+        answers.items = [answers.items[k] for k in keep]
+    answers.responses = [answers.responses[k] for k in keep]
+    if not aligned:
+        left, gone = {r.item_id for r in answers.responses}, {r.item_id for r in dropped}
+        answers.items = [i for i in answers.items if i.id in left or i.id not in gone]
 
 
 def split_labels(value) -> tuple[str, ...]:

@@ -8,8 +8,8 @@ Upstream (xiaomi-research/dasheng-lm, ``evaluate/jsonl``) writes, per line::
 Other tasks use the same frame with other fields (MusicQA: ``question``/``answer``; MuChoMusic:
 ``choices``/``answer``). :func:`load_dasheng_jsonl` is generic: the caller names the fields it
 needs, every other field goes to ``Item.meta``. Each bad line is an :class:`ItemFailure` with the
-line number and reason (invalid JSON or UTF-8, a missing or mistyped field, an over-long line);
-only a missing or unreadable file raises.
+line number and reason (invalid JSON or UTF-8, a missing or mistyped field, an over-long line, a
+second answer to an item already answered); only a missing or unreadable file raises.
 """
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ class RecordedSet:
     items: tuple[Item, ...]
     responses: tuple[Response, ...]
     failures: tuple[ItemFailure, ...]
+    #: the ``model_name`` of every readable record, a second answer to an item included
+    models: tuple[str, ...] = ()
 
 
 def _labels(value, field: str) -> tuple[str, ...]:
@@ -59,8 +61,10 @@ def load_dasheng_jsonl(
     labels_field : str or None
         Field with the ground-truth label(s) (a string or a list); None for tasks without labels.
     text_field, prompt_field, id_field : str
-        The model's answer, the prompt it saw, and the item id (the audio file name, unique per
-        file; a repeated id gets ``#2``, ``#3`` ... and keeps the original as its group).
+        The model's answer, the prompt it saw, and the item id (the audio file name). An item is
+        a clip and its prompt: the same clip asked another prompt is another item (its id gets
+        ``#2``, ``#3`` ... and keeps the clip's id as its group); the same clip and prompt again is
+        a second answer to one item, that line's failure (counted once, never as another item).
     required : sequence of str
         Further fields every line must have.
     """
@@ -72,6 +76,8 @@ def load_dasheng_jsonl(
     responses: list[Response] = []
     failures: list[ItemFailure] = []
     seen: dict[str, int] = {}
+    first_line: dict[tuple[str, str], int] = {}  # (clip id, prompt) -> the line that answered it
+    models: list[str] = []
     for lineno, raw in iter_lines(path, what="a dasheng-layout JSONL file"):  # streamed
         where = f"{path.name}:{lineno}"
         if len(raw) > MAX_LINE_BYTES:
@@ -102,6 +108,13 @@ def load_dasheng_jsonl(
             failures.append(ItemFailure(where, f"bad record: {exc}"))
             continue
         base = str(rid)
+        models.append(str(rec.get("model_name") or ""))
+        if (base, prompt) in first_line:
+            failures.append(ItemFailure(where, f"answers item {base!r} again (line {first_line[base, prompt]} answered "
+                                               "the same clip and prompt): one answer per item; split the file per "
+                                               "model or run"))
+            continue
+        first_line[base, prompt] = lineno
         seen[base] = seen.get(base, 0) + 1
         item_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
         meta = {k: v for k, v in rec.items() if k not in (text_field, labels_field, prompt_field)}
@@ -110,4 +123,4 @@ def load_dasheng_jsonl(
                           labels=labels, group=base, meta=meta))
         responses.append(Response(item_id=item_id, condition=condition, model=str(rec.get("model_name", "")),
                                   prompt=prompt, text=text, meta={"line": lineno}))
-    return RecordedSet(tuple(items), tuple(responses), tuple(failures))
+    return RecordedSet(tuple(items), tuple(responses), tuple(failures), tuple(models))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musiceval.data.answers import AnswerSet, split_labels
+from musiceval.data.answers import AnswerSet, drop_strays, one_model, split_labels, stray_reason
 from musiceval.data.errors import InputError
 from musiceval.data.jsonl import read_json_objects
 from musiceval.records import Item, ItemFailure, Response
@@ -104,9 +104,13 @@ def _add_answer(answers: AnswerSet, item_id: str, condition: str, prompt: str, t
 
 def _load_musiceval(path: Path, labels_field: str, manifest) -> AnswerSet:
     records, failures = read_records(path, manifest)
+    model, strays = one_model(rec.get("model") for _, rec in records)  # several models' rows: refused, naming them
     groups: dict[tuple[str, str], dict] = {}
     for where, rec in records:
         item_id, condition = rec["item_id"], rec.get("condition", "correct")
+        if rec.get("model") in strays:  # a single row naming another model: that row's failure
+            failures.append(ItemFailure(where, stray_reason(rec["model"], model)))
+            continue
         try:
             if condition not in ("correct", "random"):
                 raise ValueError(f"condition {condition!r} is not scored by the factual protocol (correct, random)")
@@ -126,8 +130,7 @@ def _load_musiceval(path: Path, labels_field: str, manifest) -> AnswerSet:
                 g["error"] = f"{where}: labels {list(labels)} differ from the item's other rows {list(g['labels'])}"
             g["labels"] = g["labels"] or labels
 
-    models = sorted({rec["model"] for _, rec in records if isinstance(rec.get("model"), str)})
-    data = AnswerSet(failures=failures, model="+".join(models), source=str(path), format="musiceval-factual")
+    data = AnswerSet(failures=failures, model=model, source=str(path), format="musiceval-factual")
     random: dict = {}
     for (item_id, condition), g in groups.items():
         indices = sorted(g["chunks"])
@@ -170,9 +173,11 @@ def load_factual(path: str | Path, fmt: str, labels_field: str | None = None, *,
             from musiceval.data.dasheng import load_dasheng_jsonl
 
             rec = load_dasheng_jsonl(path, labels_field=labels_field)
-            model = "+".join(sorted({r.model for r in rec.responses if r.model}))
-            return AnswerSet(list(rec.items), list(rec.responses), list(rec.failures), model=model, source=str(path),
-                             format="dasheng-factual")
+            model, strays = one_model(rec.models)  # several models' rows (a second answer included): refused
+            answers = AnswerSet(list(rec.items), list(rec.responses), list(rec.failures), model=model, source=str(path),
+                                format="dasheng-factual")
+            drop_strays(answers, model, strays)  # a single row naming another model: that row's failure
+            return answers
         from musiceval.data.cmibench import answer_set, load_outputs
 
         out = load_outputs(path)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -281,12 +282,29 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
             raise
         msg = str(exc)
         raise FormatError(msg if str(path.name) in msg else f"{path}: {msg}") from exc
+    refuse_mixed_answers(answers, path)
     answers.format = answers.format or chosen.name
     answers.source = answers.source or str(path)
     if "dataset" not in answers.extra:
         answers.extra["dataset"] = dataset_name(path)
     answers.benchmark = benchmark_of(answers.extra, answers.format)
     return answers
+
+
+def refuse_mixed_answers(answers: AnswerSet, path: Path) -> None:
+    """:class:`FormatError` naming the models and their record counts when one file holds several
+    models' answers (every format's loader, a plugin's included; a second answer to an item, which
+    the builtin loaders count as that line's failure, names its model in ``answers.models``); a
+    single record naming another model is that record's failure (:func:`~musiceval.data.answers.one_model`):
+    docs/hardening.md, "One model, one run per answer file"."""
+    from musiceval.data.answers import drop_strays, one_model
+
+    try:
+        model, strays = one_model(Counter(answers.models).elements() if answers.models else
+                                  (r.model for r in answers.responses))
+    except ValueError as exc:
+        raise FormatError(f"{path}: {exc}") from None
+    drop_strays(answers, model, strays)  # a single record naming another model: one bad record, counted
 
 
 def dataset_name(path: str | Path) -> str:

@@ -10,7 +10,9 @@ An empty or missing prediction is kept and scored wrong, as the official evaluat
 ("No Prediction Count"; ``meta["no_prediction"]``); a question whose answer is not one of its
 choices, or with fewer than two distinct choices, is an :class:`~musiceval.records.ItemFailure`.
 Items are :class:`~musiceval.records.Item` with ``answer`` the letter of the answer in
-``choices`` (A, B, C, ... in file order).
+``choices`` (A, B, C, ... in file order) and ``group`` the clip (``audio_id``; the question id when
+it has none): questions about one clip are one cluster of the statistics, and the question control
+moves answers between them (:meth:`musiceval.protocols.choice.ChoiceProtocol.question_permutation`).
 """
 from __future__ import annotations
 
@@ -72,7 +74,8 @@ def load_mmau(path: str | Path, *, task: str | None = "music", model: str = "") 
         text = prediction if isinstance(prediction, str) else ""
         meta = {k: obj.get(k) for k in ("task", "difficulty", "category", "sub-category", "dataset", "split") if k in obj}
         out.items.append(Item(id=qid, question=question, audio=_text(obj.get("audio_id")), choices=tuple(choices),
-                              answer=_LETTERS[choices.index(answer)], reference=answer, group=qid, meta=meta))
+                              answer=_LETTERS[choices.index(answer)], reference=answer,
+                              group=_text(obj.get("audio_id")) or qid, meta=meta))
         out.responses.append(Response(item_id=qid, condition="correct", model=out.model, prompt=question, text=text,
                                       meta={"no_prediction": not text}))
     return out

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from musiceval.data.answers import AnswerSet
+from musiceval.data.answers import AnswerSet, count_model
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, read_json_objects
 from musiceval.schemas import LETTERS, validate_options
 from musiceval.records import Item, ItemFailure, Response
@@ -160,6 +160,7 @@ def _output_text(obj: dict, key: str) -> str:
 
 
 def _add(answers: AnswerSet, seen: set, record: ChoiceRecord, where: str) -> None:
+    count_model(answers, record.response.model)  # a duplicate's model too: two models' answers are refused
     if record.key in seen:
         answers.failures.append(ItemFailure(record.item.id, f"{where}: duplicate record for item {record.item.id!r} "
                                                           f"(condition {record.response.condition!r}, run {record.run})"))

@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from musiceval.data.answers import AnswerSet
+from musiceval.data.answers import AnswerSet, count_model
 from musiceval.data.jsonl import read_json_objects
 from musiceval.exclusions import exclude
 from musiceval.records import Item, ItemFailure, Response
@@ -96,6 +96,7 @@ def load_dasheng_musicqa(path: str | Path) -> AnswerSet:
             continue
         audio = obj.get("audio")
         item_id = audio if isinstance(audio, str) and audio.strip() else where
+        count_model(data, obj.get("model_name"))  # a duplicate's model too: two models' answers are refused
         try:
             question = _text_field(obj, "question")
             answer = _text_field(obj, "answer")

@@ -31,11 +31,12 @@ import pytest
 from musiceval.evals import AUDIO
 
 from musiceval.data.answers import AnswerSet
-from musiceval.generate import generate_responses, load_manifest
+from musiceval.generate import generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
 from musiceval.keys import margin_for
+from musiceval.redact import redact, redacted_repr
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [
@@ -52,9 +53,13 @@ pytestmark = pytest.mark.xdist_group("music_lm")
 
 @dataclass
 class LiveFreeform:
+    #: the model spec with its credentials masked (tables and details quote it)
     spec: str
     real_model: bool
     run: FreeformEvaluation
+
+    def __repr__(self) -> str:  # pytest prints fixture values with a failing test: never a credential
+        return redacted_repr(self)
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +73,12 @@ def live_freeform(live_music_lm, thresholds, embedding_cache, musiceval_seed, tm
     result = generate_responses(model, items, conditions=CONDITIONS, data_dir=questions.parent, settings=settings,
                                 cache=ResponseCache(tmp_path_factory.mktemp("freeform-responses")),
                                 random_draws=int(cfg["random_draws"]))
+    require_answers(result, redact(model.spec), f"{questions.name} ({len(items)} questions x {len(CONDITIONS)} conditions)")
     responses = [r for r in result.responses if r.meta["chunk"] == 0]  # clips are < 7 s: one chunk each
     data = AnswerSet(items=items, responses=responses, failures=list(result.failures))
     models = Models(sentence_encoder=cfg["sentence_encoder"], embedding_cache=embedding_cache)
     run = FreeformEvaluation(data, seed=musiceval_seed, models=models, data_dir=questions.parent)
-    return LiveFreeform(model.spec, real, run)
+    return LiveFreeform(redact(model.spec), real, run)
 
 
 @pytest.fixture(scope="module")

@@ -24,11 +24,12 @@ import pytest
 
 from musiceval.evals import AUDIO
 
-from musiceval.generate import GenerationResult, generate_responses, load_manifest
+from musiceval.generate import GenerationResult, generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Item, ItemScores
 from musiceval.protocols.live_answers import CHANCE, answer_is_correct
+from musiceval.redact import redact, redacted_repr
 from musiceval.suite.checks import census_at_least
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -46,12 +47,16 @@ pytestmark = pytest.mark.xdist_group("music_lm")
 
 @dataclass
 class LiveRun:
+    #: the model spec with its credentials masked (tables and details quote it)
     spec: str
     items: list[Item]
     first: GenerationResult
     rerun: GenerationResult
     settings: GenerationSettings
     real_model: bool
+
+    def __repr__(self) -> str:  # pytest prints fixture values with a failing test: never a credential
+        return redacted_repr(self)
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +68,10 @@ def live_run(live_music_lm, tmp_path_factory, musiceval_seed) -> LiveRun:
     settings = GenerationSettings(temperature=0.0, max_tokens=64 if real else 8, seed=musiceval_seed)
     cache_dir = tmp_path_factory.mktemp("live-responses")  # fresh: the rerun must come from it
     kwargs = dict(conditions=CONDITIONS, data_dir=manifest.parent, settings=settings)
-    first = generate_responses(model, items, cache=ResponseCache(cache_dir), **kwargs)
+    first = require_answers(generate_responses(model, items, cache=ResponseCache(cache_dir), **kwargs),
+                            redact(model.spec), f"{manifest.name} ({len(items)} questions x {len(CONDITIONS)} conditions)")
     rerun = generate_responses(model, items, cache=ResponseCache(cache_dir), **kwargs)
-    return LiveRun(model.spec, items, first, rerun, settings, real)
+    return LiveRun(redact(model.spec), items, first, rerun, settings, real)
 
 
 def correctness(run: LiveRun, condition: str, tasks, tolerance: float) -> ItemScores:

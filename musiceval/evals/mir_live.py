@@ -35,11 +35,13 @@ import pytest
 
 from musiceval.evals import AUDIO
 
+from musiceval.generate import GenerationResult, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import ItemScores
 from musiceval.suite.checks import census_at_least
 from musiceval.protocols.mir.live import LiveTask, find_instruction_file, run_live_task
+from musiceval.redact import redact
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [
@@ -60,8 +62,13 @@ def _run(request, model_and_real, root: Path, data_dir: Path, tasks, *, limit, t
     settings = GenerationSettings(temperature=0.0, max_tokens=int(thresholds["mir"]["live_max_tokens"]) if real else 8, seed=seed)
     # a real model shares the suite's response cache (reruns are free); the tiny one runs every time
     cache = request.getfixturevalue("response_cache") if real else ResponseCache(tmp_path_factory.mktemp("mir-live-responses"))
-    return {task: run_live_task(model, task, find_instruction_file(root, task), data_dir=data_dir, cache=cache,
+    runs = {task: run_live_task(model, task, find_instruction_file(root, task), data_dir=data_dir, cache=cache,
                                 settings=settings, limit=limit) for task in tasks}
+    if not any(live.records for live in runs.values()):  # one line about the model, not a failure per task
+        asked = sum(len(live.items) for live in runs.values())
+        require_answers(GenerationResult(failures=[f for live in runs.values() for f in live.failures]),
+                        redact(model.spec), f"{len(runs)} CMI-Bench task files ({asked} instructions)")
+    return runs
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +76,7 @@ def mir_live(request, live_music_lm, thresholds, musiceval_seed, tmp_path_factor
     audio = AUDIO
     runs = _run(request, live_music_lm, audio / "cmi_bench", audio, SYNTH_TASKS, limit=None, thresholds=thresholds,
                 seed=musiceval_seed, tmp_path_factory=tmp_path_factory)
-    return runs, live_music_lm[1], live_music_lm[0].spec
+    return runs, live_music_lm[1], redact(live_music_lm[0].spec)
 
 
 def _accounted(runs: dict[str, LiveTask]) -> ItemScores:
@@ -154,7 +161,7 @@ def test_live_model_on_a_downloaded_cmi_bench(request, live_music_lm, data_dir, 
                     thresholds=thresholds, seed=musiceval_seed, tmp_path_factory=tmp_path_factory)
     except FileNotFoundError as exc:
         gate.skip(str(exc))
-    spec = live_music_lm[0].spec
+    spec = redact(live_music_lm[0].spec)
     gate.record_table(PROTOCOL, f"CMI-Bench (downloaded, first {cfg['live_dataset_items']} per task), live ({spec})",
                       _table(runs, spec))
     for live in runs.values():  # findings: a few items per task are a sanity check, not a release gate

@@ -4,15 +4,22 @@ Each test runs once per answer set the suite config declares (``musiceval.toml``
 file, a factual answer file, a MusicQA file, one CMI-Bench task file ...), on the
 :class:`~musiceval.protocols.base.Protocol` built from it (the ``run`` fixture):
 
-- **beats chance**: every metric with a chance level beats each of them, the strongest
-  answer-blind strategies: an exact binomial test against a uniform guess (1/4 for four options,
-  1/10 for GTZAN's genres), the best constant answer and the answer permutation of multiple choice,
-  the permutation null and the best constant label set of factual F1, and each MIR task's trivial
-  baseline (majority class, mean predictor, metronome, empty transcript), paired by item;
+- **beats chance**: ONE gate per metric with a chance level, "beats the strongest answer-blind
+  strategy": the metric beats every one of them (an exact binomial test against a uniform guess,
+  1/4 for four options, 1/10 for GTZAN's genres; the best constant answer and the answer
+  permutation of multiple choice; the permutation null and the best constant label set of factual
+  F1; each MIR task's trivial baseline, majority class, mean predictor, metronome, empty
+  transcript; tagging's tag-frequency ranking, most common response and answer permutation; paired
+  by item), combined by the intersection-union test: PASS only when every comparison PASSes
+  (Berger 1982), named after the least favourable one, every strategy listed in its detail;
 - **the model listens**: the headline metric under Correct beats the best control condition the
   answers hold (random audio, white noise, text only, silence), or, with none, the same answers
   moved to other items (the answer permutation), paired by item and clustered by track; its
   estimate is the audio-dependence score. Answers that do not depend on the audio FAIL;
+- **the model answers the question**: wherever the benchmark asks several questions about one
+  clip (MusicQA, MuChoMusic, MMAU), the headline metric under Correct beats the same answers moved
+  to other questions about the same clip (the question control), paired by item and clustered by
+  clip; answers that fit every question about their clip equally well do not pass;
 - **parse rate**: the share of answers the protocol's parser could read (MuChoMusic's
   instruction-following rate, generalised) is at least ``[<protocol>] min_parse_rate``;
 - **every line accounted for**: every line of the answer file was read (at most ``[defaults]
@@ -29,7 +36,8 @@ from musiceval.suite import checks
 from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
-__all__ = ["test_beats_chance", "test_listens", "test_parse_rate", "test_every_line_is_accounted_for"]
+__all__ = ["test_beats_chance", "test_listens", "test_answers_the_question", "test_parse_rate",
+           "test_every_line_is_accounted_for"]
 #: every registered protocol that reads answer files, a plugin's included
 PROTOCOLS = "*"
 
@@ -42,8 +50,7 @@ def test_beats_chance(run, gate, thresholds):
     for metric in run.metrics:
         if metric == PARSE_RATE:
             continue
-        for chance in run.chances(metric):
-            checks.beats_chance(gate, run, metric, chance, margin=margin_for(section, metric, getattr(run, "task", "")))
+        if checks.beats_chance(gate, run, metric, margin=margin_for(section, metric, getattr(run, "task", ""))):
             compared += 1
     if not compared:
         gate.skip(f"{run.model} {run.source}: {run.name} has no chance level for its metrics", applicable=False)
@@ -59,6 +66,37 @@ def test_listens(run, gate, thresholds):
     gate.record_table(run.name, f"{run.model} {run.source}: {run.headline} by condition",
                       [{"condition": c, run.headline: v} for c, v in checks.control_means(run, run.headline).items()])
     checks.listens(gate, run, margin=float(section["listens_margin"]))
+
+
+def test_answers_the_question(run, gate, thresholds):
+    metric = run.headline
+    if run.question_permutation(metric) is None:
+        gate.skip(f"{run.model} {run.source}: {_question_control_absent(run)}", applicable=False)
+    partners = run.question_partners()
+    gate.record_table(run.name, f"{run.model} {run.source}: {metric}, answers in place and moved to other questions "
+                      "about the same clip", [
+                          {"answers": "in place (Correct)", metric: run.scores(metric, "correct").mean()},
+                          {"answers": "moved to another question about the same clip",
+                           metric: run.question_permutation(metric).mean(), "items": len(partners.partner),
+                           "clips": partners.clips, "left out (no other question about the clip)": len(partners.unpaired)}])
+    checks.answers_the_question(gate, run, metric, margin=float(thresholds[run.name]["answers_margin"]))
+
+
+def _question_control_absent(run) -> str:
+    """Why the question control does not apply to ``run`` (the not-applicable reason)."""
+    from musiceval.conditions import MIN_QUESTION_CLIPS, MIN_QUESTION_ITEMS
+
+    partners = run.question_partners()
+    if not partners.partner and not partners.unpaired:
+        return (f"the {run.name} protocol asks one question per clip (it scores no answer moved to another "
+                "question): nothing to move an answer to")
+    if not partners.partner:
+        return (f"no clip has several different questions ({len(partners.unpaired)} items, none with another question "
+                "about its clip): the question control needs several questions per clip (the clip is the item's group)")
+    if not partners.enough:
+        return (f"only {partners.describe()}; the question control needs at least {MIN_QUESTION_ITEMS} items on "
+                f"{MIN_QUESTION_CLIPS} clips with another question about their clip")
+    return f"{run.headline} cannot score an answer moved to another question (a reference-free metric)"
 
 
 def test_parse_rate(run, gate, thresholds):

@@ -86,6 +86,12 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def _shown(value: object) -> str:
+    """A value as an error line quotes it: its repr, cut at 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _from_mapping(name: str, raw: object) -> Vocabulary:
     """A vocabulary from its JSON layout; ``ValueError`` names ``name`` and the field that is wrong."""
     if not isinstance(raw, Mapping):
@@ -97,7 +103,8 @@ def _from_mapping(name: str, raw: object) -> Vocabulary:
         raise ValueError(f"vocabulary {name!r}: 'labels' must be a non-empty object label -> [synonyms]")
     bad = next((k for k, v in labels.items() if not k.strip() or not _strings(v)), None)
     if bad is not None:
-        raise ValueError(f"vocabulary {name!r}: label {bad!r} needs a non-empty name and a list of synonym strings")
+        raise ValueError(f"vocabulary {name!r}: label {bad!r} needs a non-empty name and a list of synonym strings "
+                         f"(field 'labels', got {_shown(labels[bad])})")
     if not _strings(raw.get("ignore", [])):
         raise ValueError(f"vocabulary {name!r}: 'ignore' must be a list of strings")
     return Vocabulary(

@@ -53,7 +53,6 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-import numpy as np
 
 from musiceval.metrics.stemmers import rouge_stem
 

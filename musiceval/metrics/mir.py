@@ -43,6 +43,7 @@ from musiceval.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
 from musiceval.schemas import OutputRecord
 from musiceval.metrics import mir_families as fam
 from musiceval.metrics.mir_compat import check_compat, is_old
+from musiceval.metrics.mir_tagging import per_item_auc
 from musiceval.records import ItemFailure, ItemScores
 
 #: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
@@ -62,8 +63,19 @@ FAMILIES = {
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-class TaskError(ValueError):
-    """A task that cannot be scored as a whole (the message says why and what to do)."""
+#: a task that cannot be scored as a whole (the message says why and what to do); defined beside
+#: the family loops that raise it for references that leave a metric undefined
+TaskError = fam.TaskError
+
+
+@dataclass(frozen=True)
+class BlindStrategy:
+    """An answer-blind strategy scored per item like the model's answers (SPEC, "What the verdict
+    means"): what it sends (``description``) and its per-item ``scores`` (paired by item id)."""
+
+    name: str
+    description: str
+    scores: ItemScores
 
 
 @dataclass
@@ -80,6 +92,9 @@ class TaskResult:
     baseline: dict[str, ItemScores] = field(default_factory=dict)
     #: aggregate metrics of the trivial baseline
     baseline_metrics: dict[str, float] = field(default_factory=dict)
+    #: per metric: answer-blind strategies beyond the trivial baseline (tagging: the tag-frequency
+    #: ranking and the file's most common response, each sent as every item's answer)
+    answer_blind: dict[str, list[BlindStrategy]] = field(default_factory=dict)
     failures: list[ItemFailure] = field(default_factory=list)
     #: per-label breakdowns (per genre / instrument / technique / tag)
     breakdown: dict[str, Any] = field(default_factory=dict)
@@ -173,13 +188,14 @@ def _key(task: str, records: Sequence[OutputRecord], compat: str | None) -> Task
 def _regression(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
     if compat is None:
         check_valence_file(task, records)
-    contrib, keep, failures, baseline = fam.regression_scores(records, compat)
+    contrib, keep, failures, baseline, notes = fam.regression_scores(records, compat)
     sel = [r for r, k in zip(records, keep) if k]
     res = TaskResult(task, compat, len(records), {"r2": float(np.mean(contrib))})
     res.per_item["r2"] = _scores("r2", sel, contrib)
     res.baseline["r2"] = _scores("r2", sel, baseline)
     res.baseline_metrics = {"r2": float(np.mean(baseline))}
     res.failures = failures
+    res.notes.extend(notes)
     if task == "EMO_valence":
         res.notes.append("EMO_valence upstream is a copy of EMO_arousal: this number measures arousal")
     return res
@@ -212,6 +228,39 @@ def _lyrics(task: str, records: Sequence[OutputRecord], compat: str | None) -> T
     return res
 
 
+#: the per-item ranking metrics of tagging, by name, each scored for the answer-blind rankings too
+RANKING_METRICS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"item_roc_auc": per_item_auc}
+
+
+def blind_rankings(records: Sequence[OutputRecord], y_true: np.ndarray, scores: np.ndarray, keep: np.ndarray,
+                   metric: str = "item_roc_auc") -> list[BlindStrategy]:
+    """Tagging's answer-blind rankings scored per item on the kept items (those with a true and a
+    false tag): the tag-frequency ranking (an oracle prior: it reads the references' label
+    distribution, :func:`musiceval.metrics.mir_tagging.tag_frequency_ranking`) and the tag scores of
+    the file's most common response (:func:`musiceval.metrics.mir_tagging.most_common_response`),
+    each sent as every item's answer and scored by the ranking metric ``metric`` (:data:`RANKING_METRICS`)."""
+    from musiceval.metrics.mir_tagging import constant_ranking_scores, most_common_response, tag_frequency_ranking
+
+    if metric not in RANKING_METRICS:
+        raise KeyError(f"blind_rankings: {metric!r} is not a tagging ranking metric; choose from {', '.join(RANKING_METRICS)}")
+    score = RANKING_METRICS[metric]
+    sel = [r for r, k in zip(records, keep) if k]
+    truth = np.asarray(y_true)[keep]
+    texts = [r.response.lower().strip() for r in records]
+    common = most_common_response(texts)
+    shown = texts[common] if len(texts[common]) <= 80 else texts[common][:77] + "..."
+    return [
+        BlindStrategy("tag-frequency ranking",
+                      "the tags ranked by how many references hold them, the same ranking for every item (an oracle "
+                      "prior: the strongest constant ranking an adversary who knew the label distribution could send)",
+                      _scores(metric, sel, constant_ranking_scores(truth, tag_frequency_ranking(y_true), score))),
+        BlindStrategy("most common response",
+                      f"the file's most common response ({shown!r}, {texts.count(texts[common])} of {len(texts)}) "
+                      "sent for every item",
+                      _scores(metric, sel, constant_ranking_scores(truth, np.asarray(scores)[common], score))),
+    ]
+
+
 def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, embed: Embed | None, query_prefix: str,
              bertscorer: Any = None) -> TaskResult:
     from musiceval.metrics.mir_tagging import macro_auc, per_item_auc
@@ -230,6 +279,7 @@ def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, emb
     keep = ~np.isnan(item_auc)
     sel = [r for r, k in zip(records, keep) if k]
     res.per_item["item_roc_auc"] = _scores("item_roc_auc", sel, item_auc[keep])
+    res.answer_blind["item_roc_auc"] = blind_rankings(records, y_true, scores, keep)
     res.baseline_metrics = {"roc_auc": 0.5}
     res.breakdown["per_tag"] = summary["per_tag"]
     if summary["excluded"]:

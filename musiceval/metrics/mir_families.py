@@ -18,6 +18,12 @@ from musiceval.parsers import ParseError
 from musiceval.records import ItemFailure
 
 
+class TaskError(ValueError):
+    """A task that cannot be scored as a whole (the message says why and what to do); re-exported
+    as :class:`musiceval.metrics.mir.TaskError`. Raised for references that leave a metric undefined
+    whatever the model answers (docs/cmi-bench.md, "Undefined metrics")."""
+
+
 def _short(text: str, n: int = 60) -> str:
     return text[:n].replace("\n", " ") + ("..." if len(text) > n else "")
 
@@ -32,8 +38,10 @@ def classify(task: str, records: Sequence[OutputRecord], compat: str | None, voc
     if compat:
         labels = sorted(set(golds))
         norm = [normalise_cmi(x) for x in labels]
-        if len(set(norm)) != len(norm):  # the toolkit asserts this
-            raise ValueError(f"{task}: two labels normalise to the same string; the toolkit would stop here")
+        if len(set(norm)) != len(norm):  # the toolkit asserts this: a property of the references, not of the answers
+            same = sorted(lab for lab, n in zip(labels, norm) if norm.count(n) > 1)
+            raise TaskError(f"{task}: the reference labels {', '.join(map(repr, same[:4]))} normalise to the same string "
+                            "under the toolkit's rule (the toolkit stops here); score the file without --compat")
         gold = dict(zip(labels, norm))  # normalised once per task, as the toolkit does
         return np.array([float(is_correct_cmi_normalised(normalise_cmi(r.response), gold[r.correct_answer], norm))
                          for r in records]), failures
@@ -79,10 +87,19 @@ def key_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.
     return np.array(values), failures
 
 
-def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[np.ndarray, list[bool], list[ItemFailure], np.ndarray]:
-    """Per-item R^2 contributions of the model and of the mean predictor."""
+def regression_scores(records: Sequence[OutputRecord], compat: str | None
+                      ) -> tuple[np.ndarray, list[bool], list[ItemFailure], np.ndarray, list[str]]:
+    """Per-item R^2 contributions of the model and of the mean predictor, and notes.
+
+    Ratings without spread (every answer the same number, or none parsed) are the model's doing and
+    are scored (:func:`musiceval.metrics.mir_regression.r2_standardised_items`: the mean predictor
+    by default; every standardised prediction 0 in the compat modes, as ``cal_r2`` at 35235cb does,
+    also for ``@2cafca5``, whose ``cal_r2`` raised), with a note. References that leave R^2
+    undefined (fewer than two numeric ones, or all equal) are the benchmark file's: a
+    :class:`~musiceval.metrics.mir.TaskError` naming the fix.
+    """
     from musiceval.metrics.mir_compat import is_old, rating_reads_last
-    from musiceval.metrics.mir_regression import r2_items, standardise_predictions
+    from musiceval.metrics.mir_regression import MEAN_PREDICTOR, ZERO, has_spread, r2_items, r2_standardised_items
     from musiceval.parsers.numbers import parse_rating, parse_rating_cmi
 
     keep, refs, preds, failures = [], [], [], []
@@ -111,14 +128,23 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None) -> tu
                 failures.append(ItemFailure(r.item_id, f"{exc}, imputed with the mean: {_short(r.response)!r}"))
         preds.append(pred)
     if len(refs) < 2:
-        raise ValueError("fewer than two items with a numeric reference: R^2 is undefined")
-    parsed = [p for p in preds if p is not None]
-    if compat and not is_old(compat) and (not parsed or float(np.std(parsed)) == 0.0):
-        z = np.zeros(len(preds))  # cal_r2 at 35235cb: every prediction 0 where the std is 0 (2cafca5 raised)
-    else:
-        z = standardise_predictions(preds)
+        raise TaskError(f"{len(refs)} of {len(records)} items have a numeric reference (correct_answer): R^2 needs at "
+                        "least two; score the task's whole output file, whose correct_answer fields hold the ratings")
     y = np.array(refs)
-    return r2_items(y, z), keep, failures, r2_items(y, np.full_like(y, y.mean()))
+    if float(np.var(y)) == 0.0:
+        raise TaskError(f"every reference (correct_answer) of the {len(refs)} items is {refs[0]:g}: R^2 = 1 - SS_res / "
+                        "SS_tot is undefined without variance (SS_tot = 0); score a file whose references differ "
+                        "(the task's whole output file)")
+    notes = []
+    if not has_spread(preds):
+        parsed = sorted({p for p in preds if p is not None})
+        what = f"every parsed rating is {parsed[0]:g}" if parsed else "no rating was parsed"
+        rule = ("scored as the mean predictor (R^2 = 0, the trivial baseline on every item)" if not compat else
+                "every standardised prediction is 0, as cal_r2 at 35235cb does"
+                + (" (evaluate.py at 2cafca5 raises here)" if is_old(compat) else ""))
+        notes.append(f"{what}: predictions without spread carry no information, so {rule}")
+    contrib = r2_standardised_items(y, preds, no_spread=ZERO if compat else MEAN_PREDICTOR)
+    return contrib, keep, failures, r2_items(y, np.full_like(y, y.mean())), notes
 
 
 def beat_table(records: Sequence[OutputRecord], compat: str | None, *,
@@ -209,11 +235,23 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
 
     truth = tag_truth_cmi if compat else tag_truth
     y_true = np.stack([truth(r.correct_answer, tags) for r in records])
+    check_tag_truth(y_true, len(tags))
     # lowercased in both modes (the toolkit does; MiniLM and BGE are uncased, so one cache serves both)
     texts = [r.response.lower().strip() for r in records]
     resp = np.asarray(embed([query_prefix + t for t in texts]), dtype=np.float32)
     tag_emb = np.asarray(embed(list(tags)), dtype=np.float32)
     return y_true, resp @ tag_emb.T
+
+
+def check_tag_truth(y_true: np.ndarray, n_tags: int) -> None:
+    """Refuse references under which no tag has both a positive and a negative item: macro ROC-AUC
+    and PR-AUC (:func:`musiceval.metrics.mir_tagging.macro_auc`) are then undefined whatever the
+    answers. A property of the benchmark file, so a :class:`~musiceval.metrics.mir.TaskError`."""
+    pos = np.asarray(y_true).sum(axis=0)
+    if not ((pos > 0) & (pos < len(y_true))).any():
+        raise TaskError(f"no tag of the task's {n_tags} has both a positive and a negative item among the {len(y_true)} "
+                        "references (correct_answer), so ROC-AUC and PR-AUC are undefined; score more records of the "
+                        "file, whose correct_answer fields hold comma-separated tags of the task's vocabulary")
 
 
 def tag_matrices_bertscore(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
@@ -266,8 +304,9 @@ def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[
                 pred = empty
             pairs.append((ref, pred))
         keep.append(True)
-    if not pairs:
-        raise ValueError("no item with a readable reference")
+    if not pairs:  # a property of the references, not of the answers
+        raise TaskError(f"none of the {len(records)} references (correct_answer) is a readable list of "
+                        "(start, end, technique) tuples, so no frame F1 can be computed; check the file's correct_answer fields")
     counts = [frame_counts(t, p) for t, p in pairs]
     total = frame_f1(np.sum(counts, axis=0))
     # baseline: every frame labelled with the technique most frequent over all reference frames

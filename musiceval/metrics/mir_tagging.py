@@ -137,3 +137,41 @@ def bertscore_tag_scores(responses: Sequence[str], tags: Sequence[str], scorer, 
     table = np.asarray(recall.detach().cpu().numpy(), dtype=float).reshape(len(distinct), len(tags))
     row = {r: k for k, r in enumerate(distinct)}
     return table[[row[r] for r in responses]]
+
+
+# ------------------------------------------------------------------ answer-blind rankings
+# The strongest strategies that never look at the clip (SPEC, "What the verdict means"; the chance
+# gate of docs/gate-your-model.md): one ranking of the tags sent for every item, scored per item
+# like the model's own ranking. They are the tagging counterparts of multiple choice's best constant
+# answer and are compared with the model paired by item.
+
+
+def tag_frequency_ranking(y_true: np.ndarray) -> np.ndarray:
+    """One score per tag: how many references hold it (the same ranking for every item).
+
+    An **oracle prior**: it reads the references' label distribution, so it is the strongest
+    constant ranking an adversary who knew that distribution could send (as the best constant
+    answer of multiple choice is, :func:`musiceval.metrics.choice.best_constant_answer`). Ties
+    keep equal scores (a tie counts 1/2 in :func:`per_item_auc`).
+    """
+    return np.asarray(y_true, dtype=float).sum(axis=0)
+
+
+def most_common_response(texts: Sequence[str]) -> int:
+    """The index of the first occurrence of the most frequent response; ties broken by the text
+    (the smallest), never by the line order, so the strategy does not move when a file is sorted."""
+    if not texts:
+        raise ValueError("most_common_response: no responses; score at least one answer")
+    counts: dict[str, int] = {}
+    for t in texts:
+        counts[t] = counts.get(t, 0) + 1
+    best = min(counts, key=lambda t: (-counts[t], t))
+    return list(texts).index(best)
+
+
+def constant_ranking_scores(y_true: np.ndarray, ranking: np.ndarray, metric=None) -> np.ndarray:
+    """A per-item ranking metric (default :func:`per_item_auc`) of ``ranking`` (one score per tag)
+    sent as every item's answer."""
+    y_true = np.asarray(y_true)
+    scores = np.broadcast_to(np.asarray(ranking, dtype=float), y_true.shape)
+    return (metric or per_item_auc)(y_true, scores)

@@ -82,6 +82,20 @@ class ModelSpecError(ValueError):
     """A ``--model`` spec that names no adapter or that the adapter cannot load."""
 
 
+def adapter_repr(model: Any) -> str:
+    """``Adapter(spec='...')`` with the spec's credentials masked: the ``__repr__`` of every
+    adapter (pytest prints fixture values, a model among them, when a test fails)."""
+    from musiceval.redact import redact
+
+    return f"{type(model).__name__}(spec={redact(str(getattr(model, 'spec', '?')))!r})"
+
+
+class ModelAnsweredNothing(ValueError):
+    """A model that gave no answer to any request (a server that answers nothing, a checkpoint
+    that fails every generation): one line naming the model (credentials redacted), how many
+    requests failed, the commonest reason and the fix (:func:`musiceval.generate.require_answers`)."""
+
+
 @dataclass(frozen=True)
 class GenerationSettings:
     """Decoding settings, explicit and recorded with every response.

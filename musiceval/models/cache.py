@@ -18,6 +18,8 @@ Rules that make it safe to kill and resume:
   ignore it and report it in :attr:`ResponseCache.torn` (and a warning); the next writer
   truncates it before appending, so it never glues onto a good line;
 - errors are not cached: a failed item is retried by the next run;
+- a full disk cuts the failed append back to the last whole line (and removes a claim it could not
+  write) and raises :class:`~musiceval.writes.WriteError`: one line naming the file and the fix;
 - concurrent runs do not pay twice: before calling the model a run *claims* the keys it is about
   to ask (:meth:`ResponseCache.claim`, one ``claims/<key>`` file created with ``O_EXCL`` holding
   the owner's host, pid and a token); a second run skips the keys another live run holds and
@@ -44,6 +46,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from filelock import FileLock
 
 from musiceval.redact import redact, redact_meta
+from musiceval.writes import WriteError, append_whole, cannot_write
 
 __all__ = ["ResponseCache", "cache_key", "redact_spec"]
 
@@ -82,6 +85,9 @@ def cache_key(
     )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()  # never fails on odd text
 
+
+#: the fix a response cache that cannot be written names
+CACHE_FIX = "pass --cache-dir DIR (pytest: --musiceval-cache-dir DIR) on a writable disk"
 
 #: seconds after which a claim file that names no owner is stale: a run writes its name into the
 #: file right after creating it, so only a run killed in between leaves one empty
@@ -208,14 +214,19 @@ class ResponseCache:
             if not lines:
                 return 0
             blob = "".join(lines).encode("utf-8")
-            with open(self.path, "ab") as f:
-                f.write(blob)
-                f.flush()
-                os.fsync(f.fileno())
+            self._append(blob)
             self._records.update(new)
             self._offset += len(blob)
             self._line_no += len(lines)
             return len(lines)
+
+    def _append(self, blob: bytes) -> None:
+        """Append whole lines, flushed to disk. A write that fails (a full disk) is cut back to the
+        last whole line and raises :class:`~musiceval.writes.WriteError` naming the file and the fix."""
+        try:
+            append_whole(self.path, blob, fsync=True)  # under the lock: no other writer's line is cut
+        except OSError as exc:
+            raise WriteError(cannot_write(self.path, exc, CACHE_FIX)) from None
 
     def _truncate_torn_tail(self) -> None:
         # Under the lock no writer is mid-line, so an incomplete tail is a killed writer's.
@@ -277,8 +288,12 @@ class ResponseCache:
                         continue
                     others.append(key)
                     break
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(self._owner)
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as f:
+                        f.write(self._owner)
+                except OSError as exc:  # a full disk: no claim is left that names no owner
+                    path.unlink(missing_ok=True)
+                    raise WriteError(cannot_write(path, exc, CACHE_FIX)) from None
                 if self.get(key) is not None:  # answered between our look and our claim
                     path.unlink(missing_ok=True)
                     break

@@ -39,7 +39,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Sequence
 
-from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, register_model
+from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, adapter_repr, register_model
 from musiceval.models.families import FamilyHooks, family_for
 
 __all__ = ["HFModel", "from_pretrained_kwargs", "model_class_name"]
@@ -271,6 +271,8 @@ class HFModel:
                 except Exception as exc:  # noqa: BLE001 - one bad item never aborts the batch
                     answers.append(Answer(error=f"{type(exc).__name__}: {exc}"[:500]))
         return answers
+
+    __repr__ = adapter_repr  # never the spec's credentials
 
     def close(self) -> None:
         """Drop the weights and return GPU memory to the driver."""

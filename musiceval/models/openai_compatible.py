@@ -44,7 +44,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, register_model
+from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, adapter_repr, register_model
 from musiceval.redact import redact
 
 __all__ = ["OpenAICompatibleModel", "encode_wav_base64", "API_KEY_ENV_VARS"]
@@ -290,6 +290,8 @@ class OpenAICompatibleModel:
 
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         return asyncio.run_coroutine_threadsafe(self._agenerate(requests, settings), self._event_loop()).result()
+
+    __repr__ = adapter_repr  # never the spec's credentials
 
     def close(self) -> None:
         """Close the HTTP clients and stop the adapter's event loop (a later ``generate`` starts them again)."""

@@ -23,7 +23,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
-from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, register_model
+from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, adapter_repr, register_model
 
 __all__ = ["RecordedModel", "read_recorded"]
 
@@ -158,6 +158,8 @@ class RecordedModel:
 
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         return [self._lookup(r) for r in requests]
+
+    __repr__ = adapter_repr  # never the spec's credentials
 
     def close(self) -> None:
         pass

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from musiceval.data.audio import silence_like
-from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, load_model, register_model
+from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, adapter_repr, load_model, register_model
 
 __all__ = ["TextOnlyModel"]
 
@@ -39,6 +39,8 @@ class TextOnlyModel:
 
     def generate(self, requests: Sequence[Request], settings: GenerationSettings) -> list[Answer]:
         return self.inner.generate([self._strip(r) for r in requests], settings)
+
+    __repr__ = adapter_repr  # never the spec's credentials
 
     def close(self) -> None:
         self.inner.close()

@@ -20,6 +20,9 @@ from one code path.
   answer, the file's own answers moved to other items, a task's trivial baselines);
 - :meth:`Protocol.answer_permutation` -> the answers moved to other items and scored against each
   item, paired by item: the evidence that the model listens when no control was recorded;
+- :meth:`Protocol.question_permutation` -> the answers moved to other questions about the same
+  clip (:func:`musiceval.conditions.question_derangement`) and scored against each item with the
+  protocol's own scorer, paired by item: the evidence that the model answers the question;
 - :meth:`Protocol.samples` -> one dict per scored answer for the per-sample drill-down.
 
 Every protocol class is registered in :data:`PROTOCOLS` by name (``@register_protocol``).
@@ -35,6 +38,7 @@ from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from musiceval.conditions import QuestionPartners, question_derangement
 from musiceval.exclusions import Exclusion, summarize
 from musiceval.keys import GATE_KEYS, Key
 from musiceval.records import ItemFailure, ItemScores
@@ -44,6 +48,8 @@ from musiceval.registry import Registry
 CONTROL_CONDITIONS = ("random", "noise", "text_only", "silence")
 #: the metric every protocol scores for "could the answer be read at all" (IFR, generalised)
 PARSE_RATE = "parse_rate"
+#: the condition label of the question control (:meth:`Protocol.question_permutation`)
+QUESTION_PERMUTATION = "question permutation"
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ class Chance:
 
     kind: str
     value: float
-    #: what the level is, for gate names: "uniform chance 1/4", "majority-class baseline" ...
+    #: what the level is, in the chance gate's name and detail: "uniform chance 1/4", "majority-class baseline" ...
     name: str = "chance"
     description: str = ""
     null: np.ndarray | None = None
@@ -124,6 +130,8 @@ class Protocol(abc.ABC):
     derived: tuple[str, ...] = ()
     #: where the answers came from (file name, live spec); shown in gate names and the report
     source: str = ""
+    #: the run seed every pairing the protocol draws itself is seeded from (the question control)
+    seed: int = 0
 
     @property
     @abc.abstractmethod
@@ -197,6 +205,33 @@ class Protocol(abc.ABC):
             s = self.scores(metric, "random")
             return ItemScores(s.metric, s.ids, s.values, groups=s.groups, condition="answer permutation",
                               failures=s.failures)
+        return None
+
+    def question_items(self) -> tuple[tuple[str, str, str], ...]:
+        """``(item id, clip, question)`` of every Correct answer the question control may move: the
+        clip is what a move stays within (the item's group; a protocol that asks each question in
+        several runs adds the run). Default: none (no protocol-specific scorer for a moved answer)."""
+        return ()
+
+    def question_partners(self) -> QuestionPartners:
+        """Each item's partner: another question about the same clip, a seeded derangement within
+        the clip (:func:`musiceval.conditions.question_derangement`); items without one are counted."""
+        cached = self.__dict__.get("_question_partners")
+        if cached is None:  # the answers of a built protocol do not change: drawn once
+            rows = self.question_items()
+            cached = question_derangement([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], self.seed)
+            self.__dict__["_question_partners"] = cached
+        return cached
+
+    def question_permutation(self, metric: str) -> ItemScores | None:
+        """``metric`` when each item's Correct answer is replaced by the answer the model gave to
+        another question about the same clip (:meth:`question_partners`), scored against THIS item
+        with the protocol's own scorer, per item (paired by item id, condition
+        :data:`QUESTION_PERMUTATION`, grouped by clip); items without a partner are left out. SPEC,
+        "What the verdict means": answers that ignore the question score the same in place as
+        moved. None when fewer than :data:`~musiceval.conditions.MIN_QUESTION_ITEMS` items on
+        :data:`~musiceval.conditions.MIN_QUESTION_CLIPS` clips have a partner, or the protocol
+        cannot score a moved answer (the default)."""
         return None
 
     def metric_info(self, metric: str) -> MetricInfo:

@@ -82,5 +82,6 @@ from musiceval.pytest_plugin.outcomes import (  # noqa: F401
 from musiceval.pytest_plugin.session import (  # noqa: F401
     pytest_configure,
     pytest_configure_node,
+    pytest_report_header,
     rootpath,
 )

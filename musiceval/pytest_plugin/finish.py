@@ -7,22 +7,26 @@ from typing import Any
 
 import pytest
 
+from musiceval.pytest_plugin import junit
 from musiceval.pytest_plugin.options import _STATES, _is_worker, _opt, _state, _strict
+from musiceval.pytest_plugin.session import RESULTS_DIR_FIX
 from musiceval.suite.config import SuiteConfig
 from musiceval.verdict import MODEL, subject_of
+from musiceval.writes import cannot_write, remove_quietly
 
 # ----------------------------------------------------------------------------- merge and report
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Merge the parts, decide the one verdict, write the artefacts (results.json last), and make the
-    exit status and the JUnit file say the same. Runs before junitxml writes its file."""
+    """Merge the parts, decide the one verdict, write the JUnit file (whole, in place of pytest's
+    junitxml: musiceval.pytest_plugin.junit) and the artefacts (results.json last), and make the exit
+    status say the same. A file that cannot be written makes the verdict ERROR and leaves none torn."""
     config = session.config
     state = getattr(config, "_musiceval", None)
     if state is None or _is_worker(config):
         return
-    from musiceval.report import ArtefactError, merge, read_parts, write_artefacts, write_error_results
+    from musiceval.report import merge, read_parts, write_artefacts, write_error_results
 
     results_dir = state["results_dir"]
     rows = read_parts(results_dir, state["session"]) if (results_dir / "parts").is_dir() else []
@@ -40,26 +44,64 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "exitstatus": int(exitstatus),
             "deselected_self_checks": state["deselected_self_checks"], "self_checks": state["self_checks"]}
     run = merge(rows, meta)
-    verdict = _decide(config, run, state["errors"], int(exitstatus))
-    run["verdict"], run["verdict_detail"] = verdict.word, verdict.as_dict()
+    verdict = _verdict_of(config, run, state["errors"], int(exitstatus))
+    xml = junit.logxml(config)  # written first, whole: its failure is an ERROR that results.json can still say
+    if xml is not None and not _write_junit(xml, verdict, state["errors"]):
+        verdict = _verdict_of(config, run, state["errors"], int(exitstatus))
     try:
         write_artefacts(results_dir, run, rows)
     except Exception as exc:  # a full disk, or a report that cannot be rendered: never a verdict beside torn files
-        state["errors"].append(("writing the artefacts", "failed", str(exc) if isinstance(exc, ArtefactError) else
-                                f"the report could not be written ({type(exc).__name__}: {exc}); results.json says ERROR"))
-        verdict = _decide(config, run, state["errors"], int(exitstatus))
-        run["verdict"], run["verdict_detail"] = verdict.word, verdict.as_dict()
+        state["errors"].append(("writing the artefacts", "failed", _artefact_failure(exc, results_dir)))
+        verdict = _verdict_of(config, run, state["errors"], int(exitstatus))
         write_error_results(results_dir, run)
+        _remove_plots(results_dir)  # drawn for the reports that are gone; one may be torn
+        if xml is not None and xml.musiceval_failure is None and not _write_junit(xml, verdict, state["errors"]):
+            verdict = _decide(config, run, state["errors"], int(exitstatus))  # the terminal names both causes
     else:
         _remove_parts(results_dir, state["session"])  # merged into the artefacts: a second copy CI would upload
     state["run"], state["verdict"] = run, verdict
     if verdict.exit_code != 0 or session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = verdict.exit_code if verdict.exit_code else session.exitstatus
-    xml = getattr(config, "stash", {}).get(_junit_key(), None) if _junit_key() is not None else None
-    if xml is not None:
-        xml.add_global_property("musiceval_verdict", verdict.word)
-        xml.add_global_property("musiceval_verdict_line", verdict.line)
     _release_lock(results_dir)
+
+
+def _artefact_failure(exc: Exception, results_dir: Path) -> str:
+    """The one line of an artefact that could not be written: :class:`ArtefactError`'s own; an
+    ``OSError`` of the report's plots (written as they are drawn) names the file, else ``plots/``."""
+    from musiceval.report import ArtefactError
+
+    if isinstance(exc, ArtefactError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return cannot_write(exc.filename or results_dir / "plots", exc, RESULTS_DIR_FIX)
+    return f"the report could not be written ({type(exc).__name__}: {exc}); results.json says ERROR"
+
+
+def _verdict_of(config: pytest.Config, run: dict[str, Any], errors: list, exitstatus: int):
+    """The verdict, decided again from ``errors`` and recorded in ``run``."""
+    verdict = _decide(config, run, errors, exitstatus)
+    run["verdict"], run["verdict_detail"] = verdict.word, verdict.as_dict()
+    return verdict
+
+
+def _write_junit(xml: Any, verdict: Any, errors: list) -> bool:
+    """The JUnit file, whole, with the verdict among its properties; False (and the one line among
+    ``errors``: the verdict is ERROR) when it cannot be written, and then no JUnit file is left."""
+    junit.set_properties(xml, {"musiceval_verdict": verdict.word, "musiceval_verdict_line": verdict.line})
+    failure = junit.write(xml)
+    if failure is not None:
+        errors.append(("writing the JUnit file", "failed", failure))
+    return failure is None
+
+
+def _remove_plots(results_dir: Path) -> None:
+    plots = results_dir / "plots"
+    for plot in plots.glob("*.svg"):
+        remove_quietly(plot)
+    try:
+        plots.rmdir()
+    except OSError:  # not there, or holds files not ours
+        pass
 
 
 def _remove_parts(results_dir: Path, session: str) -> None:
@@ -97,14 +139,6 @@ def _release_unused_results_dir(state: dict[str, Any]) -> None:
             break
 
 
-def _junit_key() -> Any:
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - junitxml is part of pytest
-        return None
-    return xml_key
-
-
 def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exitstatus: int):
     from musiceval.verdict import decide, group_errors
 
@@ -114,8 +148,10 @@ def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exits
                   errors=[*group_errors(errors), *(e["detail"] for e in run["errors"])], strict=_strict(config),
                   holm_failures=run["holm_failures"], inconclusive=inconclusive,
                   allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus,
-                  capped=[f"{r['id']}: first {r['cap']} of {r['records']} records" for r in run["sources"]
-                          if isinstance(r.get("cap"), int) and isinstance(r.get("records"), int) and r["records"] > r["cap"]])
+                  allow_skip=suite.allow_skip,
+                  capped=sorted(f"{r['id']}: first {r['cap']} of {r['records']} records" for r in run["sources"]
+                                if isinstance(r.get("cap"), int) and isinstance(r.get("records"), int)
+                                and r["records"] > r["cap"]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -141,8 +177,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                       "(self-checks: pass --musiceval-self-checks)")
     for reason in state["verdict"].reasons:
         tr.write_line(f"  {reason}")
-    tr.write_line(f"results: {state['results_dir'] / 'results.json'}")
-    tr.write_line(f"report:  {state['results_dir'] / 'report.html'}")
+    for label, name in (("results:", "results.json"), ("report: ", "report.html")):
+        path = state["results_dir"] / name
+        tr.write_line(f"{label} {path}" if path.is_file() else f"{label} not written ({path})")
 
 
 @pytest.hookimpl(trylast=True)
@@ -158,7 +195,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     verdict = state["verdict"]
     tr = config.pluginmanager.get_plugin("terminalreporter")
-    line = f"{verdict.line}; report: {state['results_dir'] / 'report.html'}"
+    report = state["results_dir"] / "report.html"
+    line = f"{verdict.line}; report: {report}" if report.is_file() else verdict.line  # none when it could not be written
     colour = {"PASSED": "green", "FAILED": "red", "ERROR": "red"}.get(verdict.word, "yellow")
     if tr is not None:
         tr.write_line(line, **{colour: True, "bold": True})

@@ -169,12 +169,15 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
         if source.id not in built:
             run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings")
             built[source.id] = run
-            excluded = run.evaluate().get("excluded") or {}
+            evaluated = run.evaluate()
+            excluded = evaluated.get("excluded") or {}
             sink({"type": "source", "id": source.id, "protocol": source.protocol, "model": source.model,
                   "source": source.label, "items_sha256": run.items_sha256, "file": source.path.name,
                   **run.accounting.as_row(), "excluded": excluded})
-            # the per-sample drill-down (samples.jsonl), of the declared model's answers (not the baseline's)
             declared = source.model in {m.name for m in musiceval_suite.models}
+            if declared:  # every metric's per-item scores (scores.jsonl.xz), of the declared model's answers
+                record_scored(run, evaluated, sink)
+            # the per-sample drill-down (samples.jsonl), of the declared model's answers (not the baseline's)
             for k, sample in enumerate(run.samples() if declared else ()):
                 if k >= MAX_SAMPLES_PER_SOURCE:
                     break
@@ -183,6 +186,31 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
         return built[source.id]
 
     return get
+
+
+def record_scored(run: Any, evaluated: dict[str, Any], sink) -> None:
+    """Record the Correct per-item scores of every metric ``run`` scored (those
+    :meth:`~musiceval.protocols.base.Protocol.evaluate` gave a mean for), as ``scores`` rows of the
+    declared model's source: a later run's regression gates against this results directory
+    (``[baseline] results``) and ``musiceval compare`` pair every metric by item, not only the ones a
+    gate of this run consumed (a captioning task's BLEU, CIDEr-D ... beside its headline BERTScore;
+    docs/regression-gates.md). No gate name: the rows are what was scored, not a gate's inputs."""
+    import math
+
+    def tagged(row: dict[str, Any]) -> None:
+        sink({**row, "model": run.model, "source": run.source, "subject": MODEL,
+              "higher_is_better": run.metric_info(row["metric"]).higher_is_better})
+
+    recorder = Gate(GateConfig(protocol=run.name), sink=tagged)
+    for metric in run.metrics:
+        mean = evaluated.get(metric)
+        if not isinstance(mean, (int, float)) or isinstance(mean, bool) or not math.isfinite(mean):
+            continue  # not scored here (a model or input it needs is absent: evaluate() says why)
+        try:
+            scores = run.scores(metric, "correct")
+        except (FileNotFoundError, ImportError, KeyError, ValueError):
+            continue
+        recorder.record_scores(scores, protocol=run.name)
 
 
 @pytest.fixture

@@ -57,8 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="embedding and response caches (default: $MUSICEVAL_CACHE, else the platform cache dir, as for the CLI)")
     add("--musiceval-strict", action="store_true", default=False,
         help="release mode: a required gate (or, without a release profile, any gate) that skips or is "
-             "INCONCLUSIVE fails, and a PASS that does not survive Holm correction fails the session; "
-             "pytest's own --strict does the same")
+             "INCONCLUSIVE exits 1 (whatever --musiceval-inconclusive says), and a PASS that does not survive "
+             "Holm correction fails the session; a skipped self-check never decides the word; pytest's own "
+             "--strict does the same")
     add("--musiceval-allow-empty", action="store_true", default=False,
         help="accept a session in which no gate decided anything about the declared model")
     add("--musiceval-record-mode", choices=("none", "once", "new_episodes", "all"), default="none",

@@ -12,12 +12,14 @@ import pytest
 
 from musiceval.pytest_plugin.collection import _subject_of, defining_module, plain_nodeid
 from musiceval.pytest_plugin.options import (_STATES, DATASET_HINTS, FINDING_PREFIX, NOT_APPLICABLE, REPORT_PREFIX,
-                                             _is_worker, _opt, _state, _strict, _worker_id)
-from musiceval.pytest_plugin.session import rootpath
+                                             _is_worker, _opt, _state, _worker_id)
+from musiceval.pytest_plugin.redaction import redact_report
+from musiceval.pytest_plugin.session import RESULTS_DIR_FIX, rootpath
 from musiceval.records import Outcome
 from musiceval.redact import redact, redact_meta
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import Source
 from musiceval.verdict import MODEL, SELF_CHECK
+from musiceval.writes import append_whole, cannot_write
 
 # ----------------------------------------------------------------------------- result sink
 
@@ -30,15 +32,33 @@ def _sink(config: pytest.Config):
     def write(row: dict[str, Any]) -> None:
         if row.get("type") != "scores":  # names, details, tables and answers may quote a model spec
             row = redact_meta(row)
+        line = (json.dumps(row, allow_nan=False, default=str) + "\n").encode("utf-8")
         try:
             parts.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(row, allow_nan=False, default=str) + "\n")
+            append_whole(path, line)  # a failed append is cut back: no torn row
         except OSError as exc:  # a full disk mid-run: this test errors, the verdict is ERROR
-            pytest.fail(f"musiceval: cannot write {path}: {exc.strerror or exc}; free space or pass "
-                        "--musiceval-results-dir DIR on a writable disk", pytrace=False)
+            failure = cannot_write(path, exc, RESULTS_DIR_FIX)
+        else:
+            return
+        raise ResultsNotWritten(failure, pytrace=False)  # outside the except: one line, no chained exception
 
     return write
+
+
+class ResultsNotWritten(pytest.fail.Exception):
+    """A row of the results could not be written (a full disk): the test errors with the one line
+    ``cannot write <file>: <cause>; free space or pass --musiceval-results-dir DIR ...`` (an outcome
+    of the test, like ``pytest.fail``, so that no ``except Exception`` in the test swallows it)."""
+
+
+def _sink_in_hook(item: pytest.Item, report: pytest.TestReport, row: dict[str, Any]) -> None:
+    """Write ``row`` from a hook, where no exception may be raised: a write that fails (a full disk)
+    fails the test's report instead, with the one line naming the file (the verdict is ERROR)."""
+    try:
+        _sink(item.config)(row)
+    except ResultsNotWritten as exc:
+        report.outcome = "failed"
+        report.longrepr = exc.msg
 
 
 # ----------------------------------------------------------------------------- markers
@@ -106,8 +126,11 @@ def known_error_line(exc: BaseException) -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
+    redact_report(report)  # no frame argument, local, message or captured line holds a credential
     excinfo = call.excinfo
-    if (report.failed and excinfo is not None and is_known_error(excinfo.value)
+    if report.failed and excinfo is not None and isinstance(excinfo.value, ResultsNotWritten):
+        report.longrepr = excinfo.value.msg  # the line alone (a chained repr would prefix "Failed: ")
+    elif (report.failed and excinfo is not None and is_known_error(excinfo.value)
             and getattr(item.config.option, "tbstyle", "auto") == "auto"):
         # one line with its fix instead of a traceback per test (``--tb=long`` brings the traceback back)
         report.longrepr = known_error_line(excinfo.value)
@@ -136,24 +159,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
     check = _skip_check_id(item, source)
     subject, model = _subject_of(item, _state(item.config)["suite"])
-    _sink(item.config)({
+    _sink_in_hook(item, report, {
         "type": "gate", "name": plain_nodeid(item).rpartition("::")[2],
         "outcome": "N/A" if not_applicable else Outcome.SKIPPED.value,
         "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
         "check": check, "model": model, "source": getattr(source, "label", ""),
         "subject": SELF_CHECK if subject == SELF_CHECK else MODEL,
     })
-    suite: SuiteConfig = _state(item.config)["suite"]
-    required = any(_matches(check, p) for p in suite.required)
-    if _strict(item.config) and (required or (not not_applicable and not suite.required)):
-        report.outcome = "failed"
-        report.longrepr = f"--strict: a {'required ' if required else ''}release gate may not be skipped: {reason}"
+    # a skipped required gate of the declared model makes the verdict INCONCLUSIVE (musiceval.verdict),
+    # with or without --strict (which then exits 1 even under --musiceval-inconclusive xfail); a
+    # skipped self-check never decides the word
     return report
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_worker(session.config):
         session.config.workeroutput["musiceval_deselected"] = 0  # type: ignore[attr-defined]
+    else:  # the JUnit file is written whole, or not at all (musiceval.pytest_plugin.junit)
+        from musiceval.pytest_plugin import junit
+
+        junit.install(session.config)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -205,8 +230,12 @@ def _first_line(longrepr: Any) -> str:
 
 
 def _skip_check_id(item: pytest.Item, source: Source | None) -> str:
+    """The check id of a skipped test: ``<protocol>/<test>/<model>/<source>/<other parameters>/*``
+    (``freeform/metric_correct_beats_random/m/MusicQA/clap_text/*``), for ``[release]`` patterns."""
     name = getattr(item, "originalname", item.name).removeprefix("test_")
-    parts = [_protocol_of(item), name] + ([source.model, source.label] if source is not None else [])
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    extra = [str(v) for k, v in params.items() if k != "source" and isinstance(v, (str, int)) and not isinstance(v, bool)]
+    parts = [_protocol_of(item), name] + ([source.model, source.label] if source is not None else []) + extra
     return "/".join(parts) + "/*"
 
 

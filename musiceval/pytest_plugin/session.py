@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ from musiceval.pytest_plugin.options import _STATES, _group_sources_by_default, 
 from musiceval.redact import redact
 from musiceval.suite.config import Source, SuiteConfig, apply_options, config_for_answers, load_config
 from musiceval.suite.schema import ConfigError
+from musiceval.writes import cannot_write
+
+#: the fix a results directory that cannot be written names
+RESULTS_DIR_FIX = "pass --musiceval-results-dir DIR on a writable disk"
 
 # ----------------------------------------------------------------------------- configure
 
@@ -53,9 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
             _claim_results_dir(results_dir, session)
         except ConfigError as exc:
             pytest.exit(f"musiceval: {exc}", returncode=2)
-        except OSError as exc:
-            pytest.exit(f"musiceval: cannot write the results directory {results_dir}: {exc.strerror or exc}; "
-                        "pass --musiceval-results-dir DIR on a writable disk", returncode=2)
+        except OSError as exc:  # nothing ran yet: a usage error, one line naming the file
+            pytest.exit(f"musiceval: {cannot_write(exc.filename or results_dir, exc, RESULTS_DIR_FIX)}", returncode=2)
         meta = _run_meta(config, suite)
     self_checks = _opt(config, "musiceval_self_checks")
     config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
@@ -90,6 +94,7 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
     spec = _opt(config, "musiceval_model")
     if spec:
         prefix, _, rest = spec.partition(":")
+        suite = _rules_for_a_model_given_here(config, suite)
         if prefix == "recorded":
             if not rest:
                 raise ConfigError("--musiceval-model recorded needs a path: recorded:<answer file or CMI-Bench outputs dir>")
@@ -103,16 +108,17 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
             from musiceval.suite.config import ModelDecl
 
             # the spec loads the model; a name without its credentials labels it everywhere
-            suite = SuiteConfig(suite.path, suite.root, (ModelDecl(live_model_name(spec), live=spec),), suite.thresholds,
-                                suite.checks, suite.required, suite.baseline, suite.benchmarks)
+            suite = replace(suite, models=(ModelDecl(live_model_name(spec), live=spec),))
     benchmarks = _opt(config, "musiceval_benchmarks") or suite.benchmarks
     if benchmarks:
         suite = _with_benchmark_answers(config, suite, benchmarks)
     options = _opt(config, "musiceval_option", []) or []
     if options:
         suite = apply_options(suite, options)
-    for source in [*suite.sources(), *suite.baseline_sources()]:  # readable as their protocol's answers
+    for source in suite.sources():  # readable as their protocol's answers, each one model's single run
         _check_format(source)
+    for source in suite.baseline_sources():  # a baseline's unusable answer file is refused now, not per test
+        _check_format(source, whose="baseline")
     from musiceval.models.args import coerce_model_args, parse_model_args
 
     try:  # model arguments are checked before any model loads
@@ -122,6 +128,32 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
     except ValueError as exc:
         raise ConfigError(f"model arguments: {exc}") from None
     return suite
+
+
+#: what the session notes when ``--musiceval-model`` replaces the models of a config found in the rootdir
+RULES_NOT_INHERITED = ("{config} declares its own models; its rules (thresholds, [checks], [release], caps, "
+                       "self-checks, baseline) were written for them and do not apply to --musiceval-model: the "
+                       "built-in defaults do (pass --musiceval-config {config} to apply its rules)")
+
+
+def _rules_for_a_model_given_here(config: pytest.Config, suite: SuiteConfig) -> SuiteConfig:
+    """The rules a model named by ``--musiceval-model`` is judged by: those of a config passed
+    explicitly (``--musiceval-config``), else the built-in defaults (with ``--musiceval-thresholds``),
+    never the rules the rootdir's config wrote for the models it declares (the embedded default's
+    demo rules: coverage as a finding, capped tagging, self-checks)."""
+    if _opt(config, "musiceval_config") or suite.path is None or not any(m.answers or m.live for m in suite.models):
+        return suite  # a config that declares no answers or live model has no models of its own to replace
+    from musiceval.suite.config import read_toml
+    from musiceval.suite.schema import validate_thresholds
+
+    overlay = _opt(config, "musiceval_thresholds")  # checked by load_config already
+    config._musiceval_rules_note = RULES_NOT_INHERITED.format(config=suite.path.name)  # type: ignore[attr-defined]
+    return SuiteConfig(None, suite.root, thresholds=validate_thresholds(read_toml(Path(overlay)) if overlay else {},
+                                                                        str(overlay or "defaults")))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return getattr(config, "_musiceval_rules_note", None) and f"musiceval: {config._musiceval_rules_note}"
 
 
 def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmarks: Any) -> SuiteConfig:
@@ -160,7 +192,7 @@ def live_model_name(spec: str) -> str:
     return re.sub(r"[/\[\]*?\n]", "_", name)[:80]
 
 
-def _check_format(source: Source) -> None:
+def _check_format(source: Source, whose: str = "model") -> None:
     from musiceval.data.formats import FORMATS, FormatError, detect_format
 
     try:
@@ -170,8 +202,11 @@ def _check_format(source: Source) -> None:
                 raise FormatError(f"{source.path}: format {source.format!r} feeds {', '.join(fmt.protocols)}, not {source.protocol!r}")
         else:
             detect_format(source.path, source.protocol)
+        from musiceval.suite.runs import load_source
+
+        load_source(source)  # one model's single run, or refused now (several models, more items than the benchmark)
     except (FormatError, KeyError) as exc:
-        raise ConfigError(f"model {source.model!r}: {str(exc).strip(chr(34))}") from None
+        raise ConfigError(f"{whose} {source.model!r}: {str(exc).strip(chr(34))}") from None
 
 
 def _share_cpus_between_workers() -> None:
@@ -195,7 +230,12 @@ def _claim_results_dir(results_dir: Path, session: str) -> None:
     if isinstance(holder, dict) and _alive(holder.get("pid")) and holder.get("session") != session:
         raise ConfigError(f"results directory {results_dir} is in use by another running session (pid {holder['pid']}); "
                           "pass another --musiceval-results-dir or wait for it to finish")
-    lock.write_text(json.dumps({"pid": os.getpid(), "session": session}), encoding="utf-8")
+    try:
+        lock.write_text(json.dumps({"pid": os.getpid(), "session": session}), encoding="utf-8")
+    except OSError as exc:  # a full disk: no torn lock is left, and the error names it
+        lock.unlink(missing_ok=True)
+        exc.filename = exc.filename or str(lock)
+        raise
 
 
 def _alive(pid: Any) -> bool:

@@ -5,7 +5,8 @@ Files written into a results directory:
 - ``results.json``: run metadata (seed, model, versions, strict), the ``verdict``, every gate
   (name, outcome, estimate, CI, p-value, Holm-adjusted p-value, n, threshold, test, seed), tables
   and bar series;
-- ``scores.jsonl.xz``: the per-item scores every gate consumed (one line per metric x condition);
+- ``scores.jsonl.xz``: the per-item scores every gate consumed (one line per metric x condition), and
+  the Correct scores of every metric each declared answer source scored (rows without a gate name);
 - ``samples.jsonl.xz`` (when the run logged answers): one scored answer per line (the declared
   model's, at most ``MAX_SAMPLES_PER_SOURCE`` per answer source);
 

@@ -20,6 +20,11 @@ shape                     interval / p-value
 ``tiny-n``                fewer than :data:`TINY_N` units: the empirical Bernstein bound when
                           the values lie in [0, 1] (valid at any n), else the skew-corrected t
                           at alpha/2
+``...+few-clusters``      paired differences (0/1 or continuous) in fewer than
+                          :data:`SIGN_FLIP_CLUSTERS` clusters: the cluster sign-flip
+                          (randomization) test of Fisher [9]_ over cluster totals, exact up to
+                          :data:`EXACT_SIGN_PATTERNS` clusters, and the interval that inverts it
+                          (:func:`cluster_sign_flip`, [11]_ [12]_ [13]_), at alpha/2
 ========================  =====================================================================
 
 Every interval of a metric known to lie in [0, 1] (a proportion, F1, BLEU) stays in [0, 1] (in
@@ -27,7 +32,8 @@ Every interval of a metric known to lie in [0, 1] (a proportion, F1, BLEU) stays
 proportion of 39 of 39 is not known to be exactly 1 (Bowyer et al. [8]_). Values with no spread on
 a known range use the empirical Bernstein bound, whose width is positive at any n.
 
-All functions here are deterministic (no resampling): the same data give the same interval.
+All functions here are deterministic (no resampling; the Monte-Carlo sign patterns of
+:func:`cluster_sign_flip` beyond 16 clusters are seeded): the same data give the same interval.
 
 References
 ----------
@@ -46,9 +52,19 @@ References
        expected number of positive counts estimated from survey data. Survey Methodology 24(2).
 .. [8] Bowyer, S., Aitchison, L. & Ivanova, D. (2025). Position: Don't use the CLT in LLM evals
        with fewer than a few hundred datapoints. ICML 2025.
+.. [9] Fisher, R. A. (1935). The Design of Experiments, ch. III (Darwin's paired plants: the
+       randomization test of paired differences by their signs).
+.. [10] Good, P. I. (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, 3rd ed.,
+        Springer (Monte-Carlo randomization tests, confidence intervals by inverting them).
+.. [11] Canay, I. A., Romano, J. P. & Shaikh, A. M. (2017). Randomization tests under an
+        approximate symmetry assumption. Econometrica 85(3), 1013-1030.
+.. [12] Cameron, A. C., Gelbach, J. B. & Miller, D. L. (2008). Bootstrap-based improvements for
+        inference with clustered errors. Review of Economics and Statistics 90(3), 414-427.
+.. [13] Hartigan, J. A. (1969). Using subsample values as typical values. JASA 64(328), 1303-1317.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -61,6 +77,14 @@ TINY_N = 20
 SKEW_LIMIT = 2.0
 #: clustered data with fewer clusters than this run at alpha/2 (CR1 is liberal with few clusters)
 FEW_CLUSTERS = 100
+#: paired differences clustered in fewer clusters than this use the cluster sign-flip test at
+#: alpha/2 (:func:`cluster_sign_flip`); chosen from the calibration in docs/regression-gates.md
+#: ("Few clusters"): below it the CR1 units are a tiny-n sample, at and above it the two agree
+SIGN_FLIP_CLUSTERS = TINY_N
+#: up to this many clusters the sign-flip test enumerates all 2^C sign patterns
+EXACT_SIGN_PATTERNS = 16
+#: beyond :data:`EXACT_SIGN_PATTERNS` clusters, this many seeded Monte-Carlo sign patterns
+SIGN_FLIP_DRAWS = 19_999
 
 
 @dataclass(frozen=True)
@@ -82,15 +106,19 @@ def is_binary(*values: np.ndarray) -> bool:
     return all(v.size > 0 and bool(np.all((v == 0) | (v == 1))) for v in values)
 
 
-def classify(*values: np.ndarray, groups: Sequence[object] | None = None) -> str:
+def classify(*values: np.ndarray, groups: Sequence[object] | None = None, paired: bool = False) -> str:
     """The shape of the data a gate sees: ``binary`` / ``continuous``, ``+clustered`` when items
     share a group, or ``tiny-n`` when there are fewer than :data:`TINY_N` units (items or clusters).
 
-    For paired data pass both score arrays: ``binary`` only when both are 0/1.
+    For paired data pass both score arrays: ``binary`` only when both are 0/1. With
+    ``paired=True``, clustered data in fewer than :data:`SIGN_FLIP_CLUSTERS` clusters are
+    ``binary+few-clusters`` / ``continuous+few-clusters`` (the cluster sign-flip test decides them).
     """
     clustered = has_clusters(groups)
     units = len(set(map(str, groups))) if clustered else (values[0].size if values else 0)
     kind = "binary" if is_binary(*values) else "continuous"
+    if paired and clustered and units < SIGN_FLIP_CLUSTERS:
+        return kind + "+few-clusters"
     if units < TINY_N:
         return "tiny-n" if kind == "continuous" else kind + ("+clustered" if clustered else "")
     return kind + ("+clustered" if clustered else "")
@@ -236,7 +264,22 @@ def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float
 def paired_interval(
     new: np.ndarray, old: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
 ) -> Bound:
-    """The calibrated interval for ``mean(new - old)`` chosen by :func:`classify` (see module table)."""
+    """The calibrated interval for ``mean(new - old)`` chosen by :func:`classify` (see module table).
+
+    With fewer than :data:`SIGN_FLIP_CLUSTERS` clusters: the cluster sign-flip test and the
+    interval that inverts it (:func:`cluster_sign_flip`), at alpha/2 like every few-cluster rule
+    here (its p-value doubled, so ``low > margin`` exactly when ``p <= alpha / 2``). The test is
+    exact when the cluster totals are symmetric under the null; skewed cluster effects make it
+    liberal at alpha (measured in docs/regression-gates.md, "Few clusters"), which the halved
+    level absorbs. With fewer than 7 clusters (``2^C < 4 / alpha``) no shift can be rejected.
+    """
+    shape = classify(new, old, groups=groups, paired=True)
+    if shape.endswith("+few-clusters"):
+        value_range = (-1.0, 1.0) if _unit_range(new, old) else None
+        bound = cluster_sign_flip(new - old, groups,  # type: ignore[arg-type]
+                                  alpha=alpha / 2, margin=margin, value_range=value_range, shape=shape)
+        p = None if bound.p_value is None else min(1.0, 2 * bound.p_value)
+        return Bound(bound.low, bound.high, p, bound.method + " at alpha/2 (few clusters)", shape)
     shape = classify(new, old, groups=groups)
     if shape == "binary":
         return tango_interval(new == 1, old == 1, alpha=alpha, margin=margin)
@@ -350,3 +393,142 @@ def empirical_bernstein(
                 lo_d = mid
         p = hi_d
     return Bound(max(xbar - r, value_range[0]), min(xbar + r, value_range[1]), p, label, shape)
+
+
+# ----------------------------------------------------------------------------- few clusters
+
+
+def cluster_sums(x: np.ndarray, groups: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster sums and sizes of ``x`` in the order of the sorted cluster labels, summed in a
+    fixed order (bit-identical for any order of the items)."""
+    if len(groups) != len(x):
+        raise ValueError(f"groups has {len(groups)} labels for {len(x)} values")
+    _, codes = np.unique(np.asarray([str(g) for g in groups]), return_inverse=True)
+    order = np.lexsort((x, codes))
+    return np.bincount(codes[order], weights=x[order]), np.bincount(codes).astype(float)
+
+
+@functools.lru_cache(maxsize=8)
+def sign_patterns(n_clusters: int, *, draws: int = SIGN_FLIP_DRAWS, seed: int = 0) -> tuple[np.ndarray, int]:
+    """The sign patterns of a cluster sign-flip test, as a 0/1 matrix of *flipped* clusters
+    (one row per pattern, the identity left out; read-only, cached) and the size ``M`` of the
+    randomization distribution, the identity included.
+
+    Up to :data:`EXACT_SIGN_PATTERNS` clusters: all ``2^C - 1`` non-identity patterns, ``M = 2^C``
+    (the exact randomization distribution). Beyond: ``draws`` patterns drawn uniformly with
+    ``numpy.random.default_rng(seed)``, ``M = draws + 1``; the test with
+    ``p = (1 + #{T* >= T}) / (1 + draws)`` is still exact (the observed pattern is exchangeable
+    with the drawn ones under the null; Good [10]_), and seeded, so the same data give the
+    same interval.
+    """
+    if n_clusters < 1:
+        raise ValueError(f"n_clusters must be at least 1, got {n_clusters}")
+    if n_clusters <= EXACT_SIGN_PATTERNS:
+        codes = np.arange(1, 2**n_clusters)
+        flipped, m = ((codes[:, None] >> np.arange(n_clusters)) & 1).astype(float), 2**n_clusters
+    else:
+        flipped, m = (np.random.default_rng(seed).random((draws, n_clusters)) < 0.5).astype(float), draws + 1
+    flipped.setflags(write=False)
+    return flipped, m
+
+
+def cluster_sign_flip(
+    diff: Sequence[float] | np.ndarray,
+    groups: Sequence[object],
+    *,
+    alpha: float = 0.05,
+    margin: float = 0.0,
+    value_range: tuple[float, float] | None = None,
+    draws: int = SIGN_FLIP_DRAWS,
+    seed: int = 0,
+    shape: str = "continuous+few-clusters",
+) -> Bound:
+    """Cluster sign-flip (randomization) test of the item mean of paired differences, and the
+    interval that inverts it: the calibrated method for few clusters (:data:`SIGN_FLIP_CLUSTERS`).
+
+    The test of ``H0: mean = delta`` flips the signs of the cluster totals of the centred
+    differences ``a_g(delta) = S_g - n_g delta`` (``S_g`` the sum of the paired differences of
+    cluster ``g``, ``n_g`` its number of items) and compares ``T = sum_g a_g`` with its ``M``
+    sign-flipped copies (Fisher's randomization test of symmetry [9]_; for clusters, with the
+    cluster as the unit that is flipped, Canay, Romano & Shaikh [11]_). Its size is exact at any
+    number of clusters when each cluster total is symmetric about 0 under the null, whatever the
+    cluster sizes and their variances, which is where cluster-robust t intervals fail (Cameron,
+    Gelbach & Miller [12]_: with few clusters they over-reject, and after a small-sample
+    correction they are uselessly wide). Skewed cluster totals break the symmetry and make it
+    liberal, as they make a t test liberal; :func:`paired_interval` therefore runs it at alpha/2.
+    Its smallest p-value is ``1 / 2^C``: a bound at one-sided level ``alpha / 2`` exists once
+    ``2^C >= 2 / alpha`` (6 clusters at alpha 0.05, 7 at the 0.025 :func:`paired_interval` uses).
+
+    **Estimand.** Cluster *totals*, not cluster means, are flipped: ``T(delta) = 0`` exactly at the
+    item mean ``sum_g S_g / sum_g n_g``, so the test and its interval are about the same quantity as
+    the gate's estimate (the item mean). Flipping cluster means would test the unweighted mean of
+    cluster means, a different estimand when clusters have unequal sizes; the totals weight each
+    cluster by its number of items, as the item mean does.
+
+    **Inversion, in closed form.** ``T*(delta) >= T(delta)`` exactly when the flipped set ``F`` of
+    a pattern has ``S_F / n_F <= delta`` (``S_F``, ``n_F``: the summed differences and items of
+    the clusters in ``F``). So the one-sided p-value is
+    ``p(delta) = (1 + #{F : S_F / n_F <= delta}) / M``, a step function whose steps are the
+    item-weighted subset means, and the bounds are their order statistics (Hartigan [13]_, here
+    weighted by cluster size): with ``k = floor(alpha/2 M) - 1``, the lower bound is the
+    ``(k + 1)``-th smallest subset mean and the upper bound the ``(k + 1)``-th largest. The
+    interval holds exactly the shifts not rejected at ``alpha / 2`` on either side, always
+    contains the item mean, and ``low > margin`` exactly when ``p <= alpha / 2``. With
+    ``k < 0`` (fewer than 6 clusters at alpha 0.05) no shift can be rejected and the interval is
+    ``value_range`` (infinite without one).
+
+    Parameters
+    ----------
+    diff : array of float
+        Paired item differences (new - old, oriented so that positive is better).
+    groups : sequence
+        The cluster of each item (the track several questions are about).
+    alpha : float
+        Two-sided level: each bound is a one-sided ``1 - alpha/2`` bound.
+    margin : float
+        The bar of the one-sided p-value ``P(mean > margin)``.
+    value_range : (float, float), optional
+        The known range of the mean (``(-1, 1)`` for a difference of [0, 1] scores), used when no
+        shift can be rejected.
+    draws, seed : int
+        Monte-Carlo sign patterns beyond :data:`EXACT_SIGN_PATTERNS` clusters, and their seed.
+    shape : str
+        The data shape recorded with the result (:func:`classify` with ``paired=True``).
+
+    Returns
+    -------
+    Bound
+        The interval, the p-value at ``margin``, the method (``exact cluster sign-flip
+        (randomization) test over 10 clusters``) and the shape (``...+few-clusters``).
+    """
+    d = np.asarray(diff, dtype=float)
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError(f"diff must be a non-empty 1-d array of paired differences, got shape {d.shape}")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("diff contains NaN or inf; record unscorable items as failures")
+    if groups is None:
+        raise ValueError("groups is required: the cluster sign-flip test flips whole clusters")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    sums, sizes = cluster_sums(d, groups)
+    n_clusters = sums.size
+    flipped, m = sign_patterns(n_clusters, draws=draws, seed=seed)
+    n_f = np.einsum("pc,c->p", flipped, sizes)  # einsum, not @: no BLAS threads for a mat-vec product
+    with np.errstate(invalid="ignore", divide="ignore"):
+        subset_means = np.einsum("pc,c->p", flipped, sums) / n_f
+    empty = n_f == 0  # a drawn identity pattern: T* = T at every shift
+    below = np.where(empty, -math.inf, subset_means)
+    above = np.where(empty, math.inf, subset_means)
+    k = math.floor(alpha / 2 * m + 1e-9) - 1
+    lo_range, hi_range = value_range if value_range is not None else (-math.inf, math.inf)
+    low = float(np.partition(below, k)[k]) if k >= 0 else lo_range  # the (k+1)-th smallest
+    high = float(-np.partition(-above, k)[k]) if k >= 0 else hi_range  # the (k+1)-th largest
+    p = (1 + int(np.count_nonzero(below <= margin))) / m
+    if n_clusters <= EXACT_SIGN_PATTERNS:
+        method = f"exact cluster sign-flip (randomization) test over {n_clusters} clusters"
+    else:
+        method = (f"Monte-Carlo cluster sign-flip (randomization) test over {n_clusters} clusters "
+                  f"({draws:,} seeded sign patterns)")
+    if k < 0:
+        method += f", cannot reject at alpha/2 (smallest p-value 1/{m})"
+    return Bound(max(low, lo_range), min(high, hi_range), float(p), method, shape)

@@ -7,14 +7,19 @@ turned into a finding keeps its estimate and interval; the report says which is 
 
 The checks:
 
-- :func:`beats_chance`: a metric against each of the protocol's chance levels, the strongest
-  answer-blind strategies (exact binomial for 0/1 outcomes against a fixed rate; a permutation
-  null; a constant answer, an answer permutation or a trivial baseline paired by item);
+- :func:`beats_chance`: ONE gate per metric, "beats the strongest answer-blind strategy": the
+  metric against every chance level of the protocol (exact binomial for 0/1 outcomes against a
+  fixed rate; a permutation null; a constant answer, an answer permutation or a trivial baseline
+  paired by item; :func:`compare_with_chance`), combined by the intersection-union test (PASS only
+  when every comparison PASSes; Berger 1982);
 - :func:`listens`: "the model listens": Correct against the best control condition (random audio,
   white noise, text only, silence), or, when the answers hold none, against the same answers
   moved to other items (the answer permutation), paired by item and clustered by track; its
   estimate is the audio-dependence score. When Correct and the control score identically on every
   item (an adapter that drops the audio) the gate FAILs: the answers provably do not depend on it;
+- :func:`answers_the_question`: "the model answers the question": Correct against the same answers
+  moved to other questions about the same clip (the question control), paired by item and
+  clustered by clip, wherever a benchmark asks several questions about one clip;
 - :func:`parse_rate`: the share of answers the protocol's parser could read (IFR, generalised);
 - :func:`correct_beats`: Correct against one other condition on one metric.
 """
@@ -72,9 +77,13 @@ class CheckGate(Gate):
 
     #: set by :func:`census_at_least`: the scores cover every item there is, so the mean is exact
     census = False
+    #: appended to the detail of the result (what the check left out, and why)
+    note = ""
 
     def _conclude(self, result: GateResult, inputs=()) -> GateResult:
         result = replace(result, check=self.check)
+        if self.note:
+            result = replace(result, detail=f"{result.detail}; {self.note}".lstrip("; "))
         if self.census and result.outcome is not Outcome.FINDING:
             exact = Outcome.PASS if result.estimate >= result.threshold else Outcome.FAIL
             result = replace(result, outcome=exact, ci=(result.estimate, result.estimate), p_value=None,
@@ -103,10 +112,12 @@ def _is_binary(values: np.ndarray) -> bool:
     return bool(values.size) and bool(np.all((values == 0) | (values == 1)))
 
 
-def beats_chance(gate: Gate, run: Protocol, metric: str, chance: Chance, *, margin: float = 0.0) -> GateResult:
-    """``metric`` on Correct beats ``chance`` (by ``margin`` in the metric's units)."""
-    g = bind(gate, run, "beats_chance", metric, chance.name)
-    margin = g.margin(margin)
+def compare_with_chance(g: Gate, run: Protocol, metric: str, chance: Chance, *, margin: float = 0.0) -> GateResult:
+    """One answer-blind strategy's comparison, decided on ``g``: ``metric`` on Correct beats
+    ``chance`` by ``margin`` (the metric's units). The statistic follows the strategy's kind: an
+    exact binomial test for 0/1 outcomes against a fixed rate (else the one-sample interval), the
+    permutation null, or a paired comparison with a baseline's per-item scores.
+    :func:`beats_chance` runs one per strategy on a gate that records nothing and combines them."""
     scores = run.scores(metric, "correct")
     info = run.metric_info(metric)
     name = f"{run.model} {run.source} {metric} beats {chance.name}" + (f" by {margin:g}" if margin else "")
@@ -126,6 +137,79 @@ def beats_chance(gate: Gate, run: Protocol, metric: str, chance: Chance, *, marg
         flipped = replace(scores, values=-scores.values)
         return g.greater_than_chance(flipped, -level, name=name, protocol=run.name, metric=metric)
     return g.greater_than_chance(scores, level, name=name, protocol=run.name, metric=metric)
+
+
+#: how a strategy's comparison reads in the chance gate's detail (never the gate words PASS / FAIL:
+#: only the one gate says those, so a file that did not listen shows no PASS anywhere)
+COMPARISON_WORDS = {Outcome.PASS: "beaten", Outcome.FAIL: "not beaten", Outcome.INCONCLUSIVE: "undecided"}
+#: outcomes from least to most favourable: the intersection-union test is as good as its worst comparison
+_LEAST_FAVOURABLE_FIRST = {Outcome.FAIL: 0, Outcome.INCONCLUSIVE: 1, Outcome.PASS: 2}
+
+
+def intersection_union(results: list[GateResult]) -> Outcome:
+    """The intersection-union test of "beats every strategy" (Berger 1982, "Multiparameter
+    hypothesis testing and acceptance sampling", Technometrics 24(4)): PASS only when every
+    comparison PASSes at level alpha (then the whole claim holds at level alpha, with no
+    multiplicity correction), FAIL when any FAILs, INCONCLUSIVE otherwise."""
+    if not results:
+        raise ValueError("intersection_union: no comparisons; give at least one strategy's result")
+    outcomes = {r.outcome for r in results}
+    if Outcome.FAIL in outcomes:
+        return Outcome.FAIL
+    return Outcome.PASS if outcomes == {Outcome.PASS} else Outcome.INCONCLUSIVE
+
+
+def binding(results: list[GateResult]) -> int:
+    """The index of the least favourable comparison: the worst outcome, then the lowest lower
+    bound above its bar (an undefined bound counts lowest), then the largest p-value."""
+    def key(k: int):
+        r = results[k]
+        room = r.ci[0] - (r.bar if r.bar is not None else 0.0)
+        return (_LEAST_FAVOURABLE_FIRST.get(r.outcome, 0), room if math.isfinite(room) else -math.inf,
+                -(r.p_value if r.p_value is not None else 1.0))
+    return min(range(len(results)), key=key)
+
+
+def beats_chance(gate: Gate, run: Protocol, metric: str, chances: tuple[Chance, ...] | list[Chance] | None = None, *,
+                 margin: float = 0.0) -> GateResult | None:
+    """ONE gate: ``metric`` on Correct beats the strongest answer-blind strategy (SPEC, "What the
+    verdict means"), i.e. every one of ``chances`` (default ``run.chances(metric)``; None when there is none).
+
+    Each strategy is decided as :func:`compare_with_chance` decides it, on a gate that records
+    nothing; the gate is their intersection-union test (:func:`intersection_union`, Berger 1982:
+    valid at level alpha without multiplicity correction), with the estimate, interval and p-value of
+    the least favourable comparison (:func:`binding`), named after it, and a detail that lists every
+    strategy with its value and how its comparison came out (:data:`COMPARISON_WORDS`). The per-item
+    scores of the model and of every strategy go to the sink, so ``musiceval compare`` can use them.
+    Check id ``<protocol>/beats_chance/<model>/<source>/<metric>``.
+    """
+    chances = tuple(run.chances(metric) if chances is None else chances)
+    if not chances:
+        return None
+    g = bind(gate, run, "beats_chance", metric)
+    margin = g.margin(margin)
+    rows: list[dict[str, Any]] = []
+    quiet = Gate(g.config, sink=rows.append, nodeid=g.nodeid)  # decides each comparison, records nothing
+    results = [compare_with_chance(quiet, run, metric, c, margin=margin) for c in chances]
+    worst = binding(results)
+    name = (f"{run.model} {run.source} {metric} beats the strongest answer-blind strategy ({chances[worst].name})"
+            + (f" by {margin:g}" if margin else ""))
+    listed = " · ".join(f"{c.name}: {c.value:.4g}, {COMPARISON_WORDS.get(r.outcome, r.outcome.value.lower())}"
+                        for c, r in zip(chances, results))
+    combined = replace(
+        results[worst], name=name, outcome=intersection_union(results),
+        test=f"{results[worst].test}; intersection-union test over {len(chances)} strategies (Berger 1982)",
+        detail=f"{listed}; {metric}={run.scores(metric, 'correct').mean():.4g}; least favourable: "
+               f"{chances[worst].name} ({results[worst].detail})")
+    # the model's per-item scores (as scored, never a comparison's sign-flipped copy) and every paired
+    # strategy's, once each, under the one gate
+    g.record_scores(run.scores(metric, "correct"), gate=name, protocol=run.name)
+    seen = {"correct"}
+    for row in rows:
+        if row.get("type") == "scores" and row.get("condition") not in seen:
+            seen.add(row.get("condition"))
+            g.sink({**row, "gate": name})
+    return g._conclude(combined)
 
 
 def _describe(run: Protocol, condition: str) -> str:
@@ -178,6 +262,45 @@ def listens(gate: Gate, run: Protocol, metric: str | None = None, *, margin: flo
     a, b = (correct, other) if info.higher_is_better else (other, correct)
     name = f"{run.model} {run.source} listens: {metric} Correct beats {against}"
     return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+
+
+def answers_the_question(gate: Gate, run: Protocol, metric: str | None = None, *,
+                         margin: float = 0.0) -> GateResult | None:
+    """"The model answers the question": ``metric`` (default the headline) on Correct beats the
+    same answers moved to other questions about the same clip, paired by item and clustered by
+    clip (SPEC, "What the verdict means": answering the question is tested wherever a benchmark
+    asks several questions about one clip).
+
+    The moved answers are :meth:`~musiceval.protocols.base.Protocol.question_permutation` (a seeded
+    derangement within each clip, scored against each item with the protocol's own scorer); the
+    statistics are those of :func:`listens` (:meth:`musiceval.gates.Gate.paired_greater`), so
+    answers that fit every question about their clip equally well (a description of the clip,
+    answers shifted to the neighbouring question) FAIL or stay INCONCLUSIVE, never PASS. Items
+    whose clip has no other question are left out of the comparison and counted in the detail.
+    Returns None when too few items have a partner (the gate is not applicable).
+    """
+    metric = metric or run.headline
+    moved = run.question_permutation(metric)
+    if moved is None:
+        return None
+    info = run.metric_info(metric)
+    partners = run.question_partners()
+    g = bind(gate, run, "answers_the_question", metric, default_role="gate")
+    margin = g.margin(margin)
+    g.note = f"question control: {partners.describe()}"
+    correct = _only(run.scores(metric, "correct"), set(partners.partner))
+    a, b = (correct, moved) if info.higher_is_better else (moved, correct)
+    name = (f"{run.model} {run.source} answers the question: {metric} Correct beats the same answers moved to other "
+            "questions about the same clip")
+    return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+
+
+def _only(scores: ItemScores, ids: set[str]) -> ItemScores:
+    """``scores`` (and its failures) on the items in ``ids`` only."""
+    keep = [k for k, i in enumerate(scores.ids) if i in ids]
+    return ItemScores(scores.metric, [scores.ids[k] for k in keep], scores.values[keep],
+                      groups=[scores.groups[k] for k in keep] if scores.groups is not None else None,
+                      condition=scores.condition, failures=tuple(f for f in scores.failures if f.item_id in ids))
 
 
 def parse_rate(gate: Gate, run: Protocol, minimum: float) -> GateResult:

@@ -24,7 +24,9 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
     reason = "why"
 
     [release]
-    required = ["choice/*", "*/listens/*"]     # gates a release needs: under --strict these may not skip
+    required = ["choice/*", "*/listens/*"]     # gates a release needs (default: every gate)
+    [release.allow_skip]                       # required gates that may skip, each with the reason the
+    "freeform/*/clap_*" = "no CLAP weights on the CI runner"   # verdict line repeats
 
     [baseline]
     results = "results/v1"                     # the previous release's results dir: regression gates
@@ -35,14 +37,14 @@ naming the key and the closest known one). Paths are relative to the config file
 
 Check ids (what ``[checks]`` and ``[release]`` patterns match, with :mod:`fnmatch`) read like
 paths: ``<protocol>/<check>/<model>/<source label>/<metric>[/<what>]``, e.g.
-``choice/beats_chance/our-model-v2/muchomusic/accuracy/uniform chance``.
+``choice/beats_chance/our-model-v2/muchomusic/accuracy`` (the one chance gate of a metric).
 """
 from __future__ import annotations
 
 import fnmatch
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -106,6 +108,8 @@ class SuiteConfig:
     baseline: Mapping[str, Any] = field(default_factory=dict)
     #: catalogue benchmarks the live model is asked (``benchmarks = [...]``, :mod:`musiceval.data.catalogue`)
     benchmarks: tuple[str, ...] = ()
+    #: ``[release] allow_skip``: check-id pattern -> why a skipped gate it matches is not required
+    allow_skip: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -175,19 +179,19 @@ def find_config(explicit: str | Path | None, root: Path) -> tuple[Path | None, d
         path = Path(explicit)
         if not path.is_file():
             raise ConfigError(f"suite config {path} not found; pass --musiceval-config with an existing musiceval.toml")
-        return path, _read_toml(path)
+        return path, read_toml(path)
     path = root / CONFIG_FILE
     if path.is_file():
-        return path, _read_toml(path)
+        return path, read_toml(path)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
-        table = _read_toml(pyproject).get("tool", {}).get("musiceval")
+        table = read_toml(pyproject).get("tool", {}).get("musiceval")
         if table is not None:
             return pyproject, table
     return None, {}
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -203,7 +207,7 @@ def load_config(explicit: str | Path | None = None, root: str | Path = ".", *,
     root = Path(root)
     path, raw = find_config(explicit, root)
     if thresholds_file:
-        extra = _read_toml(Path(thresholds_file)) if Path(thresholds_file).is_file() else None
+        extra = read_toml(Path(thresholds_file)) if Path(thresholds_file).is_file() else None
         if extra is None:
             raise ConfigError(f"thresholds file {thresholds_file} not found; pass an existing TOML file")
         raw = {**raw, **extra}
@@ -226,11 +230,15 @@ def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path |
     if not isinstance(release, Mapping):
         raise ConfigError(f"{where}: [release] must be a table")
     for key in release:
-        if key != "required":
-            raise unknown_key_error(key, ("required",), f"{where}: [release]")
+        if key not in ("required", "allow_skip"):
+            raise unknown_key_error(key, ("required", "allow_skip"), f"{where}: [release]")
     required = release.get("required", [])
     if not isinstance(required, list) or not all(isinstance(p, str) for p in required):
         raise ConfigError(f"{where}: [release] required must be a list of check-id patterns")
+    allow_skip = release.get("allow_skip", {})
+    if not isinstance(allow_skip, Mapping) or not all(isinstance(r, str) and r.strip() for r in allow_skip.values()):
+        raise ConfigError(f'{where}: [release.allow_skip] must map check-id patterns to reasons, e.g. '
+                          '"freeform/*/clap_*" = "no CLAP weights on the CI runner"')
     baseline = dict(raw.get("baseline", {}) or {})
     if not isinstance(raw.get("baseline", {}), Mapping):
         raise ConfigError(f"{where}: [baseline] must be a table")
@@ -253,7 +261,8 @@ def parse_config(raw: Mapping[str, Any], *, where: str, base: Path, path: Path |
     if not isinstance(benchmarks, list) or not all(isinstance(b, str) for b in benchmarks):
         raise ConfigError(f"{where}: 'benchmarks' must be a list of catalogue names, e.g. [\"muchomusic\", \"nsynth\"] "
                           "(`musiceval data list`)")
-    return SuiteConfig(path, base, models, thresholds, checks, tuple(required), dict(baseline), tuple(benchmarks))
+    return SuiteConfig(path, base, models, thresholds, checks, tuple(required), dict(baseline), tuple(benchmarks),
+                       dict(allow_skip))
 
 
 def _models(raw: Any, where: str, base: Path) -> tuple[ModelDecl, ...]:
@@ -333,6 +342,20 @@ def _check_option_paths(entry: Mapping[str, Any], at: str, base: Path) -> None:
     if vocab and vocab not in BUILTIN_VOCABULARIES and not (base / vocab).is_file():
         raise ConfigError(f"{at}: vocab {vocab!r} is neither a built-in ({', '.join(BUILTIN_VOCABULARIES)}) nor a file "
                           f"({base / vocab} not found); fix 'vocab' (paths are relative to the config file)")
+    if vocab and vocab not in BUILTIN_VOCABULARIES:
+        _check_vocabulary(base / vocab, at)
+
+
+def _check_vocabulary(path: Path, at: str) -> None:
+    """A vocabulary file an answers entry names is read now: a malformed one stops the session at
+    start-up naming the file and the field, not every test of the source at setup."""
+    from musiceval.extraction.vocabulary import load_vocabulary
+
+    try:
+        load_vocabulary(path)
+    except (ValueError, OSError) as exc:
+        text = str(exc) if str(path.name) in str(exc) else f"{path}: {exc}"
+        raise ConfigError(f"{at}: vocab file {text}; fix the file or 'vocab'") from None
 
 
 def _outputs_dir(folder: Path, at: str) -> list[Any]:
@@ -410,7 +433,7 @@ def apply_options(config: SuiteConfig, options: list[str]) -> SuiteConfig:
     models = tuple(ModelDecl(m.name, m.live, m.args, tuple(
         _answers({**a, **per_answers.get(a["protocol"], {})}, f"--musiceval-option ({m.name})", config.root)
         for a in m.answers)) for m in config.models)
-    return SuiteConfig(config.path, config.root, models, thresholds, config.checks, config.required, config.baseline)
+    return replace(config, models=models, thresholds=thresholds)
 
 
 def config_for_answers(path: str | Path, *, protocol: str | None = None, name: str | None = None,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from musiceval.data.answers import AnswerSet
 from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings
 from musiceval.records import ItemFailure
 from musiceval.suite.config import Source, SuiteConfig
@@ -48,11 +49,58 @@ def protocol_options(source: Source, config: SuiteConfig, *, cache_dir: str | Pa
     return options
 
 
-def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None) -> Protocol:
-    """Load ``source``'s answers (format detected from the content unless declared) and build its protocol."""
+def load_source(source: Source) -> AnswerSet:
+    """``source``'s answers (format detected from the content unless declared), refused
+    (:class:`~musiceval.data.formats.FormatError`) when they cannot be one model's single run:
+    several models (:func:`~musiceval.data.formats.refuse_mixed_answers`) or more items than the
+    benchmark holds (:func:`refuse_oversized`). The session calls it at start-up for every source."""
     from musiceval.data.formats import load_answers
 
     answers = load_answers(source.path, source.format, protocol=source.protocol)
+    refuse_oversized(answers, source)
+    return answers
+
+
+def expected_items(source: Source, answers: AnswerSet) -> int | None:
+    """How many items the source's benchmark holds: its answers entry's ``expected_items``, else
+    the recognised benchmark's size (None: unknown)."""
+    bench = answers.benchmark
+    return source.options.get("expected_items") or (bench.items if bench is not None else None)
+
+
+def answered_ids(answers: AnswerSet) -> set[str]:
+    """The distinct items with a Correct answer (an item a rule of the format left out, such as a
+    reference that copies the question, was answered too): each counted once."""
+    return ({r.item_id for r in answers.responses if r.condition == "correct"}
+            | {i for e in answers.excluded if not e.conditions for i in e.ids})
+
+
+def refuse_oversized(answers: AnswerSet, source: Source) -> None:
+    """:class:`~musiceval.data.formats.FormatError` when the file answers more items than its
+    benchmark holds (two runs joined: a coverage above 100 % is impossible), naming the clips
+    answered more than once."""
+    from collections import Counter
+
+    from musiceval.data.answers import ONE_MODEL_FIX
+    from musiceval.data.formats import FormatError
+
+    expected, answered = expected_items(source, answers), answered_ids(answers)
+    if not expected or len(answered) <= expected:
+        return
+    clips = Counter(i.group or i.id for i in answers.items if i.id in answered)
+    twice = [c for c, n in clips.items() if n > 1]
+    named = (f"; {len(twice):,} clips are answered more than once ({', '.join(map(repr, twice[:3]))}"
+             f"{', ...' if len(twice) > 3 else ''})") if twice else ""
+    size = ("its expected_items" if source.options.get("expected_items") else
+            answers.benchmark.name if answers.benchmark is not None else "the benchmark")
+    raise FormatError(f"{source.path}: answers {len(answered):,} items, but {size} has {expected:,}{named}: the file "
+                      f"joins several runs or models; {ONE_MODEL_FIX} (for a larger split, set expected_items in its "
+                      "answers entry)")
+
+
+def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None) -> Protocol:
+    """Load ``source``'s answers (:func:`load_source`) and build its protocol."""
+    answers = load_source(source)
     options = protocol_options(source, config, cache_dir=cache_dir)
     settings = ProtocolSettings(seed=seed, options=options)
     run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]
@@ -60,14 +108,12 @@ def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_
     run.source = source.label
     run.items_sha256 = items_fingerprint(answers.items)  # type: ignore[attr-defined]
     bench = answers.benchmark
-    expected = source.options.get("expected_items") or (bench.items if bench is not None else None)
     run.accounting = Accounting(  # type: ignore[attr-defined]
         records=len(answers.responses) + len(answers.failures) + sum(len(e.ids) for e in answers.excluded),
         unreadable=tuple(answers.failures),
-        # an item a rule of the format left out (a reference that copies the question) was answered too
-        answered=len({r.item_id for r in answers.responses if r.condition == "correct"}
-                     | {i for e in answers.excluded if not e.conditions for i in e.ids}),
-        benchmark=bench.name if bench is not None else None, expected=expected, cap=options.get("max_items"))
+        answered=len(answered_ids(answers)),  # never above expected: refuse_oversized
+        benchmark=bench.name if bench is not None else None, expected=expected_items(source, answers),
+        cap=options.get("max_items"))
     return run
 
 

@@ -58,14 +58,17 @@ def test_hostile_lines_are_counted_failures(tmp_path):
         json.dumps([1, 2]).encode(),
         b"",
         json.dumps({**good, "model_output": "go " * (MAX_LINE_BYTES // 3 + 10)}).encode(),
-        json.dumps(good).encode(),  # repeated id gets a suffix, not dropped
+        json.dumps(good).encode(),  # the same clip and prompt again: a second answer, counted as a failure
+        json.dumps({**good, "prompt": "q"}).encode(),  # the same clip, another prompt: another item
     ]
     path = tmp_path / "hostile.jsonl"
     path.write_bytes(b"\n".join(lines))
     data = load_dasheng_jsonl(path)
     assert [it.id for it in data.items] == ["bass_synthetic_068-049-025.wav", "bass_synthetic_068-049-025.wav#2"]
+    assert [it.group for it in data.items] == ["bass_synthetic_068-049-025.wav"] * 2
     reasons = [f.reason for f in data.failures]
-    assert len(reasons) == 6
+    assert len(reasons) == 7
+    assert any("answers item 'bass_synthetic_068-049-025.wav' again (line 1 " in r for r in reasons)
     assert any("not UTF-8" in r for r in reasons) and any("missing field" in r for r in reasons)
     assert any("longer than" in r for r in reasons)
     assert all(f.item_id.startswith("hostile.jsonl:") for f in data.failures)

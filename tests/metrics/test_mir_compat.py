@@ -84,17 +84,27 @@ def test_r2_reads_5_point_2_as_a_decimal(compat):
 
 
 # Every answer reads 5: std 0. cal_r2 at 35235cb sets every prediction to 0, so with references
-# -1, 0, 1: R^2 = 1 - (1 + 0 + 1) / (1 + 0 + 1) = 0. At 2cafca5 cal_r2 raises ValueError.
-@pytest.mark.parametrize("compat", ["cmi-bench", "cmi-bench@35235cb"])
+# -1, 0, 1: R^2 = 1 - (1 + 0 + 1) / (1 + 0 + 1) = 0. At 2cafca5 cal_r2 raised ValueError; a constant
+# answer is the model's doing, so musiceval scores it as 35235cb does there too and says so in a note.
+@pytest.mark.parametrize("compat", ["cmi-bench", "cmi-bench@35235cb", "cmi-bench@2cafca5"])
 def test_r2_with_zero_std_is_zero_at_35235cb(compat):
     recs = [_rec(i, "5", y) for i, y in enumerate(["-1", "0", "1"])]
-    assert score_task("EMO_arousal", recs, compat=compat).metrics["r2"] == pytest.approx(0.0, abs=1e-12)
+    res = score_task("EMO_arousal", recs, compat=compat)
+    assert res.metrics["r2"] == pytest.approx(0.0, abs=1e-12)
+    assert any("every parsed rating is 5" in n and "35235cb" in n for n in res.notes)
+    assert ("2cafca5 raises" in " ".join(res.notes)) == (compat == "cmi-bench@2cafca5")
 
 
-def test_r2_with_zero_std_raises_at_2cafca5():
-    recs = [_rec(i, "5", y) for i, y in enumerate(["-1", "0", "1"])]
-    with pytest.raises(ValueError, match="standard deviation"):
-        score_task("EMO_arousal", recs, compat="cmi-bench@2cafca5")
+# References with mean not 0 tell the two rules apart: -1, 0, 2 (mean 1/3, population variance
+# 14/9, SS_tot = 14/3). cal_r2's zeros: SS_res = 1 + 0 + 4 = 5, R^2 = 1 - 5 / (14/3) = -1/14.
+# The corrected default scores the mean predictor: R^2 = 0 exactly, item by item the trivial baseline.
+def test_r2_with_zero_std_and_off_centre_references():
+    recs = [_rec(i, "5", y) for i, y in enumerate(["-1", "0", "2"])]
+    for compat in ("cmi-bench", "cmi-bench@35235cb", "cmi-bench@2cafca5"):
+        assert score_task("EMO_arousal", recs, compat=compat).metrics["r2"] == pytest.approx(-1 / 14, abs=1e-12)
+    default = score_task("EMO_arousal", recs)
+    assert default.metrics["r2"] == pytest.approx(0.0, abs=1e-12)
+    assert default.per_item["r2"].values.tolist() == default.baseline["r2"].values.tolist()
 
 
 # Guzheng, reference and answer both "[('0.0', '5.0', 'Vibrato'), ('5.0', '9.0', 'Plucks')]".

@@ -7,7 +7,8 @@ from musiceval.metrics.mir_classification import accuracy_items, key_weighted_it
 from musiceval.metrics.mir_lyrics import wer_cer
 from musiceval.metrics.mir_regression import r2_items, standardise_predictions
 from musiceval.metrics.mir_sequence import frame_counts, frame_f1, melody_overall_accuracy
-from musiceval.metrics.mir_tagging import macro_auc, per_item_auc, tag_truth, tag_truth_cmi
+from musiceval.metrics.mir_tagging import (constant_ranking_scores, macro_auc, most_common_response, per_item_auc,
+                                          tag_frequency_ranking, tag_truth, tag_truth_cmi)
 
 REF_BEATS = np.array([0.15, 1.1, 2.08, 3.07, 4.02, 5.0, 5.95, 6.9])
 EST_BEATS = np.array([0.1, 1.12, 2.5, 3.05, 4.0, 6.0, 8.0])
@@ -128,3 +129,17 @@ def test_melody_overall_accuracy_equals_mir_eval():
     expected = mir_eval.melody.evaluate(rt, rf, et, ef)["Overall Accuracy"]
     assert melody_overall_accuracy(rt, rf, et, ef) == pytest.approx(expected)
     assert 0.7 < expected < 0.8
+
+
+def test_answer_blind_rankings_of_tagging():
+    """The tag-frequency ranking (an oracle prior) and a constant response, scored per item like a model."""
+    y = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 0], [1, 0, 1]])
+    ranking = tag_frequency_ranking(y)
+    assert ranking.tolist() == [3.0, 2.0, 1.0]
+    # each item's AUC of the same ranking: item 2 holds only the second tag (ranked between the others)
+    assert constant_ranking_scores(y, ranking).tolist() == [1.0, 1.0, 0.5, 0.5]
+    assert constant_ranking_scores(y, ranking).tolist() == per_item_auc(y, np.tile(ranking, (4, 1))).tolist()
+    # the most common response: ties broken by the text, never by the line order
+    assert most_common_response(["b", "a", "b", "a", "c"]) == 1 and most_common_response(["a", "b", "a", "b"]) == 0
+    with pytest.raises(ValueError, match="no responses"):
+        most_common_response([])

@@ -265,7 +265,13 @@ def test_mir_max_items_and_tagging_chance():
 
     p = build("mir", MIR / "ltu" / "ltu_MTT.jsonl", max_items=40, embed=embed)
     assert p.headline == "item_roc_auc" and p.scores(PARSE_RATE).n == 40
-    assert [c.value for c in p.chances("item_roc_auc")] == [0.5]
+    chances = p.chances("item_roc_auc")
+    assert [c.name for c in chances] == ["chance AUC 0.5", "tag-frequency ranking", "most common response",
+                                         "answer permutation"]
+    assert chances[0].value == 0.5 and all(c.kind == "baseline" and c.scores.n for c in chances[1:])
+    # the strategies are scored on the items the model's per-item AUC covers, paired by item id
+    assert all(set(c.scores.ids) <= set(p.scores("item_roc_auc").ids) for c in chances[1:])
+    assert "oracle prior" in chances[1].description and "most common response" not in chances[1].description
     assert "roc_auc" in p.evaluate() and calls
 
 

@@ -17,19 +17,24 @@ through ``urllib``, and unpacking the archives they come in.
   as a ``file://`` URL; a file missing from the mirror is said on stderr and downloaded.
 - :func:`download_size` says how much will be downloaded before anything is (the hub's file sizes
   when online, else the entry's published size).
+- :func:`extract_members` unpacks; an archive that cannot be read to its end (cut short, a bad
+  CRC) is a :class:`DamagedArchive`, which ``prepare`` deletes and names with the command that
+  downloads it again. A full disk is one :class:`~musiceval.writes.WriteError` line naming the file
+  (a ``.part`` download is kept and resumed; no half-unpacked member is left).
 """
 from __future__ import annotations
 
 import fnmatch
 import http.client
+import lzma
 import os
-import shutil
 import sys
 import tarfile
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
@@ -44,6 +49,7 @@ from musiceval.data.catalogue.offline import (
     url_unavailable,
 )
 from musiceval.data.catalogue.spec import Benchmark, Source
+from musiceval.writes import DISK_FULL, WriteError, cannot_write, remove_quietly
 
 #: seconds the hub's first answer may take (then it counts as a timeout, retried)
 HUB_TIMEOUT = 10.0
@@ -55,6 +61,23 @@ ATTEMPTS = 4
 
 class FetchError(RuntimeError):
     """A source could not be fetched (the message names the source and the fix)."""
+
+
+class DamagedArchive(FetchError):
+    """A downloaded archive that cannot be read to its end (cut short, or corrupt): ``archive`` is the
+    file, ``detail`` what reading it said. ``musiceval data prepare`` deletes it and names the command
+    that downloads it again (:func:`musiceval.data.catalogue.prepare.discard_damaged`)."""
+
+    def __init__(self, archive: Path, detail: str):
+        super().__init__(f"{archive}: a damaged or partial archive ({detail}); delete it and run "
+                         "`musiceval data prepare` again to download it anew")
+        self.archive, self.detail = Path(archive), detail
+
+
+#: the fix a download or an unpacked file that cannot be written names
+DATA_ROOT_FIX = "pass --data-root DIR (or $MUSICEVAL_DATA) on a writable disk; a rerun resumes"
+#: the same, for a file of the Hugging Face cache
+HUB_CACHE_FIX = "set HF_HUB_CACHE to a folder on a writable disk; a rerun resumes"
 
 
 def _stderr(line: str) -> None:
@@ -152,6 +175,10 @@ def fetch_hub(source: Source, *, progress: bool = True,
             except LocalEntryNotFoundError as miss:  # the connection went after the first answer
                 raise FetchError(hub_unreachable(source, miss.__cause__ or miss, partial=_is_partial(miss))) from None
             except Exception as exc:
+                full = _disk_full(exc)
+                if full is not None:  # the hub cache's disk: one line naming it (the download resumes)
+                    where = full.filename or Path(constants.HF_HUB_CACHE) / f"datasets--{source.repo_id.replace('/', '--')}"
+                    raise WriteError(cannot_write(where, full, HUB_CACHE_FIX)) from None
                 if classify(exc) is not None:
                     raise FetchError(hub_unreachable(source, exc)) from None
                 raise FetchError(_hub_refusal(source, exc)) from None
@@ -161,7 +188,22 @@ def fetch_hub(source: Source, *, progress: bool = True,
     if not files:
         raise FetchError(f"hf:{source.repo_id}@{folder.name[:12]}: no file matches {list(source.files)}; the dataset's "
                          "layout changed: pin the revision the catalogue names or update the entry")
+    absent = [name for name in source.files if not any(c in name for c in "*?[") and name not in files]
+    if absent and hub_offline():  # a snapshot only partly in the cache (a damaged archive was deleted from it)
+        raise FetchError(f"{', '.join(absent)}: not in the snapshot; " + hub_offline_miss(source, partial=True))
     return files, folder.name
+
+
+def _disk_full(exc: BaseException) -> OSError | None:
+    """The full-disk ``OSError`` (ENOSPC, EDQUOT) in ``exc``'s chain, if any."""
+    seen: BaseException | None = exc
+    for _ in range(20):  # a chain is short; a cycle is not followed for ever
+        if seen is None:
+            return None
+        if isinstance(seen, OSError) and seen.errno in DISK_FULL:
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class _NoBar:  # tqdm stand-in for --no-progress
@@ -216,14 +258,26 @@ def _download(url: str, part: Path, name: str, progress: bool) -> None:
             bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=f"download {name}", leave=False,
                        file=sys.stderr)
         try:
-            with open(part, "ab" if have else "wb") as fh:
+            with open(part, "ab" if have else "wb", buffering=0) as fh:  # unbuffered: each write fails where it happens
                 for block in iter(lambda: response.read(1 << 20), b""):
-                    fh.write(block)
+                    _write(fh, block, part)
                     if bar is not None:
                         bar.update(len(block))
         finally:
             if bar is not None:
                 bar.close()
+
+
+def _write(fh, block: bytes, path: Path) -> None:
+    """All of ``block`` into the unbuffered file ``fh``; a full disk is a
+    :class:`~musiceval.writes.WriteError` naming ``path`` (a ``.part`` download is kept: the rerun
+    resumes it)."""
+    try:
+        view = memoryview(block)
+        while view:
+            view = view[fh.write(view):]
+    except OSError as exc:
+        raise WriteError(cannot_write(path, exc, DATA_ROOT_FIX)) from None
 
 
 def fetch_url(url: str, dest_dir: Path, *, progress: bool = True, log: Callable[[str], None] = _stderr) -> Path:
@@ -257,39 +311,65 @@ def _safe_member(name: str) -> str | None:
 def extract_members(archive: Path, dest: Path, wanted: Callable[[str], str | None], *, progress: bool = True) -> int:
     """Write the members of a ``.tar(.gz)`` or ``.zip`` for which ``wanted(name)`` gives a target
     (a path relative to ``dest``); members already there with the same size are skipped (resumable).
-    Paths that would leave ``dest`` are never written. Returns the number of members written."""
-    written = 0
+    Paths that would leave ``dest`` are never written. Returns the number of members written.
+
+    An archive that cannot be read to its end (cut short, a bad CRC: a tar.gz's is checked once its
+    stream is read through) raises :class:`DamagedArchive`; the members this call wrote from it
+    are removed (a tar.gz member's bytes are only vouched for by that final check)."""
+    made: list[Path] = []
 
     def emit(target: str, size: int, read: Callable[[], object]) -> None:
-        nonlocal written
         out = dest / target
         if out.is_file() and out.stat().st_size == size:
             return
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".part")
-        with read() as src, open(tmp, "wb") as fh:  # type: ignore[attr-defined]
-            shutil.copyfileobj(src, fh, 1 << 20)
-        os.replace(tmp, out)
-        written += 1
+        try:
+            with read() as src, open(tmp, "wb", buffering=0) as fh:  # type: ignore[attr-defined]
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    _write(fh, block, out)
+            os.replace(tmp, out)
+        except BaseException:  # a damaged member or a full disk: no partial member is left
+            remove_quietly(tmp)
+            raise
+        made.append(out)
 
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            for info in zf.infolist():
-                name = _safe_member(info.filename)
-                target = wanted(name) if name and not info.is_dir() else None
-                if target and _safe_member(target):
-                    emit(target, info.file_size, lambda info=info: zf.open(info))
-        return written
     try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                for info in zf.infolist():
+                    name = _safe_member(info.filename)
+                    target = wanted(name) if name and not info.is_dir() else None
+                    if target and _safe_member(target):
+                        emit(target, info.file_size, lambda info=info: zf.open(info))
+            return len(made)
+        if archive.name.lower().endswith(".zip"):  # a zip's directory is at its end: a cut-short one has none
+            raise zipfile.BadZipFile("no zip directory at its end (cut short, or not a zip file)")
         with tarfile.open(archive) as tf:
             for member in tf:
                 name = _safe_member(member.name)
                 target = wanted(name) if name and member.isfile() else None
                 if target and _safe_member(target):
                     emit(target, member.size, lambda member=member: tf.extractfile(member))
-    except tarfile.TarError as exc:
-        raise FetchError(f"{archive}: not a readable archive ({exc}); delete it and run prepare again to download it anew") from None
-    return written
+            while tf.fileobj.read(1 << 20):  # to the end of the stream: gzip, bz2 and xz check it there
+                pass
+    except Exception as exc:
+        if not _damaged(exc):
+            raise
+        for out in made:
+            remove_quietly(out)
+        raise DamagedArchive(archive, " ".join(f"{type(exc).__name__}: {exc}".split())) from None
+    return len(made)
+
+
+def _damaged(exc: BaseException) -> bool:
+    """Whether reading an archive raised for its content (cut short, a bad CRC or header), not for
+    the disk (a full disk, a permission: an ``OSError`` with an errno)."""
+    if isinstance(exc, WriteError):
+        return False
+    if isinstance(exc, (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError)):
+        return True
+    return isinstance(exc, OSError) and exc.errno is None  # gzip's BadGzipFile, bz2's "Invalid data stream"
 
 
 def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None, progress: bool = True,

@@ -22,9 +22,10 @@ from typing import Callable
 
 from musiceval.data.catalogue.clips import ClipError, inspect_clip
 from musiceval.data.digests import file_sha256
-from musiceval.data.catalogue.fetch import FetchError, download_size, fetch, human_bytes
+from musiceval.data.catalogue.fetch import DATA_ROOT_FIX, DamagedArchive, FetchError, download_size, fetch, human_bytes
 from musiceval.data.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
 from musiceval.data.catalogue.spec import AudioIndex, Benchmark, Question
+from musiceval.writes import WriteError, cannot_write, remove_quietly, write_whole
 
 #: clips checked between two saves of the partial lock
 SAVE_EVERY = 200
@@ -136,7 +137,10 @@ def prepare(benchmark: Benchmark, root: Path, *, audio_dir: Path | None = None, 
         warnings.append(f"{benchmark.name}: unpinned source ({source.unpinned}); the lock records the revision fetched")
     files, resolved = fetch(benchmark, directory, questions=questions, progress=progress, log=log)
     if benchmark.unpack is not None:
-        files = benchmark.unpack(files, directory, progress)
+        try:
+            files = benchmark.unpack(files, directory, progress)
+        except DamagedArchive as damaged:
+            raise PrepareError(discard_damaged(damaged, benchmark)) from None
     hashes = _question_files(benchmark, files)
     try:
         items = benchmark.questions(files)
@@ -154,16 +158,42 @@ def prepare(benchmark: Benchmark, root: Path, *, audio_dir: Path | None = None, 
                 question_files=hashes, audio_root=str(audio_root), items=expected, questions=len(items))
     _check_clips(benchmark, items, AudioIndex(audio_root), lock, directory, progress)
     manifest = directory / MANIFEST_NAME
-    tmp = manifest.with_name(manifest.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+
+    def manifest_lines(fh) -> None:
         for q in items:
             if q.id in lock.item_clips:
-                fh.write(json.dumps(manifest_row(q, lock.item_clips[q.id], benchmark), ensure_ascii=False) + "\n")
-    os.replace(tmp, manifest)
+                row = json.dumps(manifest_row(q, lock.item_clips[q.id], benchmark), ensure_ascii=False) + "\n"
+                fh.write(row.encode("utf-8"))
+
+    write_whole(manifest, manifest_lines, fix=DATA_ROOT_FIX)  # only a complete manifest gets its name
     lock.manifest_sha256 = file_sha256(manifest)
-    write_lock(lock, directory / LOCK_NAME)
+    _save_lock(lock, directory / LOCK_NAME)
     (directory / (LOCK_NAME + ".partial")).unlink(missing_ok=True)
     return PrepareReport(benchmark, directory, lock, warnings)
+
+
+def discard_damaged(damaged: DamagedArchive, benchmark: Benchmark) -> str:
+    """Delete an archive that cannot be read to its end (a download cut short, a corrupt file): from
+    ``<prepared>/downloads``, or a Hugging Face cache snapshot file with its blob, so that the next
+    prepare downloads it again. Returns the one line naming the file and that command."""
+    archive, again = damaged.archive, f"`musiceval data prepare {benchmark.name}`"
+    from_hub = archive.is_symlink()  # a hub snapshot file links to its blob: both go, or the hub is not asked again
+    if from_hub:
+        remove_quietly(archive.resolve())
+    remove_quietly(archive)
+    if archive.exists() or archive.is_symlink():
+        return f"{archive}: a damaged or partial archive ({damaged.detail}); delete it, then run {again} to download it again"
+    where = " from the Hugging Face cache" if from_hub else ""
+    return f"{archive}: a damaged or partial archive ({damaged.detail}); deleted{where}: run {again} to download it again"
+
+
+def _save_lock(lock: Lock, path: Path) -> None:
+    """:func:`write_lock`; a full disk is one line naming the lock file (no ``.tmp`` is left)."""
+    try:
+        write_lock(lock, path)
+    except OSError as exc:
+        remove_quietly(path.with_name(path.name + ".tmp"))
+        raise WriteError(cannot_write(path, exc, DATA_ROOT_FIX)) from None
 
 
 def _check_clips(benchmark: Benchmark, items: list[Question], index: AudioIndex, lock: Lock, directory: Path,
@@ -196,7 +226,7 @@ def _check_clips(benchmark: Benchmark, items: list[Question], index: AudioIndex,
                     lock.clips[rel] = {"error": str(exc), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
                 fresh += 1
                 if fresh % SAVE_EVERY == 0:
-                    write_lock(lock, directory / (LOCK_NAME + ".partial"))
+                    _save_lock(lock, directory / (LOCK_NAME + ".partial"))
         if "error" in lock.clips[rel]:
             lock.corrupt[q.id] = lock.clips[rel]["error"]
             continue

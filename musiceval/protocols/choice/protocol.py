@@ -13,6 +13,10 @@ answer-blind strategy, each its own gate: a uniform guess among the options (1/4
 the best constant answer and the answer permutation (the file's own chosen options moved to
 questions about other tracks), both paired by item. Without a recorded control the answer
 permutation is also the evidence that the model listens (:meth:`ChoiceProtocol.answer_permutation`).
+Where a track has several questions (MuChoMusic, MMAU), the question control moves each answer's
+text to another question about the same track and matches it against that question's options with
+the matcher in force (a letter "B" picks that question's option B):
+:meth:`ChoiceProtocol.question_permutation`, the evidence that the model answers the question.
 
 Options (``settings.options``): ``matcher`` (``"muchomusic"``, the published rule, or ``"strict"``).
 """
@@ -26,7 +30,8 @@ from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.metrics.choice import answer_permutation_accuracy, best_constant_answer
 from musiceval.protocols.answers import model_name
-from musiceval.protocols.base import PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol, ProtocolSettings,
+                                      register_protocol)
 from musiceval.ranges import AT_LEAST_ONE, SHARE, Range
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.schemas import LETTERS, UNANSWERED
@@ -54,7 +59,8 @@ class ChoiceProtocol(Protocol):
 
         return {"choice_matcher": str(MATCHER_VERSION)}
 
-    def __init__(self, result, records, *, failures=(), model: str = "model", source: str = ""):
+    def __init__(self, result, records, *, failures=(), model: str = "model", source: str = "", seed: int = 0):
+        self.seed = seed
         #: the wrapped :class:`musiceval.protocols.choice.engine.ChoiceResult`
         self.result = result
         self.records = list(records)
@@ -74,7 +80,8 @@ class ChoiceProtocol(Protocol):
         matcher = str(settings.options.get("matcher", "muchomusic"))
         loaded = choice_records(answers)
         result = score_records(loaded.records, matcher, loaded.failures)
-        return cls(result, loaded.records, failures=loaded.failures, model=model_name(answers), source=answers.source)
+        return cls(result, loaded.records, failures=loaded.failures, model=model_name(answers), source=answers.source,
+                   seed=settings.seed)
 
     # ------------------------------------------------------------------ interface
 
@@ -152,6 +159,30 @@ class ChoiceProtocol(Protocol):
             return None
         return ItemScores("accuracy", [s.row_id for _, s in rows], values, groups=[s.group for _, s in rows],
                           condition="answer permutation")
+
+    def question_items(self) -> tuple[tuple[str, str, str], ...]:
+        """Every Correct row: its id, its track (plus the run: a move stays within one run's option
+        order) and its question."""
+        return tuple((s.row_id, s.group + (f"#run{s.run}" if s.run else ""), rec.item.question)
+                     for rec, s in self._correct_rows())
+
+    def question_permutation(self, metric: str) -> ItemScores | None:
+        """Accuracy when each answer's text is moved to another question about the same track and
+        matched against THAT question's options by the matcher in force (a letter answer "B" picks
+        that question's option B; an answer naming none of its options is wrong), paired by item."""
+        if metric != "accuracy":
+            return None
+        partners = self.question_partners()
+        if not partners.enough:
+            return None
+        from musiceval.metrics.choice import get_matcher
+
+        match = get_matcher(self.result.matcher)
+        rows = {s.row_id: (rec, s) for rec, s in self._correct_rows()}
+        ids = list(partners.partner)
+        values = [float(match(rows[partners.partner[i]][0].response.text, rows[i][0].item.choices) == rows[i][1].correct)
+                  for i in ids]
+        return ItemScores("accuracy", ids, values, groups=[rows[i][1].group for i in ids], condition=QUESTION_PERMUTATION)
 
     def samples(self) -> Iterator[dict[str, Any]]:
         for condition in self.conditions:

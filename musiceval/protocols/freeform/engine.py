@@ -331,6 +331,22 @@ class FreeformEvaluation:
             raise ValueError(f"metric {metric!r} returned shape {values.shape} for {len(cands)} candidates; return one value per candidate")
         return values
 
+    def score_texts(self, metric: str, condition: str, draw: dict[str, str]) -> ItemScores:
+        """Per-item scores of ``metric`` for candidate texts recorded under no condition (a control
+        derived from the answers: the question control's moved answers), each scored against its
+        item's references like any condition's; cached under ``condition``, which must not be one
+        of :meth:`conditions`."""
+        if condition in self.texts:
+            raise ValueError(f"{condition!r} is a condition of the answers; score it with scores()")
+        key = (metric, condition)
+        if key not in self._scores:
+            ids, cands, refs, bad = self._valid_pairs(condition, draw, metric)
+            values = self._score_draw(metric, cands, refs, ids) if ids else np.zeros(0)
+            self._scores[key] = ItemScores(metric=metric, ids=tuple(ids), values=values,
+                                           groups=tuple(self.items[i].group or i for i in ids), condition=condition,
+                                           failures=tuple(bad))
+        return self._scores[key]
+
     def scores(self, metric: str, condition: str) -> ItemScores:
         """Per-item scores of ``metric`` under ``condition`` (Random: mean over its draws)."""
         from musiceval.metrics.registry import metric_names

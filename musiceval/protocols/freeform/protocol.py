@@ -11,6 +11,11 @@ model gave for another clip with the same prompt, :func:`musiceval.conditions.ra
 averaged over ``random_draws`` draws); ``skyline`` / ``adversarial`` from ``rewrites``; ``noise``,
 ``text_only``, ``silence`` as recorded.
 
+The question control (:meth:`FreeformProtocol.question_permutation`): each Correct answer moved to
+another question about the same clip (MusicQA asks about nine per track) and scored against THIS
+item's references with the same metric; answers that describe the clip whatever the question
+score the same in place as moved.
+
 Options: ``metrics`` (names; default all registered), ``rewrites`` (path or None),
 ``random_draws`` (1), ``sentence_encoder`` ("minilm"), ``bertscore_model`` ("minilm"),
 ``bertscore_layers`` (6), ``bertscore_baseline`` (None), ``clap`` (None), ``cache_dir`` (None),
@@ -31,7 +36,8 @@ from musiceval.keys import Key
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.protocols.answers import conditions as conditions_of, model_name, orphans
-from musiceval.protocols.base import PARSE_RATE, MetricInfo, Protocol, ProtocolSettings, register_protocol, with_exclusions
+from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, MetricInfo, Protocol, ProtocolSettings,
+                                      register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores
 
 
@@ -95,6 +101,7 @@ class FreeformProtocol(Protocol):
             self.headline = self._metrics[0]
         self.model = model
         self.source = source
+        self.seed = int(getattr(evaluation, "seed", 0))
         self.derived = tuple(c for c in evaluation.derived if c in self.conditions)
 
     @classmethod
@@ -189,6 +196,30 @@ class FreeformProtocol(Protocol):
             return ItemScores(PARSE_RATE, ids, vals, groups=groups, condition=condition, failures=tuple(failures))
         s = self.evaluation.scores(metric, condition)
         return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition, failures=s.failures)
+
+    def question_items(self) -> tuple[tuple[str, str, str], ...]:
+        """Every item answered under Correct: its id, its clip (group, else audio) and its question."""
+        answered = self.evaluation.texts.get("correct", [{}])[0]
+        return tuple((i, str(it.group or it.audio or i), it.question) for i, it in sorted(self.evaluation.items.items())
+                     if i in answered)
+
+    def question_permutation(self, metric: str) -> ItemScores | None:
+        """``metric`` of the answer the model gave to another question about the same clip, scored
+        against THIS item's references (None for parse_rate and for a reference-free metric such
+        as clap_audio, which scores an answer against the clip, the same for every question)."""
+        if metric == PARSE_RATE or metric not in self.metrics:
+            return None
+        from musiceval.metrics.registry import get_metric
+
+        if get_metric(metric).reference_free:
+            return None
+        partners = self.question_partners()
+        if not partners.enough:
+            return None
+        answered = self.evaluation.texts["correct"][0]
+        moved = {i: answered[p] for i, p in partners.partner.items()}
+        s = self.evaluation.score_texts(metric, QUESTION_PERMUTATION, moved)
+        return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=QUESTION_PERMUTATION, failures=s.failures)
 
     def evaluate(self) -> dict[str, Any]:
         """Means on Correct (headline first), ``n``, ``n_failed``, ``failures``; a metric whose model

@@ -12,7 +12,11 @@ the model gave for another clip with the same prompt (:func:`musiceval.condition
 scored by the same task rules against this item's own reference; other controls as recorded.
 Chances: the trivial baseline per item (majority class, majority key, mean predictor, metronome
 at the median tempo, empty transcript, majority technique); for classification and pitch also a
-uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5.
+uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed 0.5, the
+tag-frequency ranking (an oracle prior: the tags ranked by how many references hold them, the same
+ranking for every item), the file's most common response sent for every item and the answer
+permutation (the file's own answers moved to other clips), each paired by item. The release gate
+compares the model with all of them at once (:func:`musiceval.suite.checks.beats_chance`).
 
 Options: ``compat`` (None, ``"cmi-bench"`` or ``"cmi-bench@<commit>"``, see
 :mod:`musiceval.metrics.mir_compat`), ``encoder`` ("minilm"; tagging), ``threads`` (torch
@@ -292,7 +296,23 @@ class MirProtocol(Protocol):
                               description=f"a uniform guess among the {k} classes of {self.task}"))
         if metric == "item_roc_auc":
             out.append(Chance("fixed", 0.5, name="chance AUC 0.5", description="a random ranking of the tags"))
+        out.extend(self._blind_rankings(metric))
         return tuple(out)
+
+    def _blind_rankings(self, metric: str) -> list[Chance]:
+        """A ranking metric's answer-blind rankings (tagging: the tag-frequency ranking, an oracle
+        prior, and the file's most common response, both sent for every item;
+        :func:`musiceval.metrics.mir.blind_rankings`) and the file's own answers moved to other
+        items (:meth:`answer_permutation`), each paired by item."""
+        out = [Chance("baseline", s.scores.mean(), name=s.name, description=s.description,
+                      scores=ItemScores(metric, s.scores.ids, s.scores.values, groups=s.scores.groups, condition=s.name))
+               for s in self.result("correct").answer_blind.get(metric, ()) if s.scores.n]
+        permuted = self.answer_permutation(metric) if out else None
+        if permuted is not None and permuted.n:
+            out.append(Chance("baseline", permuted.mean(), name="answer permutation", scores=permuted,
+                              description="the file's own answers moved to other clips (another clip's answer to the "
+                                          "same prompt), scored against each item"))
+        return out
 
     def evaluate(self) -> dict[str, Any]:
         base = super().evaluate()
