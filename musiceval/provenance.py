@@ -154,6 +154,45 @@ def _hasher() -> Callable[[str | os.PathLike[str]], str]:
     return sha256
 
 
+#: the parts of a fingerprint that must be objects, and of what (``None``: any values)
+_SHAPE: tuple[tuple[str, str | None], ...] = (
+    ("scorer", None), ("scorer.protocols", "object"), ("scorer.data", None), ("scorer.datasets", "object"),
+    ("model", None), ("model.answers", None), ("model.decoding", None))
+
+
+def fingerprint_problem(fp: Any, where: str = "meta.provenance") -> str | None:
+    """What is wrong with a recorded fingerprint (``field '<where>.scorer.datasets' must be an object
+    ...``), or None: :func:`check_comparable` reads these parts as objects."""
+    if not isinstance(fp, Mapping):
+        return f"field '{where}' must be an object, got {type(fp).__name__}"
+    for path, values in _SHAPE:
+        node: Any = fp
+        for key in path.split("."):
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if node is None:
+            continue
+        if not isinstance(node, Mapping):
+            return f"field '{where}.{path}' must be an object, got {type(node).__name__}"
+        for key, value in node.items() if values else ():
+            if not isinstance(value, Mapping):
+                return f"field '{where}.{path}.{key}' must be an object, got {type(value).__name__}"
+    return None
+
+
+def dataset_notes(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapping[str, Any]) -> list[str]:
+    """One note per dataset that one run's provenance records and the other's does not: their items
+    cannot be shown to come from the same data (:func:`check_comparable` compares only datasets both record)."""
+    a, b = scorer_side(fp_a).get("datasets") or {}, scorer_side(fp_b).get("datasets") or {}
+    notes = []
+    for name in sorted(set(a) ^ set(b)):
+        has, lacks, entry = (label_a, label_b, a[name]) if name in a else (label_b, label_a, b[name])
+        version = f"{entry.get('id') or name}{'@' + str(entry['revision']) if entry.get('revision') else ''}"
+        notes.append(f"{lacks}: no version of dataset {name!r} recorded (meta.provenance.scorer.datasets), {has} records "
+                     f"{version}: their {name} items cannot be shown to be the same data (answers recorded outside "
+                     "`musiceval run` record no dataset; compare runs that both do)")
+    return notes
+
+
 def scorer_side(fp: Mapping[str, Any]) -> dict[str, Any]:
     """What must match for two runs to compare: prompts, component versions, data hashes, seed."""
     return dict(fp.get("scorer", {}))

@@ -27,7 +27,9 @@ matches one of the profile's patterns. A required gate that was skipped is not a
 word INCONCLUSIVE, its reason naming what the gate needed, unless ``[release] allow_skip`` names it
 (a pattern and a reason): an allowed skip is not required, and its reason is repeated on the verdict
 line whatever the word. The terminal's last line, ``results.json``, the reports and the JUnit file
-all print :attr:`Verdict.line`.
+all print :attr:`Verdict.line`. ``results.json`` also records :attr:`Verdict.inputs` (in
+``verdict_detail.inputs``), from which every reader decides the word again
+(:mod:`musiceval.results.verdict_check`): a stored word is never trusted.
 """
 from __future__ import annotations
 
@@ -58,6 +60,9 @@ class Verdict:
     capped: tuple[str, ...] = ()
     #: skipped gates the suite config allows to skip, one line per ``[release] allow_skip`` rule
     allowed_skips: tuple[str, ...] = ()
+    #: the session's own inputs to :func:`decide` besides the gates (``decide(gates, **inputs)`` gives
+    #: this verdict again): what a reader of results.json recomputes the word from
+    inputs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def line(self) -> str:
@@ -82,7 +87,21 @@ class Verdict:
         return {"word": self.word, "line": self.line, "reasons": list(self.reasons), "counts": dict(self.counts),
                 "required": self.required, "passed": self.passed, "models": list(self.models),
                 "exit_code": self.exit_code, "self_checks": dict(self.self_checks), "capped": list(self.capped),
-                "allowed_skips": list(self.allowed_skips)}
+                "allowed_skips": list(self.allowed_skips), "inputs": dict(self.inputs)}
+
+
+def gates_alone(gates: Sequence[Mapping[str, Any]]) -> str:
+    """The word the gates alone give, for results written without a session verdict
+    (:func:`musiceval.report.write_run`): FAILED if any gate FAILs; INCONCLUSIVE if one is; PASSED
+    if one PASSes; else NOTHING DECIDED. Findings never count."""
+    outcomes = Counter(g.get("outcome") for g in gates if not is_finding(g))
+    if outcomes["FAIL"]:
+        return "FAILED"
+    if outcomes["INCONCLUSIVE"]:
+        return "INCONCLUSIVE"
+    if outcomes["PASS"]:
+        return "PASSED"
+    return "NOTHING DECIDED"
 
 
 def is_finding(g: Mapping[str, Any]) -> bool:
@@ -154,6 +173,9 @@ def decide(
     in the session (errored tests, timeouts, refused baselines, artefacts not written);
     ``allow_skip`` maps ``[release] allow_skip`` patterns to their reasons."""
     allow_skip = dict(allow_skip or {})
+    inputs = {"declared": list(declared), "required": list(required), "errors": list(errors), "strict": bool(strict),
+              "holm_failures": list(holm_failures), "inconclusive": inconclusive, "allow_empty": bool(allow_empty),
+              "pytest_exit": int(pytest_exit), "capped": list(capped), "allow_skip": allow_skip}
     model_gates = [g for g in gates if subject_of(g, declared) == MODEL]
     self_checks = [g for g in gates if subject_of(g, declared) == SELF_CHECK]
     counts = Counter(("FINDING" if is_finding(g) else str(g.get("outcome"))) for g in model_gates)
@@ -204,4 +226,4 @@ def decide(
     if word != "PASSED" and pytest_exit > 1:  # interrupted, internal or usage error: keep pytest's code
         exit_code = pytest_exit
     return Verdict(word, tuple(reasons), dict(counts), len(req), passed, tuple(declared), exit_code,
-                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped), notes)
+                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped), notes, inputs)

@@ -53,7 +53,8 @@ def render() -> str:
              "deletes an encoder's rows and compacts the file.",
              "- **Numbers** are checked against their range (`musiceval.ranges`, the rule the suite config "
              "uses): every number is finite (`nan`, `inf` are refused); counts (`--n-permutations`, "
-             "`--random-draws`, `--max-triplets`, `--max-tokens`, `--limit` ...) are integers >= 1, seeds >= 0, "
+             "`--random-draws`, `--max-triplets`, `--max-tokens`, `--limit` ...) are integers >= 1 (permutations at "
+             "most 1,000,000: [hardening](hardening.md) says why), seeds >= 0, "
              "`--alpha` and `--power` in (0, 1), margins and `--temperature` >= 0, `power --drop` > 0. A number "
              "out of range exits 2 with argparse's usage line and one error line naming the flag, the range and "
              "the value.",

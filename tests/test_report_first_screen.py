@@ -152,8 +152,11 @@ def test_skipped_required_gates_are_on_the_first_screen_and_others_are_not(tmp_p
     gates = [{"name": "needed", "outcome": "SKIPPED", "model": "M", "check": "choice/accuracy/M/a", "detail": "no data"},
              {"name": "optional", "outcome": "SKIPPED", "model": "M", "check": "mir/beats/M/a", "detail": "no data"},
              {"name": "ok", "outcome": "PASS", "model": "M", "check": "choice/accuracy/M/b"}]
+    from musiceval.verdict import decide
+
+    verdict = decide(gates, declared=["M"], required=["choice/*"])  # a stored word must be the gates' own
     run = {"meta": {"models": [{"name": "M"}], "required": ["choice/*"]}, "gates": gates,
-           "verdict_detail": {"line": "musiceval: PASSED: M", "reasons": [], "models": ["M"]}}
+           "verdict": verdict.word, "verdict_detail": verdict.as_dict()}
     write_reports(tmp_path, run)
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     table = html[html.index('id="attention"'):]

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from tests import wheel_env
+from tests.test_evals_on_a_user_model import _slice
 
 pytestmark = [pytest.mark.slow, pytest.mark.team_journey]
 SHARED = wheel_env.SHARED
@@ -33,14 +34,6 @@ SHARED = wheel_env.SHARED
 MAX_ARTEFACT_BYTES = 10 * 2**20
 #: the CMI-Bench tasks of the team's folder: captioning (METEOR needs WordNet), EMO, classification
 CMI_TASKS = ("MusicCaps", "SDD", "EMO_arousal", "GTZAN")
-
-
-def _slice(src: Path, dst: Path, n: int) -> None:
-    text = src.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        dst.write_text(json.dumps(json.loads(text)[:n]), encoding="utf-8")
-    else:
-        dst.write_text("".join(line + "\n" for line in text.splitlines()[:n]), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

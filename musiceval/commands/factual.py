@@ -57,7 +57,7 @@ import os
 from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.data.factual_files import FORMATS, read_records
 from musiceval.extraction import Vocabulary, load_vocabulary
-from musiceval.ranges import AT_LEAST_ONE, arg
+from musiceval.ranges import PERMUTATIONS, arg
 from musiceval.protocols.factual.engine import CHUNK_RULES, Extract, extractor_agreement, llm_extractor, rule_extractor
 
 
@@ -80,7 +80,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-cassette", default=None, help="vcrpy cassette recording every extractor call (default "
                         ".musiceval/cassettes/factual-<FILE name>-<model>.yaml)")
     parser.add_argument("--llm-replay", action="store_true", help="replay the cassette only, without a key (always on CI)")
-    parser.add_argument("--n-permutations", type=arg(AT_LEAST_ONE), default=1000, help="permutations for the chance level (default: %(default)s)")
+    parser.add_argument("--n-permutations", type=arg(PERMUTATIONS), default=1000,
+                        help="permutations for the chance level (default: %(default)s; at most 1000000: each one "
+                             "rescores every item, and a million already give a p-value near 0.05 to within 0.0002)")
 
 
 def _vocabulary(args) -> tuple[Vocabulary, dict | None]:

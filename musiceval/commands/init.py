@@ -12,6 +12,12 @@ Writes, never over a file that exists (each one is reported as written or kept):
   (GitLab CI, to ``include:``): install musiceval the way it is installed here, ``musiceval setup``,
   run the gates, keep the results and the JUnit file.
 
+A repository whose suite config is a ``[tool.musiceval]`` table in pyproject.toml keeps it: init
+writes no musiceval.toml (the plugin would read it first and the table would be ignored), says so,
+and prints the ``[[tool.musiceval.model.answers]]`` entries it found for the user to add. A symbolic
+link at any file init writes, or at a folder on its way (dangling or not), stops init with one line
+before anything is written; files are created exclusively, never through a link.
+
 The CI files install the musiceval ``init`` runs from (:mod:`musiceval.commands.install_origin`: the
 package index's version, the git commit, the wheel in the repository ...; ``--install REQUIREMENT``
 names it instead), and ``init`` prints the line and where it came from. For an index install they are the
@@ -21,6 +27,7 @@ files docs/use-in-your-ci.md shows, whose table lists the line for every other o
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import sys
@@ -134,13 +141,17 @@ def run(args: argparse.Namespace) -> int:
         root / "evals" / "test_musiceval.py": ENTRY_MODULE,
         **ci_files,
     }
+    for path in files:  # before anything is written: a link anywhere is one line, and nothing changes
+        refuse_links(path, root)
+    in_force = config_in_force(root)
     wrote_ci = False
     for path, text in files.items():
-        if path.exists():
+        if path.name == "musiceval.toml" and in_force is not None:
+            say_kept_table(in_force, path, answers)
+            continue
+        if not write_new(path, text):
             print(f"kept     {path} (exists; not overwritten)")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
         print(f"wrote    {path}")
         wrote_ci = wrote_ci or path in ci_files
     if wrote_ci:
@@ -152,6 +163,58 @@ def run(args: argparse.Namespace) -> int:
         print(f"not an answer file: {path} ({why})", file=sys.stderr)
     print("next: pytest evals/ -n 4   (the verdict is the last line)")
     return 0
+
+
+def refuse_links(path: Path, root: Path) -> None:
+    """Refuse (one line) a symbolic link at ``path`` or at a folder between ``root`` and it, dangling
+    or not: init never writes through a link (a link's target may lie outside the repository)."""
+    from musiceval.data.errors import InputError
+
+    parts = path.relative_to(root).parts
+    for depth in range(len(parts), 0, -1):  # the file, then each folder above it inside ``root``
+        where = root.joinpath(*parts[:depth])
+        if where.is_symlink():
+            raise InputError(f"{where}: a symbolic link (to {os.readlink(where)}); musiceval init never writes through "
+                             "a link: remove it, or write the file yourself")
+
+
+def config_in_force(root: Path) -> Path | None:
+    """The pyproject.toml whose ``[tool.musiceval]`` table is the suite config the plugin reads in
+    ``root`` (:func:`musiceval.suite.config.find_config`) when there is no musiceval.toml; None
+    otherwise. An unreadable pyproject.toml raises the ``ConfigError`` that names it."""
+    from musiceval.suite.config import CONFIG_FILE, find_config
+
+    if os.path.lexists(root / CONFIG_FILE):
+        return None  # kept as it is
+    path, _ = find_config(None, root)
+    return path if path is not None and path.name == "pyproject.toml" else None
+
+
+def say_kept_table(pyproject: Path, skipped: Path, answers: list[tuple[Path, dict | None, str]]) -> None:
+    """What init did not write beside a ``[tool.musiceval]`` table, and the entries to add there."""
+    print(f"kept     {pyproject} ([tool.musiceval] is the suite config in force)")
+    print(f"not written {skipped}: it would shadow [tool.musiceval] in pyproject.toml (musiceval.toml is read first)")
+    found = [entry for _, entry, _ in answers if entry is not None]
+    if found:
+        print("add these answers to pyproject.toml yourself:")
+        for entry in found:
+            print("  [[tool.musiceval.model.answers]]")
+            for k, v in entry.items():
+                print(f"  {k} = {_toml(str(v))}")
+
+
+def write_new(path: Path, text: str) -> bool:
+    """Create ``path`` holding ``text``; False when something is there already. The file is created
+    exclusively and never through a link (``O_EXCL | O_NOFOLLOW``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return True
 
 
 def detect_answers(folder: Path, root: Path) -> list[tuple[Path, dict | None, str]]:

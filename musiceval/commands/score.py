@@ -112,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
         _write_per_item(args.per_item, out)
     if out.n == 0:
         first = (out.failures[0].get("error") or out.failures[0].get("reason")) if out.failures else "the input has no items"
+        if not args.file:  # a scorer reading no answer file (triplets): name what it read
+            raise InputError(f"{getattr(args, 'triplets', None) or out.protocol}: no item could be scored "
+                             f"({out.n_failed} failed; first: {first})")
         raise InputError(f"{args.file}: no item could be scored ({out.n_failed} failed; first: {first}); "
                          f"check --format (got {args.format!r})")
     if args.json:

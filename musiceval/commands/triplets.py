@@ -36,6 +36,8 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
                                  seed=args.seed or 0, max_triplets=args.max_triplets)
     except (TripletFileError, FileNotFoundError, ValueError) as exc:
         raise InputError(str(exc)) from exc
+    if not len(triplets):  # refused before any encoder loads
+        raise InputError(_no_triplets(str(source), triplets, ontology))
     encoder = load_text_encoder(args.encoder)
     from musiceval import progress
     from musiceval.cache_dir import EMBEDDINGS, cache_path
@@ -51,6 +53,23 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     extra = {"encoder": args.encoder, "triplets": str(source), "prompts": args.prompts, "n_other_kind": result.n_other_kind}
     return ScoreOutput("triplets", result.n, result.summary(), per_item, failures, extra,
                        headline={"triplet_accuracy": result.item_scores()} if result.n else {})
+
+
+def _no_triplets(source: str, triplets, ontology) -> str:
+    """The one line for a triplet set that holds no triplet: the ontology class (with its file) or the
+    CSV that gave none, and the fix."""
+    if source in SUBTREE_ROOTS:
+        from musiceval.data.audioset import ONTOLOGY_HINT, load_ontology
+
+        ontology = ontology or load_ontology()
+        subtree = ontology.subtree(source)
+        name = ontology.nodes[subtree.root].name
+        return (f"{ontology.source}: class {subtree.root} ({name}) has {len(subtree.labels)} subclasses, which form no "
+                "triplet (an anchor and a positive on one branch, a negative farther from the anchor); pass the full "
+                f"AudioSet ontology with --ontology ({ONTOLOGY_HINT})")
+    bad = triplets.failures
+    first = f" ({len(bad)} unreadable rows; first: {bad[0].item_id}: {bad[0].reason})" if bad else ""
+    return f"{source}: no triplet in the file{first}; pass a CSV with header anchor,positive,negative and one triplet per row"
 
 
 register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets"))

@@ -71,11 +71,15 @@ def load_text_encoder(spec: str) -> TextEncoder:
     return ENCODERS.get("st")(spec)
 
 
-def get_rows(cache, cache_id: str, keys: list[str], *, shape: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:
+def get_rows(cache, cache_id: str, keys: list[str], *, shape: tuple[int, ...] | None = None,
+             revision: str | None = None) -> dict[str, np.ndarray]:
     """``{key: row}`` for the keys ``cache`` holds under ``cache_id`` (``get_many`` when it has one);
-    with ``shape``, rows of another shape are misses (``-1``: any length on that axis)."""
+    with ``shape``, rows of another shape are misses (``-1``: any length on that axis); with
+    ``revision`` (an :class:`EmbeddingCache`), so are rows written under other weights."""
     if cache is None or not keys:
         return {}
+    if isinstance(cache, EmbeddingCache):
+        return cache.get_many(cache_id, keys, shape=shape, revision=revision)
     if hasattr(cache, "get_many"):
         rows = cache.get_many(cache_id, keys, shape=shape) if shape is not None else cache.get_many(cache_id, keys)
     else:
@@ -86,11 +90,14 @@ def get_rows(cache, cache_id: str, keys: list[str], *, shape: tuple[int, ...] | 
     return {k: v for k, v in rows.items() if shape_fits(np.shape(v), shape)}
 
 
-def put_rows(cache, cache_id: str, rows: list[tuple[str, np.ndarray]]) -> None:
-    """Store ``(key, row)`` pairs in ``cache`` under ``cache_id`` (``put_many`` when it has one)."""
+def put_rows(cache, cache_id: str, rows: list[tuple[str, np.ndarray]], *, revision: str | None = None) -> None:
+    """Store ``(key, row)`` pairs in ``cache`` under ``cache_id`` (``put_many`` when it has one), with
+    the weights' ``revision`` (an :class:`EmbeddingCache` records it)."""
     if cache is None or not rows:
         return
-    if hasattr(cache, "put_many"):
+    if isinstance(cache, EmbeddingCache):
+        cache.put_many(cache_id, rows, revision=revision)
+    elif hasattr(cache, "put_many"):
         cache.put_many(cache_id, rows)
     else:
         for key, v in rows:
@@ -111,6 +118,24 @@ def recorded_row_shape(cache, cache_id: str) -> tuple[int, ...] | None:
     return get(cache_id) if get is not None else None
 
 
+def stated_facts(encoder) -> tuple[tuple[int, ...] | None, str | None]:
+    """``(row shape, weights revision)`` an encoder states about its rows without computing one (its
+    ``dim`` and ``revision`` attributes: :mod:`musiceval.encoders.facts`); None for what it does not
+    state. Rows of another shape or revision are never served from the cache."""
+    dim, revision = getattr(encoder, "dim", None), getattr(encoder, "revision", None)
+    shape = (dim,) if isinstance(dim, int) and not isinstance(dim, bool) and dim > 0 else None
+    return shape, revision if isinstance(revision, str) else None
+
+
+def warn_misstated(cache_id: str, stated: tuple[int, ...], computed: tuple[int, ...]) -> None:
+    """An encoder whose rows do not have the shape it states: its cached rows would be refused on
+    every run; said once, and the computed shape is used."""
+    import warnings
+
+    warnings.warn(f"encoder {cache_id} states rows of shape {stated} but computes {computed}; its cached rows are "
+                  "checked against what it computes; fix its `dim`", stacklevel=3)
+
+
 def record_row_shape(cache, cache_id: str, shape: tuple[int, ...]) -> None:
     """Record the shape of the rows the encoder behind ``cache_id`` has just computed."""
     put = getattr(cache, "set_row_shape", None)
@@ -126,18 +151,24 @@ def same_row(fresh: np.ndarray, cached: np.ndarray, *, atol: float = 1e-3) -> bo
 
 
 def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encode: Callable[[list], object],
-                   cache: EmbeddingCache | None) -> np.ndarray:
+                   cache: EmbeddingCache | None, *, stated: tuple[int, ...] | None = None,
+                   revision: str | None = None) -> np.ndarray:
     """One row per key, in order: each distinct key read from ``cache`` under ``cache_id`` or,
     when absent, encoded once (with the others missing) from its payload and stored.
 
-    A cached row is used only when it is the encoder's own (docs/hardening.md): the cache records
-    the shape of the rows the encoder computed (:func:`record_row_shape`), and rows of another
-    shape are misses. Under an id with no recorded shape (a store written before shapes were
-    recorded, an edited or a foreign one) one cached row is encoded again and compared
+    A cached row is used only when it is the encoder's own (docs/hardening.md): of the shape the
+    encoder states (``stated``, from its weights' config: :func:`stated_facts`), else of the shape
+    the cache recorded for the rows the encoder computed (:func:`record_row_shape`), and written
+    under the weights' ``revision`` when the encoder states one; the store refuses rows of an
+    earlier format or edited after they were written. Under an id with no recorded shape (nothing
+    says the encoder wrote these rows: a store written before shapes were recorded, rows put there
+    by other code, an edited or a foreign store) one cached row is encoded again and compared
     (:func:`same_row`): when it differs, every cached row under the id is another encoder's and is
-    recomputed. ``encode`` runs only when some key is missing or that check is due, so a lazily
-    loaded encoder (:class:`LazyEncoder`) on a cache it wrote loads no model.
+    recomputed. ``encode`` runs only when some key is missing or that check
+    is due, so a lazily loaded encoder (:class:`LazyEncoder`) on a cache it wrote loads no model.
     """
+    import warnings
+
     payload_of: dict[str, object] = {}
     for key, payload in zip(keys, payloads):
         payload_of.setdefault(key, payload)
@@ -145,21 +176,27 @@ def _distinct_rows(cache_id: str, keys: Sequence[str], payloads: Sequence, encod
     def run(todo: list[str]) -> dict[str, np.ndarray]:
         return dict(zip(todo, np.asarray(encode([payload_of[k] for k in todo]), dtype=np.float32))) if todo else {}
 
-    shape = recorded = recorded_row_shape(cache, cache_id)
-    vectors = get_rows(cache, cache_id, list(payload_of), shape=shape)
+    recorded = recorded_row_shape(cache, cache_id)
+    shape = stated or recorded
+    vectors = get_rows(cache, cache_id, list(payload_of), shape=shape, revision=revision)
     fresh: dict[str, np.ndarray] = {}
-    if vectors and shape is None:  # nothing says the encoder wrote these rows: check one
+    if vectors and recorded is None:  # nothing says the encoder wrote these rows: check one
         probe = next(iter(vectors))
         fresh = run([probe])
         if not same_row(fresh[probe], vectors[probe]):
+            warnings.warn(f"embedding cache {getattr(cache, 'path', cache)}: the rows under {cache_id} are not this "
+                          "encoder's (a cached row differs from the one it computes); recomputed and overwritten",
+                          stacklevel=3)
             vectors = {}
     fresh.update(run([k for k in payload_of if k not in vectors and k not in fresh]))
     if fresh:
         shape = row_signature(next(iter(fresh.values())))
+        if stated is not None and not shape_fits(shape, stated):
+            warn_misstated(cache_id, stated, shape)
         # rows cached under the shape the encoder had before (its weights changed under the same id)
         fresh.update(run([k for k, v in vectors.items() if k not in fresh and not shape_fits(v.shape, shape)]))
         vectors.update(fresh)
-        put_rows(cache, cache_id, list(fresh.items()))
+        put_rows(cache, cache_id, list(fresh.items()), revision=revision)
         if shape != recorded:
             record_row_shape(cache, cache_id, shape)
     if not keys:
@@ -178,7 +215,8 @@ def embed_distinct(
     Returns an array with one L2-normalised row per input text, in input order.
     """
     texts = list(texts)
-    return _distinct_rows(encoder.id, texts, texts, encoder.encode, cache)
+    stated, revision = stated_facts(encoder)
+    return _distinct_rows(encoder.id, texts, texts, encoder.encode, cache, stated=stated, revision=revision)
 
 
 def embed_audio(encoder, waveforms: Sequence[np.ndarray], sampling_rate: int, *,
@@ -194,8 +232,9 @@ def embed_audio(encoder, waveforms: Sequence[np.ndarray], sampling_rate: int, *,
         if np.asarray(w).ndim != 1 or np.asarray(w).size == 0:
             raise ValueError(f"waveform {k} must be a non-empty mono 1-d array")
     hashes = [audio_content_hash(w, sampling_rate) for w in waveforms]
+    stated, revision = stated_facts(encoder)  # CLAP's audio rows share the text rows' projection
     return _distinct_rows(f"{encoder.id}#audio", hashes, list(waveforms),
-                          lambda clips: encoder.encode_audio(clips, sampling_rate), cache)
+                          lambda clips: encoder.encode_audio(clips, sampling_rate), cache, stated=stated, revision=revision)
 
 
 def embed_by_length(encoder: TextEncoder, texts: Sequence[str], *, cache: EmbeddingCache | None = None) -> np.ndarray:

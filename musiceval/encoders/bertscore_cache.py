@@ -20,13 +20,15 @@ the cache, so a warm run loads no model.
 from __future__ import annotations
 
 import hashlib
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from musiceval.encoders.base import (get_rows, length_batches, put_rows, record_row_shape, recorded_row_shape,
-                                     row_signature, same_row)
+                                     row_signature, same_row, warn_misstated)
 from musiceval.encoders.embedding_cache import shape_fits
 
 
@@ -153,6 +155,59 @@ def token_rows_table(embs: Any, idf: Any) -> np.ndarray:
     return torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
 
 
+def padded_ids(ids: Sequence[Sequence[int]], pad_token_id: int) -> tuple[Any, Any]:
+    """``(input ids, attention mask)`` of token id lists padded to the longest, as bert-score's
+    ``padding`` builds them (``torch.long``, ``pad_token_id`` after each text, mask 1 on its tokens)."""
+    import torch
+
+    lengths = torch.tensor([len(t) for t in ids], dtype=torch.long)
+    mask = (torch.arange(int(lengths.max())).expand(len(ids), -1) < lengths[:, None]).long()
+    x = torch.full(mask.shape, pad_token_id, dtype=torch.long)
+    x[mask.bool()] = torch.tensor([i for t in ids for i in t], dtype=torch.long)
+    return x, mask
+
+
+def idf_weights(x: Any, mask: Any, specials: Sequence[int]) -> Any:
+    """bert-score's idf weights when ``idf=False`` (``BERTScorer.score``'s ``idf_dict``): 1.0 for
+    every token but the ``specials`` ([SEP], [CLS]), 0 for those and for padding."""
+    import torch
+
+    return (~torch.isin(x, torch.tensor(list(specials), dtype=x.dtype)) & mask.bool()).float()
+
+
+class _RowWriter:
+    """The token rows (and pooled sentence vectors) of a :class:`TokenCachedBERTScorer`'s misses,
+    put into its cache in transactions of about ``WRITE_BYTES``: SQLite in WAL mode checkpoints
+    the log when a commit leaves it over 1,000 pages (https://sqlite.org/wal.html#ckpt), so
+    a transaction per 64-text batch (7 MB of rows) paid a checkpoint per batch; 8,000 token
+    rows took 11.3 s in 64-row transactions and 7.3 s in 1,024-row ones."""
+
+    def __init__(self, owner: "TokenCachedBERTScorer"):
+        self.owner, self.rows, self.pooled, self.size = owner, [], [], 0
+
+    def add(self, rows: list[tuple[str, np.ndarray]], pooled: list[tuple[str, np.ndarray]]) -> None:
+        self.rows += rows
+        self.pooled += pooled
+        self.size += sum(r.nbytes for _, r in rows)
+        if self.size >= WRITE_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is held: the token rows, then the pooled vectors and their row shape."""
+        owner = self.owner
+        with owner._timed("cache writes"):
+            put_rows(owner.cache, owner.id, self.rows, revision=owner.revision)
+            if self.pooled:
+                put_rows(owner.cache, owner.pooled_id, self.pooled, revision=owner.revision)
+                # the very encoder's vectors (same model, last layer, same pooling): its row shape is known
+                record_row_shape(owner.cache, owner.pooled_id, row_signature(self.pooled[0][1]))
+        self.rows, self.pooled, self.size = [], [], 0
+
+
+#: the token rows written to the cache per transaction (bytes)
+WRITE_BYTES = 128 << 20
+
+
 #: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 64 tokens by default)
 TOKENS_PER_TEXT = 64
 
@@ -192,8 +247,16 @@ class TokenCachedBERTScorer:
         self.scorer, self.cache = scorer, cache
         self.pooled_id, self.pooled_max_tokens = pooled_id, pooled_max_tokens
         self.id = scorer_id(scorer) + "#tokens"
-        #: distinct texts embedded by the model (cache misses), for tests and benchmarks
-        self.n_embedded = 0
+        #: distinct texts embedded by the model (cache misses), and rows read from the cache (a text
+        #: in several chunks of one call is read once per chunk), for tests and benchmarks
+        self.n_embedded = self.n_read = 0
+        #: seconds spent in the model (tokenising included), cache reads and writes, and greedy matching
+        self.seconds = dict.fromkeys(("model", "cache reads", "cache writes", "matching"), 0.0)
+        from musiceval.encoders.facts import model_facts
+
+        # what the weights state, read without loading them: rows of another width or revision are refused
+        hidden, self.revision = model_facts(str(scorer._model_type))
+        self.width: tuple[int, ...] | None = (-1, hidden + 1) if hidden else None
 
     def _stats(self, sentences: list[str], batch_size: int) -> dict[str, Any]:
         """``{text: [L, D + 1] tensor}`` (token embeddings, then the idf weight as the last column):
@@ -211,17 +274,27 @@ class TokenCachedBERTScorer:
         import torch
 
         recorded = recorded_row_shape(self.cache, self.id)
-        found = get_rows(self.cache, self.id, sentences, shape=recorded or (-1, -1))
+        expect = self.width or recorded
+        with self._timed("cache reads"):
+            found = get_rows(self.cache, self.id, sentences, shape=expect or (-1, -1), revision=self.revision)
         found = {s: v for s, v in found.items() if v.shape[0] >= 1 and v.shape[1] >= 2}
+        self.n_read += len(found)
         fresh: dict[str, Any] = {}
         if found and recorded is None:  # nothing says this model wrote these rows: check one
             probe = next(iter(found))
             fresh = self._embed([probe], batch_size)
             if not same_row(fresh[probe], found[probe]):
+                import warnings
+
+                warnings.warn(f"embedding cache {getattr(self.cache, 'path', self.cache)}: the rows under {self.id} are "
+                              "not this model's (a cached row differs from the one it computes); recomputed and "
+                              "overwritten", stacklevel=3)
                 found = {}
         fresh.update(self._embed([s for s in sentences if s not in found and s not in fresh], batch_size))
         if fresh:
             width = row_signature(next(iter(fresh.values())))
+            if self.width is not None and not shape_fits(width, self.width):
+                warn_misstated(self.id, self.width, width)
             # rows cached under the width the model had before (other weights under the same id)
             fresh.update(self._embed([s for s, v in found.items() if s not in fresh and not shape_fits(v.shape, width)],
                                      batch_size))
@@ -231,45 +304,58 @@ class TokenCachedBERTScorer:
         return {s: torch.from_numpy(v) for s, v in found.items()}
 
     def _embed(self, missing: list[str], batch_size: int) -> dict[str, np.ndarray]:
-        """``{text: [L, D + 1] row}`` of ``missing`` from the model, stored in the cache batch by batch."""
-        from collections import defaultdict
+        """``{text: [L, D + 1] row}`` of ``missing`` from the model, stored in the cache.
 
-        from bert_score.utils import get_bert_embedding
+        Each text is tokenised once, by bert-score's own ``sent_encode``; the model runs on
+        batches of similar token counts (:func:`~musiceval.encoders.base.length_batches`) through
+        bert-score's ``bert_encode``, on exactly the token ids and attention mask bert-score's
+        ``get_bert_embedding`` builds for them, so a row is bert-score's up to the last bits of
+        another padded batch. Rows are written in transactions of about ``WRITE_BYTES``
+        (:class:`_RowWriter`): a transaction per batch made SQLite checkpoint its WAL at every batch."""
+        import torch
+        from bert_score.utils import bert_encode, sent_encode
 
         if not missing:
             return {}
-        tok = self.scorer._tokenizer  # (a lazily built scorer loads here, at the first missing text)
-        idf_dict = defaultdict(lambda: 1.0)
-        idf_dict[tok.sep_token_id] = 0
-        idf_dict[tok.cls_token_id] = 0
-        # token counts only order the batches (get_bert_embedding tokenises each text itself):
-        # one batched tokenizer call instead of bert-score's sent_encode per text
-        lengths = [len(ids) for ids in tok([s.strip() for s in missing], truncation=True, max_length=tok.model_max_length)["input_ids"]]
+        tok, model, device = self.scorer._tokenizer, self.scorer._model, self.scorer.device
+        with self._timed("model"):
+            ids = [sent_encode(tok, s) for s in missing]  # (a lazily built scorer loads at the first missing text)
+        specials = [t for t in (tok.sep_token_id, tok.cls_token_id) if t is not None]
         out: dict[str, np.ndarray] = {}
-        for idx in length_batches(lengths, max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT):
-            batch = [missing[i] for i in idx]
-            embs, masks, idf = get_bert_embedding(batch, self.scorer._model, tok, idf_dict, device=self.scorer.device)
-            table = token_rows_table(embs, idf)
-            n_tokens = masks.sum(dim=1).cpu().tolist()
-            rows = [(sen, table[i, :int(n)].copy()) for i, (sen, n) in enumerate(zip(batch, n_tokens))]
+        writer = _RowWriter(self)
+        for idx in length_batches([len(t) for t in ids], max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT):
+            with self._timed("model"), torch.inference_mode():
+                x, mask = padded_ids([ids[i] for i in idx], tok.pad_token_id)
+                embs = bert_encode(model, x.to(device), attention_mask=mask.to(device))
+                table = token_rows_table(embs, idf_weights(x, mask, specials))
+                rows = [(missing[i], table[j, :len(ids[i])]) for j, i in enumerate(idx)]
+                pooled = self._pooled(embs, mask.to(device), rows)
             out.update(rows)
-            put_rows(self.cache, self.id, rows)
-            if self.pooled_id:
-                self._put_pooled(embs, masks, batch)
-            self.n_embedded += len(batch)
+            writer.add(rows, pooled)
+            self.n_embedded += len(idx)
+        writer.flush()
         return out
 
-    def _put_pooled(self, embs: Any, masks: Any, batch: list[str]) -> None:
-        """The batch's sentence vectors under ``pooled_id`` (MeanPoolingEncoder's masked mean, then L2)."""
-        from musiceval.encoders.base import l2_normalise, record_row_shape, row_signature
+    @contextmanager
+    def _timed(self, part: str):
+        """Add the seconds the block takes to ``seconds[part]``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[part] += time.perf_counter() - start
+
+    def _pooled(self, embs: Any, mask: Any, rows: list[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
+        """The batch's sentence vectors for ``pooled_id`` (MeanPoolingEncoder's masked mean, then L2),
+        for the texts within ``pooled_max_tokens``; none without a ``pooled_id``."""
+        from musiceval.encoders.base import l2_normalise
         from musiceval.encoders.sentence import masked_mean
 
-        keep = [i for i, n in enumerate(masks.sum(dim=1).tolist()) if n <= self.pooled_max_tokens]
-        if keep:
-            vectors = l2_normalise(masked_mean(embs[keep].float(), masks[keep]).cpu().numpy()).astype("float32")
-            put_rows(self.cache, self.pooled_id, [(batch[i], v) for i, v in zip(keep, vectors)])
-            # the very encoder's vectors (same model, last layer, same pooling): its row shape is known
-            record_row_shape(self.cache, self.pooled_id, row_signature(vectors[0]))
+        keep = [j for j, (_, row) in enumerate(rows) if row.shape[0] <= self.pooled_max_tokens] if self.pooled_id else []
+        if not keep:
+            return []
+        vectors = l2_normalise(masked_mean(embs[keep].float(), mask[keep]).cpu().numpy()).astype("float32")
+        return [(rows[j][0], v) for j, v in zip(keep, vectors)]
 
     def score(self, cands: Sequence[str], refs: Sequence[str | Sequence[str]], batch_size: int = 64):
         """``(P, R, F1)`` tensors as ``BERTScorer.score(cands, refs)`` returns them (one reference or
@@ -309,9 +395,10 @@ class TokenCachedBERTScorer:
         with torch.no_grad():
             for first in range(0, len(flat_r), chunk):
                 stats = self._stats(list(dict.fromkeys(flat_r[first:first + chunk] + flat_c[first:first + chunk])), batch_size)
-                for start in range(first, min(first + chunk, len(flat_r)), batch_size):
-                    p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
-                    preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
+                with self._timed("matching"):
+                    for start in range(first, min(first + chunk, len(flat_r)), batch_size):
+                        p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
+                        preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
         table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
         if owner is not None:  # P, R and F1 each maximised over a candidate's references
             index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)

@@ -191,6 +191,8 @@ class ClapEncoder:
         self.feature_extractor = feature_extractor
         self.batch_size = batch_size
         self.id = f"clap:{model_id}"
+        #: the dimension of its text and audio rows (the cache refuses rows of another)
+        self.dim = int(model.config.projection_dim)
         #: strings passed through the text tower (tests assert distinct-text embedding)
         self.n_encoded = 0
 

@@ -27,6 +27,11 @@ def shape_fits(shape: Sequence[int], expect: Sequence[int]) -> bool:
     return len(shape) == len(expect) and all(e == -1 or d == e for d, e in zip(shape, expect))
 
 
+class CacheRowsRefused(UserWarning):
+    """Cached rows that were not the encoder's own (another dimension, other weights, an earlier cache
+    format, edited): refused, recomputed and overwritten. The message names the cache file."""
+
+
 class EmbeddingCache:
     """On-disk embedding cache: one SQLite file (``<root>/embeddings.sqlite3``, WAL mode).
 
@@ -38,8 +43,11 @@ class EmbeddingCache:
       readers never block the writer, a busy timeout instead of errors, one transaction per batch
       (:meth:`put_many`); a second writer of the same key replaces an identical row.
     - Validated on read: a row whose blob does not match its shape, whose shape differs from the
-      one asked for (the shape the encoder's own rows have, :meth:`row_shape`), or whose values are
-      not all finite is a miss (recomputed and overwritten), never used.
+      one asked for (the shape the encoder states, else the one its own rows have, :meth:`row_shape`),
+      whose values are not all finite, that an earlier cache format wrote, that was written under
+      other weights (``revision``) or edited after it was written (its digest binds the cache
+      format, the encoder id, the revision, the key, the shape and the bytes) is refused: a miss,
+      recomputed and overwritten, with one warning naming the file. Never served.
     - An unusable store (a corrupt or unwritable file, a read-only file system) degrades to no
       cache with one warning: values are computed, never wrong.
     """
@@ -50,7 +58,12 @@ class EmbeddingCache:
     # which SQLite advises against for large rows: 372 MB of BERTScore token rows took 2.3 s to
     # write and 0.8 s to read back, against 1.4 s and 0.3 s here. Its rows move over on first open.
     _SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (encoder TEXT NOT NULL, key TEXT NOT NULL, "
-               "shape TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (encoder, key))")
+               "shape TEXT NOT NULL, data BLOB NOT NULL, format INTEGER, revision TEXT, digest TEXT, "
+               "PRIMARY KEY (encoder, key))")
+    #: the layout of a row (bumped when what a row means changes: rows of another format are refused)
+    FORMAT = 2
+    #: what each row records beside its vector (added to a store written before they were)
+    _ROW_RECORD = (("format", "INTEGER"), ("revision", "TEXT"), ("digest", "TEXT"))
     # the encoder ids behind the hashes of ``vectors.encoder``, for :meth:`contents` and :meth:`drop`, and
     # the shape of the rows the encoder itself produced (:meth:`row_shape`; NULL until it wrote some)
     _NAMES = "CREATE TABLE IF NOT EXISTS encoder_names (encoder TEXT PRIMARY KEY, name TEXT NOT NULL, shape TEXT)"
@@ -83,6 +96,7 @@ class EmbeddingCache:
             conn.execute(self._NAMES)
             self._migrate(conn)
             self._add_shape_column(conn)
+            self._add_row_record(conn)
         except (sqlite3.Error, OSError) as exc:
             self._disable(exc)
             return None
@@ -115,6 +129,26 @@ class EmbeddingCache:
                 if "duplicate column" not in str(exc):
                     raise
 
+    @classmethod
+    def _add_row_record(cls, conn: sqlite3.Connection) -> None:
+        """``vectors.format``, ``revision`` and ``digest`` added to a store written before rows
+        recorded them (its rows then read as an earlier format: refused and recomputed once)."""
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(vectors)")}
+        for name, kind in cls._ROW_RECORD:
+            if name in columns:
+                continue
+            try:
+                conn.execute(f"ALTER TABLE vectors ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
+    @classmethod
+    def _digest(cls, enc: str, key: str, shape_text: str, revision: str, blob: bytes) -> str:
+        """What binds a row to its cache format, encoder, weights, key and shape."""
+        head = f"{cls.FORMAT}\0{enc}\0{key}\0{shape_text}\0{revision}\0".encode("utf-8", "surrogatepass")
+        return hashlib.sha256(head + bytes(blob)).hexdigest()[:32]
+
     def _disable(self, exc: BaseException) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"
         warnings.warn(f"embedding cache {self.path} unusable ({self._broken}); embeddings are computed "
@@ -124,69 +158,100 @@ class EmbeddingCache:
     def _enc(encoder_id: str) -> str:
         return hashlib.sha256(encoder_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def _decode(self, shape_text: str, blob: bytes, expect: tuple[int, ...] | None) -> np.ndarray | None:
+    def _decode(self, enc: str, key: str, row: tuple, expect: tuple[int, ...] | None,
+                revision: str | None) -> tuple[np.ndarray | None, str | None]:
+        """``(vector, None)``, or ``(None, why it is refused)``."""
+        shape_text, blob, fmt, row_revision, digest = row
+        if fmt != self.FORMAT:
+            return None, "written by an earlier cache format"
+        if not isinstance(shape_text, str) or not isinstance(blob, bytes) or \
+                digest != self._digest(enc, key, shape_text, row_revision or "", blob):
+            return None, "edited after they were written"
+        if revision is not None and (row_revision or "") != revision:
+            return None, "computed with other weights"
         try:
             shape = tuple(int(d) for d in shape_text.split(",") if d != "")
-            if any(d < 0 for d in shape) or (expect is not None and not shape_fits(shape, expect)):
-                raise ValueError("shape")
-            if len(blob) != 4 * int(np.prod(shape, dtype=np.int64)):
+            if any(d < 0 for d in shape) or len(blob) != 4 * int(np.prod(shape, dtype=np.int64)):
                 raise ValueError("size")
-            v = np.frombuffer(blob, dtype="<f4").reshape(shape).astype(np.float32)
-            if not np.isfinite(v).all():
-                raise ValueError("non-finite")
         except (ValueError, TypeError):
-            self.n_rejected += 1
-            return None
-        return v
+            return None, "torn"
+        if expect is not None and not shape_fits(shape, expect):
+            star = len(shape) == len(expect)  # token rows: any length (*), one width
+            seen = ",".join("*" if star and e == -1 else str(d) for d, e in zip(shape, expect if star else shape))
+            return None, f"of shape {seen}, not the encoder's {','.join('*' if d == -1 else str(d) for d in expect)}"
+        v = np.frombuffer(blob, dtype="<f4").reshape(shape).astype(np.float32)
+        if not np.isfinite(v).all():
+            return None, "not finite"
+        return v, None
+
+    def _warn_refused(self, encoder_id: str, refused: dict[str, int]) -> None:
+        from musiceval.redact import redact
+
+        n = sum(refused.values())
+        self.n_rejected += n
+        why = "; ".join(f"{k} {reason}" for reason, k in sorted(refused.items(), key=lambda r: -r[1]))
+        warnings.warn(f"embedding cache {self.path}: {n} cached row(s) under {redact(encoder_id)} refused ({why}); "
+                      "recomputed with the encoder and overwritten", CacheRowsRefused, stacklevel=4)
 
     # -- public API -------------------------------------------------------------------------
     def get(self, encoder_id: str, text: str, *, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
         """The cached vector, or None (absent, or present but invalid: then it is recomputed)."""
         return self.get_many(encoder_id, [text], shape=shape).get(text)
 
-    def get_many(self, encoder_id: str, texts: Sequence[str], *,
-                 shape: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:
+    def get_many(self, encoder_id: str, texts: Sequence[str], *, shape: tuple[int, ...] | None = None,
+                 revision: str | None = None) -> dict[str, np.ndarray]:
         """``{text: vector}`` for the texts cached (and valid) under ``encoder_id``; with ``shape``,
-        rows of another shape are misses (``-1`` in ``shape``: any length on that axis)."""
+        rows of another shape are misses (``-1`` in ``shape``: any length on that axis); with
+        ``revision``, so are rows written under other weights. Refused rows give one warning
+        (:class:`CacheRowsRefused`) naming the file and why."""
         conn = self._conn()
         if conn is None or not texts:
             return {}
         by_key = {text_key(t): t for t in texts}
         enc, out, keys = self._enc(encoder_id), {}, list(by_key)
+        refused: dict[str, int] = {}
         try:
             for start in range(0, len(keys), 500):
                 chunk = keys[start:start + 500]
-                rows = conn.execute(f"SELECT key, shape, data FROM vectors WHERE encoder = ? AND key IN "
-                                    f"({','.join('?' * len(chunk))})", [enc, *chunk]).fetchall()
-                for key, shape_text, blob in rows:
-                    v = self._decode(shape_text, blob, shape)
+                rows = conn.execute(f"SELECT key, shape, data, format, revision, digest FROM vectors WHERE encoder = ? "
+                                    f"AND key IN ({','.join('?' * len(chunk))})", [enc, *chunk]).fetchall()
+                for key, *row in rows:
+                    v, why = self._decode(enc, key, tuple(row), shape, revision)
                     if v is not None:
                         out[by_key[key]] = v
+                    else:
+                        refused[str(why)] = refused.get(str(why), 0) + 1
         except sqlite3.Error as exc:
             self._disable(exc)
             return {}
+        if refused:
+            self._warn_refused(encoder_id, refused)
         return out
 
     def put(self, encoder_id: str, text: str, vector: np.ndarray) -> None:
         self.put_many(encoder_id, [(text, vector)])
 
-    def put_many(self, encoder_id: str, rows: Iterable[tuple[str, np.ndarray]]) -> None:
-        """Store (text, vector) rows in one transaction; non-finite vectors are not stored."""
+    def put_many(self, encoder_id: str, rows: Iterable[tuple[str, np.ndarray]], *, revision: str | None = None) -> None:
+        """Store (text, vector) rows in one transaction, each with the cache format, the weights'
+        ``revision`` and its digest; non-finite vectors are not stored."""
         conn = self._conn()
         if conn is None:
             return
-        enc, values = self._enc(encoder_id), []
+        enc, values, revision = self._enc(encoder_id), [], revision or ""
         for text, vector in rows:
             v = np.ascontiguousarray(np.asarray(vector, dtype="<f4"))
             if not np.isfinite(v).all():
                 continue
-            values.append((enc, text_key(text), ",".join(str(d) for d in v.shape), v.tobytes()))
+            key, shape_text, blob = text_key(text), ",".join(str(d) for d in v.shape), v.tobytes()
+            values.append((enc, key, shape_text, blob, self.FORMAT, revision,
+                           self._digest(enc, key, shape_text, revision, blob)))
         if not values:
             return
         try:
             with conn:  # one transaction; BEGIN IMMEDIATE waits (busy_timeout) for another writer
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("INSERT OR REPLACE INTO vectors (encoder, key, shape, data) VALUES (?, ?, ?, ?)", values)
+                conn.executemany("INSERT OR REPLACE INTO vectors (encoder, key, shape, data, format, revision, digest) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", values)
                 if encoder_id not in self._named:
                     conn.execute("INSERT OR IGNORE INTO encoder_names (encoder, name) VALUES (?, ?)", (enc, encoder_id))
             self._named.add(encoder_id)

@@ -90,6 +90,7 @@ class GteEncoder(MeanPoolingEncoder):
         self.batch_tokens = batch_size * max_length  # the number of texts alone bounds a batch
         local = os.path.isdir(name_or_path)
         self.id = f"lasttoken:{os.path.abspath(name_or_path) if local else name_or_path}"
+        self.name_or_path = name_or_path
         self.query_prompt = (_sentence_transformers_prompt(name_or_path, "query") if local else None) or GTE_QUERY_PROMPT
         self.n_encoded = 0
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["LazyEncoder", "known_encoder_id", "register_encoder_id"]
+__all__ = ["LazyEncoder", "known_encoder_facts", "known_encoder_id", "register_encoder_id"]
 
 #: spec prefix -> (argument -> the ``id`` its loaded encoder will have), for ids known before loading
 _KNOWN_IDS: dict[str, Callable[[str], str]] = {}
@@ -77,6 +77,40 @@ def _gte_id(arg: str) -> str:
     return f"lasttoken:{_path_or_name(arg or GTE_QWEN2_7B)}"  # GteEncoder
 
 
+def _weights_of(spec: str) -> str | None:
+    """The directory or hub id whose weights ``load_text_encoder(spec)`` loads, for the built-in
+    prefixes whose id is known before loading; None otherwise."""
+    prefix, sep, arg = spec.partition(":")
+    if prefix == "minilm":
+        try:
+            from musiceval.encoders.sentence import bundled_minilm_path
+
+            return bundled_minilm_path()
+        except ImportError:
+            return None
+    if prefix == "bge":
+        from musiceval.encoders.bge import BGE_LARGE_EN
+
+        return arg or BGE_LARGE_EN
+    if prefix == "gte":
+        from musiceval.encoders.gte import GTE_QWEN2_7B
+
+        return arg or GTE_QWEN2_7B
+    if prefix == "st":
+        return arg
+    return spec if not sep and os.path.isdir(spec) else None
+
+
+def known_encoder_facts(spec: str) -> tuple[int | None, str | None]:
+    """``(dimension, weights revision)`` that ``load_text_encoder(spec)``'s encoder will state, read
+    from the weights' files without loading them (:func:`musiceval.encoders.facts.model_facts`);
+    ``(None, None)`` for a spec whose weights are not known before loading."""
+    from musiceval.encoders.facts import model_facts
+
+    weights = _weights_of(spec)
+    return model_facts(weights) if weights else (None, None)
+
+
 def known_encoder_id(spec: str) -> str | None:
     """The ``id`` that ``load_text_encoder(spec)`` will give, without loading anything; ``None`` when
     no rule is registered for the spec's prefix (the caller then loads the encoder to learn it).
@@ -113,7 +147,27 @@ class LazyEncoder:
         self.id = id or f"lazy:{_canonical(spec)}"
         self._loader = loader
         self._encoder: Any = None
+        self._known: tuple[int | None, str | None] | None = None
         self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int | None:
+        """The dimension of its rows, known before loading for the built-in specs (else None until loaded)."""
+        if self._encoder is not None:
+            return getattr(self._encoder, "dim", None)
+        return self._facts()[0]
+
+    @property
+    def revision(self) -> str | None:
+        """The weights' revision, known before loading for the built-in specs."""
+        if self._encoder is not None:
+            return getattr(self._encoder, "revision", None)
+        return self._facts()[1]
+
+    def _facts(self) -> tuple[int | None, str | None]:
+        if self._known is None:
+            self._known = known_encoder_facts(self.spec) if self._loader is None else (None, None)
+        return self._known
 
     @property
     def loaded(self) -> bool:

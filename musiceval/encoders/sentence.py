@@ -56,8 +56,24 @@ class MeanPoolingEncoder:
         #: padded tokens per batch at most (:func:`~musiceval.encoders.base.length_batches`)
         self.batch_tokens = batch_tokens
         self.id = f"meanpool:{os.path.abspath(name_or_path) if os.path.isdir(name_or_path) else name_or_path}"
+        self.name_or_path = name_or_path
         #: number of strings passed through the model (tests assert distinct-text embedding)
         self.n_encoded = 0
+
+    @property
+    def dim(self) -> int:
+        """The dimension of its rows (the cache refuses rows of another: :func:`~musiceval.encoders.base.stated_facts`)."""
+        return int(self.model.config.hidden_size)
+
+    @property
+    def revision(self) -> str | None:
+        """The weights' revision (:func:`musiceval.encoders.facts.model_facts`; a lazy encoder of the
+        same spec states the same one)."""
+        if not hasattr(self, "_revision"):
+            from musiceval.encoders.facts import model_facts
+
+            self._revision = model_facts(getattr(self, "name_or_path", ""))[1]
+        return self._revision
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         import torch

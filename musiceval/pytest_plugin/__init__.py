@@ -36,8 +36,10 @@ or ``--seed``; the plugin works with or without pytest-xdist (``-p no:xdist``).
 
 The parts, each a module of this package: :mod:`.options` (options and session state),
 :mod:`.session` (start of a session), :mod:`.collection` (the release gates, parametrization, each
-test's subject), :mod:`.outcomes` (what a test's outcome means), :mod:`.fixtures` and
-:mod:`.finish` (merge, artefacts, the verdict). This module is what pytest registers: it names
+test's subject), :mod:`.outcomes` (what a test's outcome means; a known error as one line),
+:mod:`.fixtures`, :mod:`.progress` (a line per finished answer source), :mod:`.finish` (merge,
+artefacts, the verdict), :mod:`.junit` (the JUnit file written whole or not at all) and
+:mod:`.redaction` (no credential in a test report). This module is what pytest registers: it names
 every hook and fixture of the parts.
 """
 from __future__ import annotations

@@ -260,9 +260,14 @@ def check_artefacts(results_dir: Path, run: dict[str, Any]) -> list[str]:
 def write_reports(results_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
     """Rewrite ``report.md``, ``report.html`` and ``plots/`` of a finished run (``musiceval report``);
     returns the cleaned run (with ``verdict``, and ``problems``: skipped rows and artefacts that do
-    not match results.json, each naming its file)."""
+    not match results.json, each naming its file). A stored verdict that its gates and session
+    record do not give raises :class:`ResultsError` before anything is written
+    (:mod:`musiceval.results.verdict_check`)."""
+    from musiceval.results.verdict_check import check_verdict
+
     results_dir = Path(results_dir)
     clean = clean_run(run, "results.json")
+    check_verdict(run, results_dir / "results.json")  # never a page whose word its gates do not give
     samples_path = per_item_file(results_dir, SAMPLES)
     samples, sample_problems = read_samples(samples_path, samples_path.name)
     reports, problems = render_reports(results_dir, run, samples, sample_problems + check_artefacts(results_dir, clean))

@@ -21,7 +21,6 @@ by the gate (better minus worse), so only a mean of a lower-is-better metric rea
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +38,9 @@ def verdict(gates: list[dict[str, Any]]) -> str:
     """The word the gates alone give (for results without a session verdict, :mod:`musiceval.verdict`
     decides with the session's errors): FAILED if any gate FAILs; PASSED if one PASSes and none
     FAILs or is INCONCLUSIVE; INCONCLUSIVE if one is; else NOTHING DECIDED."""
-    outcomes = Counter(g.get("outcome") for g in gates if not is_finding(g))
-    if outcomes["FAIL"]:
-        return "FAILED"
-    if outcomes["INCONCLUSIVE"]:
-        return "INCONCLUSIVE"
-    if outcomes["PASS"]:
-        return "PASSED"
-    return "NOTHING DECIDED"
+    from musiceval.verdict import gates_alone
+
+    return gates_alone(gates)
 
 
 def headline(line: str, reasons: list[str]) -> str:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from musiceval import stats
-from musiceval.provenance import check_comparable
+from musiceval.provenance import check_comparable, dataset_notes
 from musiceval.records import ItemScores, align_paired
 from musiceval.stats.regression import compare_scores
 from musiceval.results.files import Run, load
@@ -204,7 +204,7 @@ def pair_sources(old: LoadedRun, new: LoadedRun, old_keys: Iterable[ScoreKey], n
 
 def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
     """Refuse runs with scorer-side differences (:class:`NotComparable`); return notes for runs
-    without a recorded provenance."""
+    without a recorded provenance, and for a dataset one run records and the other does not."""
     notes = []
     with_fp = [r for r in runs if r.meta.get("provenance")]
     for r in runs:
@@ -215,6 +215,7 @@ def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
             diffs = check_comparable(a.meta["provenance"], b.meta["provenance"])
             if diffs:
                 raise NotComparable(a.label, b.label, diffs)
+            notes += dataset_notes(a.label, a.meta["provenance"], b.label, b.meta["provenance"])
             va, vb = a.meta["provenance"].get("musiceval"), b.meta["provenance"].get("musiceval")
             if va != vb:
                 notes.append(f"{a.label} was scored by musiceval {va}, {b.label} by {vb}: every scoring component has "

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, iter_lines, parse_json_line
+from musiceval.results.errors import ResultsError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,11 +36,6 @@ def per_item_file(results_dir: Path, name: str) -> Path:
     of a run written before the files were compressed."""
     compressed, plain = Path(results_dir) / name, Path(results_dir) / name.removesuffix(".xz")
     return plain if plain.exists() and not compressed.exists() else compressed
-
-
-class ResultsError(ValueError):
-    """A results file that is not what a musiceval run writes; the message names the file, the
-    line or gate, and the field."""
 
 
 #: deepest JSON nesting accepted in a result file (results are flat records)
@@ -110,8 +106,9 @@ def _kind(value: Any) -> str:
 def read_results_json(path: str | Path) -> dict[str, Any]:
     """``results.json`` parsed and checked: an object with ``meta`` (object) and ``gates`` (array of
     objects with string ``name`` and ``outcome``); optional ``tables`` (array) and ``counts``
-    (object). Raises :class:`ResultsError` naming the file and the field, ``FileNotFoundError``
-    when it is missing."""
+    (object); a stored ``verdict`` must be the one the gates and the session's record give
+    (:func:`musiceval.results.verdict_check.check_verdict`). Raises :class:`ResultsError` naming the
+    file and the field, ``FileNotFoundError`` when it is missing."""
     path = Path(path)
     run = read_json_file(path, "the results.json of a musiceval run")
     if not isinstance(run, dict):
@@ -137,6 +134,17 @@ def read_results_json(path: str | Path) -> dict[str, Any]:
     for k, table in enumerate(run.get("tables", [])):
         if not isinstance(table, dict):
             raise ResultsError(f"{path}: tables[{k}] must be an object, got {_kind(table)}")
+    provenance = run["meta"].get("provenance")
+    if provenance is not None:
+        from musiceval.provenance import fingerprint_problem
+
+        problem = fingerprint_problem(provenance)
+        if problem is not None:
+            raise ResultsError(f"{path}: {problem}; the file was edited after the run: restore the results.json the "
+                               "session wrote, or rerun the session")
+    from musiceval.results.verdict_check import check_verdict
+
+    check_verdict(run, path)  # the stored word is the one the gates give, or the file is refused
     return run
 
 

@@ -136,7 +136,7 @@ def test_lazy_encoder_loads_its_model_only_on_a_cache_miss(tmp_path):
     assert loads == ["counting", "counting"] and warm.loaded
 
 
-def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_stays_warm(tmp_path):
+def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_recomputed_once(tmp_path):
     texts = ["alpha", "beta", "gamma"]
     want = CountingEncoder().encode(texts)
     conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
@@ -150,10 +150,13 @@ def test_a_cache_written_in_the_earlier_without_rowid_table_is_moved_over_and_st
     conn.commit()
     conn.close()
     enc = CountingEncoder()
+    from musiceval.encoders.embedding_cache import CacheRowsRefused
+
+    with pytest.warns(CacheRowsRefused, match="3 written by an earlier cache format"):
+        np.testing.assert_array_equal(embed_distinct(enc, texts, cache=EmbeddingCache(tmp_path)), want)
+    assert enc.n_encoded == 3  # its rows record no format, weights or digest: refused, recomputed once
     np.testing.assert_array_equal(embed_distinct(enc, texts, cache=EmbeddingCache(tmp_path)), want)
-    assert enc.n_encoded == 1  # the old store recorded no row shape: one row is checked against the encoder
-    np.testing.assert_array_equal(embed_distinct(enc, texts, cache=EmbeddingCache(tmp_path)), want)
-    assert enc.n_encoded == 1  # checked once: warm from then on
+    assert enc.n_encoded == 3  # warm from then on
     conn = sqlite3.connect(tmp_path / EmbeddingCache.FILENAME)
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()

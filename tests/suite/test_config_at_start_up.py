@@ -14,7 +14,7 @@ ANSWERS = "[[model]]\nname = 'm'\n[[model.answers]]\nprotocol = 'factual'\nfile 
 @pytest.mark.parametrize("config, message", [
     pytest.param("x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read", id="deep-toml"),
     pytest.param(ANSWERS + "vocab = []\n", "vocab: expected str, got list", id="vocab-list"),
-    pytest.param("[factual]\nn_permutations = 0\n", "n_permutations: expected an integer >= 1, got 0", id="no-permutations"),
+    pytest.param("[factual]\nn_permutations = 0\n", "n_permutations: expected an integer in [1, 1000000], got 0", id="no-permutations"),
     pytest.param("[defaults]\nalpha = nan\n", "alpha: expected a finite number in (0, 1), got nan", id="alpha-nan"),
 ])
 def test_pytest_exits_2_with_one_line(pytester: pytest.Pytester, monkeypatch, config, message):

@@ -31,21 +31,35 @@ def check(benchmark: Benchmark, directory: Path, *, files: dict[str, Path] | Non
     manifest = directory / MANIFEST_NAME
     if not manifest.is_file() or file_sha256(manifest) != lock.manifest_sha256:
         problems.append(f"{name}: {manifest} is missing or was edited; run `musiceval data prepare {name}` to write it again")
+    for _, path, got in changed_clips(lock, progress=progress, desc=f"check {name}"):
+        if got is None:
+            problems.append(f"{name}: clip {path} is missing; restore it, or run `musiceval data prepare {name}` to count it as missing")
+        else:
+            problems.append(f"{name}: clip {path} changed since it was checked (sha256 differs); restore the original, or "
+                            f"run `musiceval data prepare {name}` to check it again")
+    return problems
+
+
+def changed_clips(lock, *, progress: bool = False, desc: str = "check audio") -> list[tuple[str, Path, str | None]]:
+    """``(clip as the lock names it, path, sha256 now or None when it is gone)`` of every clip the manifest uses whose bytes are
+    not the ones the lock recorded: each clip is read and hashed again."""
     root = Path(lock.audio_root)
     clips = sorted(set(lock.item_clips.values()))
     iterator = clips
     if progress:
         from tqdm import tqdm
 
-        iterator = tqdm(clips, unit="clip", desc=f"check {name}", leave=False)
+        iterator = tqdm(clips, unit="clip", desc=desc, leave=False)
+    out: list[tuple[str, Path, str | None]] = []
     for rel in iterator:
         path = root / rel
         if not path.is_file():
-            problems.append(f"{name}: clip {path} is missing; restore it, or run `musiceval data prepare {name}` to count it as missing")
-        elif file_sha256(path) != lock.clips[rel]["sha256"]:
-            problems.append(f"{name}: clip {path} changed since it was checked (sha256 differs); restore the original, or "
-                            f"run `musiceval data prepare {name}` to check it again")
-    return problems
+            out.append((rel, path, None))
+            continue
+        got = file_sha256(path)
+        if got != str((lock.clips.get(rel) or {}).get("sha256", "")):
+            out.append((rel, path, got))
+    return out
 
 
 def question_file_paths(benchmark: Benchmark, directory: Path, lock) -> dict[str, Path]:

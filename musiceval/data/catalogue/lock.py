@@ -71,14 +71,59 @@ def write_lock(lock: Lock, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _map_of(kind: type) -> Any:
+    return lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, kind) for k, x in v.items())
+
+
+#: each field of a lock file: (required, what it must be, the check)
+_FIELDS: dict[str, tuple[bool, str, Any]] = {
+    "benchmark": (True, "a string", lambda v: isinstance(v, str)),
+    "source": (True, "an object", lambda v: isinstance(v, dict)),
+    "question_files": (True, "an object of file name -> sha256", _map_of(str)),
+    "audio_root": (True, "a string", lambda v: isinstance(v, str)),
+    "items": (True, "an integer", _is_int),
+    "questions": (False, "an integer", _is_int),
+    "clips": (False, "an object of clip -> record", _map_of(dict)),
+    "item_clips": (False, "an object of item id -> clip", _map_of(str)),
+    "missing": (False, "an object of item id -> reason", _map_of(str)),
+    "corrupt": (False, "an object of item id -> reason", _map_of(str)),
+    "manifest_sha256": (False, "a string", lambda v: isinstance(v, str)),
+    "version": (False, "an integer", _is_int),
+}
+
+
+def field_problem(data: Any) -> str | None:
+    """What is wrong with a parsed lock file, naming the field (None: it reads as a lock)."""
+    if not isinstance(data, dict):
+        return f"not a JSON object (got {type(data).__name__})"
+    for name, (required, what, fits) in _FIELDS.items():
+        if name not in data:
+            if required:
+                return f"field {name!r} is missing"
+        elif not fits(data[name]):
+            return f"field {name!r} must be {what}, got {type(data[name]).__name__}"
+    return None
+
+
 def read_lock(path: Path) -> Lock:
+    """The lock file at ``path``; :class:`LockError` naming the file, the field and the fix."""
+    again = f"delete it and run `musiceval data prepare {path.parent.name}` again"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return Lock.from_dict(data)
     except FileNotFoundError:
         raise LockError(f"{path}: no lock file; run `musiceval data prepare {path.parent.name}` first") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise LockError(f"{path}: unreadable lock file ({exc}); delete it and run `musiceval data prepare` again") from None
+    except RecursionError:  # json parses nested arrays recursively
+        raise LockError(f"{path}: nested too deeply to be a lock file; {again}") from None
+    except (OSError, ValueError) as exc:
+        raise LockError(f"{path}: unreadable lock file ({exc}); {again}") from None
+    problem = field_problem(data)
+    if problem is not None:
+        raise LockError(f"{path}: {problem}; {again}")
+    return Lock.from_dict(data)
 
 
 def dataset_fingerprint(lock: Lock) -> dict[str, Any]:

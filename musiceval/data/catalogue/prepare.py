@@ -235,10 +235,30 @@ def _check_clips(benchmark: Benchmark, items: list[Question], index: AudioIndex,
         bar.close()
 
 
+def refuse_changed_clips(benchmark: Benchmark, directory: Path, lock: Lock, progress: bool) -> None:
+    """Before prepared data is reused, every clip the manifest uses is hashed again: a clip whose bytes
+    are not the ones the lock records (the run's provenance copies the lock) stops the run with one
+    line naming the clip, the lock and the fix, so the provenance never names audio the run did not read."""
+    from musiceval.data.catalogue.check import changed_clips
+
+    changed = changed_clips(lock, progress=progress, desc=f"verify {benchmark.name} audio")
+    if not changed:
+        return
+    name, (rel, path, got) = benchmark.name, changed[0]
+    more = f" ({len(changed) - 1} more clips differ too)" if len(changed) > 1 else ""
+    recorded = f"{directory / LOCK_NAME} records sha256 {str(lock.clips.get(rel, {}).get('sha256'))[:12]}"
+    what = (f"gone since `musiceval data prepare {name}` checked it ({recorded})" if got is None else
+            f"its bytes changed since `musiceval data prepare {name}` checked it (sha256 {got[:12]}; {recorded})")
+    raise PrepareError(f"{path}: {what}{more}; the run would read other audio than its provenance records: restore "
+                       f"the original, or run `musiceval data prepare {name}` to check the clips again and record what "
+                       f"they hold (`musiceval data check {name}` lists every problem)")
+
+
 def ensure_prepared(benchmark: Benchmark, root: Path, *, audio_dir: Path | None = None, progress: bool = True,
                     log: Callable[[str], None] = print) -> PrepareReport:
     """The prepared benchmark: reused when its lock and manifest are intact (and the audio root is the
-    one asked for), else prepared now."""
+    one asked for) and every clip it uses still holds the bytes the lock records
+    (:func:`refuse_changed_clips`), else prepared now."""
     directory = prepared_dir(root, benchmark)
     try:
         lock = read_lock(directory / LOCK_NAME)
@@ -248,6 +268,7 @@ def ensure_prepared(benchmark: Benchmark, root: Path, *, audio_dir: Path | None 
     except (LockError, OSError):
         intact = False
     if intact:
+        refuse_changed_clips(benchmark, directory, lock, progress)
         return PrepareReport(benchmark, directory, lock, reused=True)
     try:
         return prepare(benchmark, root, audio_dir=audio_dir, progress=progress, log=log)

@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
-from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
+from musiceval.ranges import NON_NEGATIVE_INT, PERMUTATIONS, SHARE
 from musiceval.metrics.sets import best_constant_label_set
 from musiceval.protocols.answers import conditions as conditions_of, model_name
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
@@ -45,7 +45,8 @@ class FactualProtocol(Protocol):
     answer_file = "a factual answer file (answers with true labels)"
     config_keys = {
         "min_parse_rate": Key((int, float), 0.5, "share of answers naming at least one vocabulary label", SHARE),
-        "n_permutations": Key(int, 2000, "permutations of predictions across items for the chance level of F1", AT_LEAST_ONE),
+        "n_permutations": Key(int, 2000, "permutations of predictions across items for the chance level of F1 "
+                              "(at most 1000000: musiceval.ranges.PERMUTATIONS)", PERMUTATIONS),
         "vocab": Key(str, "", "default closed vocabulary when an answers entry gives none"),
         "fma_small_chance": Key(float, 0.125, "uniform guessing among FMA-small's 8 balanced genres (reported)", SHARE),
         "live_max_items": Key(int, 0, "live gates: ask at most this many items per dataset (0 = all)", NON_NEGATIVE_INT),
