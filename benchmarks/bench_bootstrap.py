@@ -3,7 +3,7 @@
 Compares musiceval.stats.paired_bootstrap_ci with scipy.stats.bootstrap (the reference) in the
 same run on the same data, and checks that the intervals agree within Monte Carlo error.
 
-    .venv/bin/python benchmarks/bench_bootstrap.py [--items 75000] [--resamples 10000] [--repeats 3]
+    .venv/bin/python benchmarks/bench_bootstrap.py [--items 75000] [--resamples 10000] [--repeats 3] [--smoke]
 """
 from __future__ import annotations
 
@@ -30,7 +30,10 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=75_000)
     ap.add_argument("--resamples", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="2,000 items, 500 resamples, 1 repeat (seconds)")
     args = ap.parse_args()
+    if args.smoke:
+        args.items, args.resamples, args.repeats = 2000, 500, 1
     rng = np.random.default_rng(0)
     diff = rng.normal(0.1, 0.3, args.items)  # e.g. CLAPText(correct) - CLAPText(random)
     groups = np.repeat(np.arange(args.items // 5), 5)[: args.items]

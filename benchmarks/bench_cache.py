@@ -1,6 +1,6 @@
 """Response-cache overhead: per-response cost of writing (locked, fsynced appends) and reading.
 
-    .venv/bin/python benchmarks/bench_cache.py [--n 2000] [--batch 16]
+    .venv/bin/python benchmarks/bench_cache.py [--n 2000] [--batch 16] [--smoke]
 
 Reports microseconds per response for ``put`` (one lock + fsync per response), ``put_many`` in
 batches (what ``musiceval generate`` does: one lock + fsync per batch), ``get`` on a warm cache,
@@ -37,7 +37,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--smoke", action="store_true", help="100 responses (a second)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n = 100
     with tempfile.TemporaryDirectory() as tmp:
         cache = ResponseCache(tmp)
         single = records(args.n // 4, "s")

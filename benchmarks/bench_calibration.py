@@ -36,6 +36,8 @@ used before) and of the sign-flip test at alpha/2 (the rule) and at alpha, on th
 :data:`musiceval.stats.calibration.FEW_CLUSTER_LIMITS` (docs/regression-gates.md, "Few clusters").
 
     .venv/bin/python benchmarks/bench_calibration.py --few-clusters [--sims 2000] [--jobs 2]
+
+``--smoke`` (with any of the modes): 20 simulations per row, seconds for the default mode.
 """
 from __future__ import annotations
 
@@ -60,7 +62,10 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="--blind: rows computed in this many processes")
     ap.add_argument("--questions", action="store_true", help="'the model answers the question' on files that do not")
     ap.add_argument("--few-clusters", action="store_true", help="paired gates on few clusters; CR1 vs sign-flip by cluster count")
+    ap.add_argument("--smoke", action="store_true", help="20 simulations per row")
     args = ap.parse_args()
+    if args.smoke:
+        args.sims = 20
     if args.few_clusters:
         return few_clusters(args.sims, jobs=args.jobs)
     if args.questions:

@@ -1,6 +1,6 @@
 """Random condition at scale: 75,000 items whose questions share tracks, one prompt.
 
-    .venv/bin/python benchmarks/bench_conditions.py [--items 75000] [--per-track 7] [--repeats 3] [--quick]
+    .venv/bin/python benchmarks/bench_conditions.py [--items 75000] [--per-track 7] [--repeats 3] [--quick] [--smoke]
 
 Times :func:`musiceval.conditions.random_recorded_responses` with ``clips`` (no item may get a
 response recorded on its own track) and checks the result: every item paired, a permutation,
@@ -30,9 +30,12 @@ def main() -> None:
     parser.add_argument("--per-track", type=int, default=7)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="10,000 items, 1 repeat")
+    parser.add_argument("--smoke", action="store_true", help="2,000 items, 1 repeat (a second)")
     args = parser.parse_args()
     if args.quick:
         args.items, args.repeats = 10_000, 1
+    if args.smoke:
+        args.items, args.repeats = 2000, 1
     n = args.items
     ids = [f"id{k:07d}" for k in range(n)]
     clips = [f"track{k // args.per_track}" for k in range(n)]

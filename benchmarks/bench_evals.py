@@ -1,6 +1,6 @@
 """Wall time of the release gates (``pytest evals/ -n 4``) on the embedded default, cold and warm.
 
-    .venv/bin/python benchmarks/bench_evals.py [--workers 4] [--repeats 1] [--dist loadgroup load]
+    .venv/bin/python benchmarks/bench_evals.py [--workers 4] [--repeats 1] [--dist loadgroup load] [-k EXPR] [--smoke]
 
 Each run is a child ``pytest evals/ -n N`` with its own results directory. *Cold* starts from an
 empty cache directory (every embedding, BERTScore token row and response computed); *warm*
@@ -10,7 +10,8 @@ run's processes and their peak resident memory (the largest single process: ``ru
 children, which covers the xdist workers), plus the gate counts, which must be equal in every run.
 ``loadgroup`` is what ``-n N`` means under musiceval (one worker per answer source); ``load``
 spreads each source's tests over the workers, each of which then builds the source itself: the
-ratio between them is the grouping's effect, measured in the same run.
+ratio between them is the grouping's effect, measured in the same run. ``-k EXPR`` runs the gates
+pytest's ``-k`` selects; ``--smoke``: MiDashengLM-7B's multiple-choice gates, ``loadgroup``, 2 workers.
 """
 from __future__ import annotations
 
@@ -28,20 +29,37 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(workers: int, dist: str, cache: Path, results: Path) -> dict:
-    cmd = [sys.executable, "-m", "pytest", "evals/", "-n", str(workers), "--dist", dist, "-q", "-p", "no:randomly",
-           "--musiceval-cache-dir", str(cache), "--musiceval-results-dir", str(results)]
+def run(workers: int, dist: str, cache: Path, results: Path, select: str | None = None) -> dict:
+    return timed_pytest(["evals/", "-n", str(workers), "--dist", dist, "-q", "-p", "no:randomly",
+                         *(["-k", select] if select else []),
+                         "--musiceval-cache-dir", str(cache), "--musiceval-results-dir", str(results)], results)
+
+
+def timed_pytest(args: list[str], results: Path, *, exit_codes: tuple[int, ...] = (0,)) -> dict:
+    """Run ``python -m pytest ARGS`` in the repository as a whole child process and measure it:
+    wall seconds, user + system CPU seconds of the child and every process it waited for
+    (``resource.getrusage(RUSAGE_CHILDREN)`` before and after), the largest resident set among
+    them (``ru_maxrss`` of this child as ``os.wait4`` reports it: this run's, not the largest of
+    every earlier one), the 1-minute load average at the end, and from ``results/results.json``
+    the gate counts and the verdict. An exit status outside ``exit_codes`` stops the benchmark."""
+    cmd = [sys.executable, "-m", "pytest", *args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    with tempfile.TemporaryFile("w+") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        stdout = out.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
-    counts = json.loads((results / "results.json").read_text())["counts"]
-    summary = re.findall(r"^\d+ passed.*$", proc.stdout, flags=re.M)
+    if proc.returncode not in exit_codes:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{stdout[-5000:]}")
+    written = json.loads((results / "results.json").read_text())
+    summary = re.findall(r"^=*\s*\d+ (?:failed|passed|skipped|errors?|xfailed|deselected)\b.*$", stdout, flags=re.M)
     return {"wall": wall, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "peak_mb": after.ru_maxrss / 1024, "counts": counts, "summary": summary[-1] if summary else ""}
+            "peak_mb": usage.ru_maxrss / 1024, "load": os.getloadavg()[0], "counts": written["counts"],
+            "verdict": written.get("verdict"), "summary": summary[-1] if summary else "", "stdout": stdout}
 
 
 def main() -> None:
@@ -49,7 +67,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--dist", nargs="+", default=["loadgroup", "load"], choices=["loadgroup", "load"])
+    ap.add_argument("-k", dest="select", default=None, metavar="EXPR", help="only the gates pytest -k EXPR selects")
+    ap.add_argument("--smoke", action="store_true", help="MiDashengLM-7B's multiple-choice gates, loadgroup, 2 workers")
     args = ap.parse_args()
+    if args.smoke:
+        args.workers, args.dist, args.select = 2, ["loadgroup"], "MiDashengLM-7B/choice"
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-evals-") as tmp:
@@ -57,7 +79,7 @@ def main() -> None:
             for dist in args.dist:
                 cache = Path(tmp) / f"cache-{dist}-{repeat}"
                 for state in ("cold", "warm"):
-                    result = run(args.workers, dist, cache, Path(tmp) / f"results-{dist}-{repeat}-{state}")
+                    result = run(args.workers, dist, cache, Path(tmp) / f"results-{dist}-{repeat}-{state}", args.select)
                     rows.append((dist, state, result))
                     print(f"{dist:9s} {state}: {result['wall']:.1f} s wall, {result['cpu']:.1f} CPU-s, "
                           f"peak {result['peak_mb']:.0f} MB ({result['summary']})", flush=True)

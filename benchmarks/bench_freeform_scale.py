@@ -1,6 +1,6 @@
 """The default free-form metric set plus BERTScore on N distinct pairs x Correct and Random, cold.
 
-    .venv/bin/python benchmarks/bench_freeform_scale.py [--n 20000] [--threads N]
+    .venv/bin/python benchmarks/bench_freeform_scale.py [--n 20000] [--threads N] [--quick | --smoke]
 
 What a user's first ``musiceval score freeform`` of a large answer file costs: BLEU, BLEU-4,
 METEOR, ROUGE-L, CIDEr-D, sentence cosine (the CLI's default set) and BERTScore F1, both
@@ -11,9 +11,14 @@ candidate of pair ``(k + N/2) mod N`` (``second_condition``). Model: the bundled
 all-MiniLM-L6-v2 for both embedding metrics, BERTScore on its layer 6.
 
 Reported: whole-process wall time (interpreter start to exit, measured by the parent), peak RSS
-(``getrusage`` of the child), the seconds of each metric group inside the child, and the texts
-each model embedded. There is no peer implementation that computes this set in one run; the
-reference libraries' figures per metric family are in bench_lexical_scale.py and bench_embeddings.py.
+(``getrusage`` of the child; also as it stood after each metric group), the seconds of each metric
+group inside the child, BERTScore's own split (model, cache reads and writes, greedy matching), the
+texts each model embedded, and BERTScore's seconds over its floor: what its encoder's float32
+matrix products on the texts it embeds need at the machine's best measured rate
+(bench_model_floor.py, the ceiling measured by the parent just before and after the run, the
+better kept). There is no peer implementation that computes this set in one run; the reference
+libraries' figures per metric family are in bench_lexical_scale.py and bench_embeddings.py.
+``--quick``: 2,000 pairs; ``--smoke``: 16 pairs (seconds).
 """
 from __future__ import annotations
 
@@ -34,11 +39,19 @@ os.environ.setdefault("NLTK_DATA", str(Path(sys.prefix) / "nltk_data"))
 
 LEXICAL = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 CONDITIONS = ("correct", "random")
+#: --smoke's pairs
+SMOKE_N = 16
+
+
+def pairs(n: int) -> tuple[dict[str, list[str]], list[str]]:
+    """``({condition: candidates}, references)`` of the benchmark at ``n`` pairs (what it scores)."""
+    from lexical_data import scale_pairs, second_condition
+
+    cands, refs = scale_pairs(n)
+    return {"correct": cands, "random": second_condition(cands)}, refs
 
 
 def child(n: int, cache_dir: str, threads: int | None) -> None:
-    from lexical_data import scale_pairs, second_condition
-
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
     from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
@@ -47,30 +60,46 @@ def child(n: int, cache_dir: str, threads: int | None) -> None:
         import torch
 
         torch.set_num_threads(threads)
-    cands, refs = scale_pairs(n)
-    texts = {"correct": cands, "random": second_condition(cands)}
+    texts, refs = pairs(n)
     ids = [f"pair{k:06d}" for k in range(n)]
     data = AnswerSet(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],
                         responses=[Response(i, cond, "model", "Describe the music.", texts[cond][k])
                                    for cond in CONDITIONS for k, i in enumerate(ids)])
     models = Models(cache_dir=cache_dir)
     run = FreeformEvaluation(data, models=models)
-    seconds, means = {}, {}
+    seconds, cpu, means, rss = {}, {}, {}, {}
     # BERTScore before sentence cosine, as `musiceval score freeform` orders them: on the bundled
     # MiniLM one forward pass per text serves both
     for group, metrics in (("lexical", LEXICAL), ("bertscore", ("bertscore",)), ("sentence_cosine", ("sentence_cosine",))):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         for cond in CONDITIONS:
             for metric in metrics:
                 s = run.scores(metric, cond)
                 if s.failures or s.n != n:
                     raise SystemExit(f"{metric}/{cond}: {s.n} scored, failures {list(s.failures)[:3]}")
                 means[f"{metric}/{cond}"] = float(s.values.mean())
-        seconds[group] = time.perf_counter() - t
-    print(json.dumps({"n": n, "seconds": seconds, "means": means,
+        seconds[group], cpu[group] = time.perf_counter() - t, time.process_time() - c
+        rss[group] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    bert = models.bertscorer()
+    print(json.dumps({"n": n, "seconds": seconds, "cpu_seconds": cpu, "means": means, "peak_rss_after_mb": rss,
                       "sentence_encoded": models.encoder("sentence").n_encoded,
-                      "bertscore_embedded": models.bertscorer().n_embedded,
+                      "bertscore_embedded": bert.n_embedded, "bertscore_read": bert.n_read,
+                      "bertscore_split": bert.seconds, "threads": torch_threads(),
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def floor_of(n: int) -> tuple[int, float]:
+    """``(texts, FLOP)``: BERTScore's distinct texts at ``n`` pairs and its encoder's FLOP on them."""
+    from bench_model_floor import embedded_texts, encoder_flop
+
+    texts = embedded_texts(pairs(n))["bertscore"]
+    return len(texts), encoder_flop(texts)
 
 
 def main() -> None:
@@ -78,15 +107,23 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ap.add_argument("--quick", action="store_true", help="2,000 pairs")
+    ap.add_argument("--smoke", action="store_true", help=f"{SMOKE_N} pairs (seconds)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cache", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.quick:
         args.n = 2000
+    if args.smoke:
+        args.n = SMOKE_N
     if args.child:
         child(args.n, args.cache, args.threads)
         return
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.n} distinct pairs x 2 conditions, cold")
+    from bench_model_floor import best_ceiling
+
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.n} distinct pairs x 2 conditions, cold",
+          flush=True)
+    n_texts, flop = floor_of(args.n)
+    ceiling, one_thread = best_ceiling(), best_ceiling(threads=1)
     with tempfile.TemporaryDirectory(prefix="bench-freeform-") as cache:
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--child", "--n", str(args.n), "--cache", cache,
@@ -96,11 +133,21 @@ def main() -> None:
         wall = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"the run failed:\n{proc.stderr[-3000:]}")
+    ceiling, one_thread = max(ceiling, best_ceiling()), max(one_thread, best_ceiling(threads=1))
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     parts = ", ".join(f"{k} {v:.1f} s" for k, v in out["seconds"].items())
-    print(f"{args.n} pairs x 2: {wall:.1f} s whole process ({parts}); peak RSS {out['peak_rss_mb']:.0f} MB; "
-          f"texts embedded: sentence {out['sentence_encoded']}, BERTScore {out['bertscore_embedded']}  "
+    split = ", ".join(f"{k} {v:.1f} s" for k, v in out["bertscore_split"].items())
+    after = ", ".join(f"{k} {v:.0f}" for k, v in out["peak_rss_after_mb"].items())
+    floor = flop / ceiling
+    print(f"{args.n} pairs x 2: {wall:.1f} s whole process ({parts}); peak RSS {out['peak_rss_mb']:.0f} MB "
+          f"(after {after} MB); texts embedded: sentence {out['sentence_encoded']}, BERTScore "
+          f"{out['bertscore_embedded']} (rows read back {out['bertscore_read']}); torch threads {out['threads']}  "
           f"(load {os.getloadavg()[0]:.1f})")
+    print(f"BERTScore: {out['seconds']['bertscore']:.1f} s ({split}) = {out['seconds']['bertscore'] / floor:.2f} x its "
+          f"floor {floor:.1f} s ({n_texts} distinct texts, {flop / 1e12:.2f} TFLOP at {ceiling / 1e9:.0f} GFLOP/s on "
+          f"{torch_threads()} threads); CPU {out['cpu_seconds']['bertscore']:.1f} s = "
+          f"{out['cpu_seconds']['bertscore'] * one_thread / flop:.2f} x the one-thread floor "
+          f"({flop / one_thread:.1f} s at {one_thread / 1e9:.0f} GFLOP/s: CPU time, which a loaded machine inflates less than wall)")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ through ``load_model("hf:<dir>")``, the path a real checkpoint takes; requests c
 rarely stops early, so every request generates about that many).
 
     .venv/bin/python benchmarks/bench_hf_batch.py --family qwen2_audio --requests 16 --batch-size 1 4 16
+    .venv/bin/python benchmarks/bench_hf_batch.py --smoke   # 2 requests of 0.5 s, batch sizes 1 and 2, 4 tokens
 
 Prints one Markdown table row per batch size: requests/s and the speed-up over batch size 1,
 and checks that batched answers equal one-at-a-time answers (greedy decoding, left padding).
@@ -36,7 +37,10 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    ap.add_argument("--smoke", action="store_true", help="2 requests of 0.5 s, batch sizes 1 and 2, 4 tokens")
     args = ap.parse_args()
+    if args.smoke:
+        args.requests, args.batch_size, args.audio_seconds, args.max_tokens = 2, [1, 2], 0.5, 4
     rng = np.random.default_rng(0)
     requests = [Request(f"i{k}", "what is the music ?",
                         (rng.standard_normal(int(args.audio_seconds * 16_000)) * 0.1).astype(np.float32))

@@ -1,11 +1,12 @@
 """hf: on CUDA against CPU: the same greedy answers, requests/s and peak GPU memory per batch size.
 
-    python benchmarks/bench_hf_cuda.py [--families qwen2_audio ...] [--requests 32] [--batch-size 1 8 32] [--json OUT]
+    python benchmarks/bench_hf_cuda.py [--families qwen2_audio ...] [--requests 32] [--batch-size 1 8 32] [--json OUT] [--smoke]
 
-Needs a CUDA GPU (exits 2 saying so otherwise). For each family's tiny random checkpoint (built
-offline by musiceval.models.tiny and loaded through ``load_model("hf:<dir>")``, the path a real
-checkpoint takes), ``--requests`` requests with 2 s of 16 kHz audio each ask for
-``--max-tokens`` greedy tokens:
+Needs a CUDA GPU (exits 2 saying so otherwise; ``--smoke``, one family, 2 requests, batch sizes 1
+and 2 and 4 tokens, then runs the CPU reference row alone and says the CUDA rows are skipped).
+For each family's tiny random checkpoint (built offline by musiceval.models.tiny and loaded
+through ``load_model("hf:<dir>")``, the path a real checkpoint takes), ``--requests`` requests
+with 2 s of 16 kHz audio each ask for ``--max-tokens`` greedy tokens:
 
 - CPU, float32, batch size 1: the reference answers;
 - CUDA, float32 and bfloat16, at each batch size; bfloat16 with ``device_map=auto`` at the
@@ -77,14 +78,23 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--json", type=Path, default=None, help="also write every row (answers included) here")
+    ap.add_argument("--smoke", action="store_true", help="qwen2_audio, 2 requests, batch sizes 1 and 2, 4 tokens; "
+                    "without a GPU the CPU reference row alone")
     args = ap.parse_args()
+    if args.smoke:
+        args.families, args.requests, args.batch_size, args.max_tokens = ["qwen2_audio"], 2, [1, 2], 4
     import torch
 
-    if not torch.cuda.is_available():
+    cuda = torch.cuda.is_available()
+    if not cuda and not args.smoke:
         print("bench_hf_cuda: no CUDA GPU visible (torch.cuda.is_available() is False)", file=sys.stderr)
         return 2
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}; "
-          f"TF32 matmul {torch.backends.cuda.matmul.allow_tf32}, TF32 cuDNN {torch.backends.cudnn.allow_tf32}")
+    if cuda:
+        print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}; "
+              f"TF32 matmul {torch.backends.cuda.matmul.allow_tf32}, TF32 cuDNN {torch.backends.cudnn.allow_tf32}")
+    else:
+        print(f"torch {torch.__version__}; no CUDA GPU visible (torch.cuda.is_available() is False): "
+              "the CUDA rows are skipped, the CPU reference row alone is run")
     rng = np.random.default_rng(0)
     requests = [Request(f"i{k}", "what is the music ?", (rng.standard_normal(32_000) * 0.1).astype(np.float32))
                 for k in range(args.requests)]
@@ -96,8 +106,9 @@ def main() -> int:
         for family in args.families:
             directory = build_tiny(family, Path(tmp) / family)
             runs = [("cpu", "float32", 1, None)]
-            runs += [("cuda", dtype, bs, None) for dtype in ("float32", "bfloat16") for bs in args.batch_size]
-            runs.append(("cuda", "bfloat16", max(args.batch_size), "auto"))
+            if cuda:
+                runs += [("cuda", dtype, bs, None) for dtype in ("float32", "bfloat16") for bs in args.batch_size]
+                runs.append(("cuda", "bfloat16", max(args.batch_size), "auto"))
             reference, at_one = None, {}
             for device, dtype, bs, device_map in runs:
                 load = {"dtype": dtype, "batch_size": bs, **({"device_map": device_map} if device_map else {"device": device})}

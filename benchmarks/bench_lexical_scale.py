@@ -1,6 +1,6 @@
 """Lexical metrics at scale: N distinct pairs x 2 conditions, the scaling curve and peak memory.
 
-    .venv/bin/python benchmarks/bench_lexical_scale.py [--sizes 5000 25000 75000] [--reference-at 5000] [--quick]
+    .venv/bin/python benchmarks/bench_lexical_scale.py [--sizes 5000 25000 75000] [--reference-at 5000] [--quick] [--smoke]
 
 Data (:mod:`benchmarks.lexical_data`): ``scale_pairs(N)`` joins two real CMI-Bench captioning
 pairs into one (``response[a] + " " + response[b]`` against ``reference[a] + " " +
@@ -12,7 +12,9 @@ worker's and the peak is the larger of the two processes'): musiceval builds
 one :class:`~musiceval.metrics.lexical_corpus.LexicalCorpus` of the references and scores both
 conditions with all five metrics (tokenisation, df and WordNet look-ups included; the WordNet
 load itself is reported apart). ``--reference-at`` sizes also run nltk + rouge-score +
-pycocoevalcap on the same pairs and conditions, in their own child process.
+pycocoevalcap on the same pairs and conditions, in their own child process (skipped, saying so,
+where those are not installed). ``--quick``: sizes 2,000 and 6,000, reference at 2,000;
+``--smoke``: sizes 50 and 100, reference at 50.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("NLTK_DATA", str(Path(sys.prefix) / "nltk_data"))
 
-from lexical_data import scale_pairs, second_condition  # noqa: E402
+from bench_lexical import PEERS  # noqa: E402
+from lexical_data import peers_installed, scale_pairs, second_condition, shared_data  # noqa: E402
 
 METRICS = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 
@@ -82,6 +85,7 @@ def main() -> None:
     parser.add_argument("--reference-at", type=int, nargs="*", default=[5000])
     parser.add_argument("--workers", type=int, default=1, help="processes scoring chunks (LexicalCorpus.score(workers=))")
     parser.add_argument("--quick", action="store_true", help="sizes 2,000 and 6,000, reference at 2,000")
+    parser.add_argument("--smoke", action="store_true", help="sizes 50 and 100, reference at 50")
     parser.add_argument("--child", choices=["musiceval", "reference"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -89,6 +93,11 @@ def main() -> None:
         return
     if args.quick:
         args.sizes, args.reference_at = [2000, 6000], [2000]
+    if args.smoke:
+        args.sizes, args.reference_at = [50, 100], [50]
+    shared_data("cmi-bench", "outputs")  # absent: exit with MISSING here, not as a failed child
+    if args.reference_at and not peers_installed(*PEERS):
+        args.reference_at = []
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 2 conditions per size, 5 metrics, "
           f"{args.workers} worker process(es)")
     first = None

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_mir.py [--outputs DIR] [--model mullama] [--cache DIR]
         [--encoder minilm] [--compat cmi-bench|cmi-bench@<commit>] [--bertscore-model minilm|none|DIR] [--tasks A,B]
     .venv/bin/python benchmarks/bench_mir.py --toolkit DIR [--toolkit-path DIR] [--model mullama] [--tasks A,B]
+    .venv/bin/python benchmarks/bench_mir.py --smoke [--toolkit DIR]
 
 Without ``--toolkit``: scores every ``<model>_<task>.jsonl`` of one model (all tasks present)
 through ``musiceval.protocols.mir.engine.score_file`` in this process, as ``musiceval score mir`` does,
@@ -27,6 +28,9 @@ the checkout changes). Tasks the toolkit cannot run here (it loads hub models: G
 roberta-large for tagging, roberta-large for captioning BERTScore) are listed with its error.
 ``--toolkit-path`` is put on the toolkit's ``PYTHONPATH`` (e.g. where ``torchmetrics`` is
 installed, which the toolkit needs and musiceval does not).
+
+``--smoke``: GTZAN alone, with an empty cache of its own (removed at the end); with ``--toolkit``
+side by side, one cold pass. Without ``--toolkit`` the toolkit's side is skipped, saying so.
 """
 from __future__ import annotations
 
@@ -42,8 +46,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from lexical_data import shared_data
+
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUTPUTS = ROOT.parent / "shared" / "data" / "cmi-bench" / "outputs"
 CLONE_HINT = ("the side-by-side comparison needs a checkout of the CMI-Bench toolkit: "
               "git clone https://github.com/nicolaus625/CMI-bench, then pass --toolkit CMI-bench")
 
@@ -100,7 +105,7 @@ def run_in_process(args) -> None:
           f"one-time model loads {loads_total:.1f} s "
           f"({', '.join(f'{k} {v:.1f} s' for k, v in scoring_mir.LOAD_SECONDS.items()) or 'none'}), "
           f"imports {imports:.1f} s, peak RSS {_peak_mb():.0f} MB")
-    print(CLONE_HINT)
+    print(f"toolkit side skipped (no --toolkit given): {CLONE_HINT}")
 
 
 # ---------------------------------------------------------------- workers (one process per side)
@@ -281,7 +286,7 @@ def main() -> None:
     from musiceval.metrics.mir_compat import COMPAT_MODES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--outputs", type=Path, default=DEFAULT_OUTPUTS)
+    ap.add_argument("--outputs", type=Path, default=None, help="CMI-Bench outputs (default: shared/data's)")
     ap.add_argument("--model", default="mullama")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "musiceval" / "embeddings"))
     ap.add_argument("--encoder", default="minilm")
@@ -298,7 +303,9 @@ def main() -> None:
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=None,
                     help="torch intra-op threads of the encoders (default: torch's, one per core; 1 on a shared machine)")
+    ap.add_argument("--smoke", action="store_true", help="GTZAN alone, an empty cache of its own; one cold pass with --toolkit")
     args = ap.parse_args()
+    args.outputs = args.outputs or shared_data("cmi-bench", "outputs")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch is imported (workers inherit it)
@@ -306,6 +313,16 @@ def main() -> None:
             import torch
 
             torch.set_num_threads(args.threads)
+    if not args.smoke:
+        return dispatch(args)
+    args.tasks, args.passes = "GTZAN", "cold"
+    with tempfile.TemporaryDirectory(prefix="bench-mir-cache-") as cache:
+        args.cache = cache
+        dispatch(args)
+
+
+def dispatch(args) -> None:
+    """A worker, the side-by-side comparison (``--toolkit``) or musiceval alone."""
     if args.worker == "musiceval":
         worker_musiceval(args)
     elif args.worker == "toolkit":

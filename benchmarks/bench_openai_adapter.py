@@ -7,6 +7,7 @@ time). Each request carries ``--audio-seconds`` of 16 kHz audio as base64 WAV, l
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0 --latency 0.05
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --concurrency 1 4 16 32 64 --rounds 4
     .venv/bin/python benchmarks/bench_openai_adapter.py --latency 0.2 --replicas 2 --concurrency 16 32
+    .venv/bin/python benchmarks/bench_openai_adapter.py --smoke   # latency 0, concurrency 1 and 2, 4 requests
 
 Prints one Markdown table row per (latency, concurrency), then the peak resident memory of the
 client and of the largest server process: requests/s, the speed-up over the
@@ -55,7 +56,10 @@ def main() -> None:
     ap.add_argument("--audio-seconds", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=None, help="requests per level = rounds * concurrency * replicas")
     ap.add_argument("--replicas", type=int, default=1, help="local servers to balance over (default 1)")
+    ap.add_argument("--smoke", action="store_true", help="latency 0, concurrency 1 and 2, 4 requests of 0.1 s audio")
     args = ap.parse_args()
+    if args.smoke:
+        args.latency, args.concurrency, args.requests, args.audio_seconds = [0.0], [1, 2], 4, 0.1
     audio = (np.random.default_rng(0).standard_normal(int(args.audio_seconds * 16_000)) * 0.1).astype(np.float32)
     print("| server latency | replicas | concurrency | requests | requests/s | speed-up vs 1 slot | efficiency |")
     print("|---|---|---|---|---|---|---|")

@@ -1,10 +1,12 @@
-"""Benchmark: all 20 prompts over 40,000 AudioSet triplets with all-MiniLM-L6-v2 (issue 7).
+"""Benchmark: all 20 prompts over 40,000 AudioSet triplets with all-MiniLM-L6-v2 (docs/protocols/text-encoders.md).
 
 Triplets: every generated genre triplet (17,450) plus a seeded sample of instrument triplets
 (22,550), so 40,000 in all; each distinct string is embedded once (no on-disk cache). Target: under
 3 minutes on 2 CPU cores. Run by hand and copy the printed figures into docs/performance.md::
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_triplets.py --threads 2
+
+``--smoke``: 10 triplets on one thread (seconds, most of them loading the encoder).
 """
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ def main() -> None:
     parser.add_argument("--n-triplets", type=int, default=40_000)
     parser.add_argument("--encoder", default="minilm")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="10 triplets, 1 thread")
     args = parser.parse_args()
+    if args.smoke:
+        args.n_triplets, args.threads = 10, 1
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch

@@ -1,10 +1,12 @@
 """Run every benchmark in benchmarks/ (``make bench``), one child process each, and summarise.
 
-    .venv/bin/python benchmarks/run_all.py [--quick] [--only lexical,bootstrap] [--timeout 1800]
+    .venv/bin/python benchmarks/run_all.py [--smoke | --quick] [--only lexical,bootstrap] [--timeout 1800]
 
 Every ``bench_*.py`` file is run (new ones are picked up without editing this file). With
-``--quick`` each runs at a reduced size: the arguments in :data:`QUICK_ARGS`, or ``--quick``
-for a benchmark that declares that option; a benchmark with neither runs at its full size.
+``--smoke`` each runs with ``--smoke``, which every benchmark accepts: its smallest meaningful
+size, seconds each (what tests/test_benchmarks_run.py runs). With ``--quick`` each runs at a
+reduced size whose figures still mean something: the arguments in :data:`QUICK_ARGS`, or
+``--quick`` for a benchmark that declares that option; a benchmark with neither runs at its full size.
 Outputs stream to the terminal; the summary lists each benchmark's exit status and wall time,
 and the exit status is non-zero when any benchmark failed. A benchmark that needs something
 absent (a model, shared/data) fails with its own message: it is reported, never skipped silently.
@@ -39,8 +41,11 @@ def benchmarks(only: set[str] | None) -> list[Path]:
     return found
 
 
-def arguments(path: Path, quick: bool) -> list[str]:
-    if not quick:
+def arguments(path: Path, size: str | None) -> list[str]:
+    """The options of one benchmark at ``size``: "smoke", "quick" or None (its full size)."""
+    if size == "smoke":
+        return ["--smoke"]
+    if size != "quick":
         return []
     if path.stem in QUICK_ARGS:
         return QUICK_ARGS[path.stem]
@@ -49,7 +54,11 @@ def arguments(path: Path, quick: bool) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced sizes (seconds to a few minutes each)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--smoke", dest="size", action="store_const", const="smoke",
+                      help="each benchmark's smallest meaningful size (seconds each)")
+    size.add_argument("--quick", dest="size", action="store_const", const="quick",
+                      help="reduced sizes (seconds to a few minutes each)")
     parser.add_argument("--only", default=None, help="comma-separated benchmark names (bench_lexical or lexical)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per benchmark (default 1800)")
     args = parser.parse_args(argv)
@@ -61,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     results = []
     for path in paths:
-        cmd = [sys.executable, str(path), *arguments(path, args.quick)]
+        cmd = [sys.executable, str(path), *arguments(path, args.size)]
         print(f"\n=== {path.stem}: {' '.join(cmd[1:])}  (load average {os.getloadavg()[0]:.1f})", flush=True)
         start = time.perf_counter()
         try:

@@ -1,6 +1,6 @@
 """How often an answer-blind file passes a protocol's beats-chance and listens gates.
 
-SPEC ("What the verdict means"): chance is the strongest strategy that ignores the question or the
+docs/gate-your-model.md ("What the verdict means"): chance is the strongest strategy that ignores the question or the
 audio, so a file that does must not pass. Each simulation draws a benchmark (keys or labels, with a
 uniform or a skewed distribution), writes an answer-blind file for it, builds the protocol through
 its real code path (:meth:`~musiceval.protocols.base.Protocol.from_answers` on an in-memory

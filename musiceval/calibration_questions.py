@@ -1,6 +1,6 @@
 """How often "the model answers the question" PASSes when the answers do not answer the question.
 
-SPEC ("What the verdict means"): answering the question is tested wherever a benchmark asks several
+docs/gate-your-model.md ("What the verdict means"): answering the question is tested wherever a benchmark asks several
 questions about one clip, by the answers in place against the same answers moved to other
 questions about the same audio (:func:`musiceval.suite.checks.answers_the_question`). Each
 simulation draws a benchmark with several questions per clip (multiple choice with keys A-D, or

@@ -1,6 +1,6 @@
 """The five free-form conditions: Correct, Random, Noise, Skyline, Adversarial.
 
-Every condition is scored against the same reference (SPEC.md, protocol 1).
+Every condition is scored against the same reference (docs/protocols/freeform.md).
 
 - **Correct**: the model's answer with the intended audio (the recorded ``model_output``).
 - **Random**: each question is paired with a different recording of the same dataset: a seeded
@@ -250,7 +250,7 @@ class QuestionPartners:
 
 def question_derangement(item_ids: Sequence[str], clips: Sequence[Hashable], questions: Sequence[str],
                          seed: int) -> QuestionPartners:
-    """Pair each item with ANOTHER question about the SAME clip (SPEC, "What the verdict means":
+    """Pair each item with ANOTHER question about the SAME clip (docs/gate-your-model.md, "What the verdict means":
     answering the question is tested by the same answers moved to other questions about the same
     audio).
 

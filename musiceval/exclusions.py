@@ -1,7 +1,7 @@
 """Items left out by a rule: counted under the rule's name, never as per-item failures.
 
-Every input line ends up in exactly one of three places (issue #27, SPEC "What the verdict
-means": every input line is accounted for): scored; a per-item failure (the record or the answer
+Every input line ends up in exactly one of three places (docs/gate-your-model.md, "What the verdict means":
+every input line is accounted for): scored; a per-item failure (the record or the answer
 could not be read, :class:`~musiceval.records.ItemFailure`); or left out by a named rule of the
 protocol, an :class:`Exclusion`. A rule leaves an item out of every condition (a reference that is
 only a copy of the question has nothing to score against) or of some conditions only (an item

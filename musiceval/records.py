@@ -17,8 +17,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-CONDITIONS = ("correct", "random", "noise", "skyline", "adversarial", "text_only")
-
 
 @dataclass(frozen=True)
 class Item:

@@ -1,6 +1,6 @@
 """The one verdict of a session about the declared model, computed once from what happened.
 
-SPEC ("What the verdict means"): **PASSED** means pytest's session passed and every required gate
+docs/gate-your-model.md ("What the verdict means"): **PASSED** means pytest's session passed and every required gate
 about the declared model passed. The other words, in the order they win:
 
 =================  ==========================================================================  ====

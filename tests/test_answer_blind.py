@@ -1,5 +1,5 @@
 """Answer-blind files never pass: chance is the strongest strategy that ignores the question and the
-audio (SPEC, "What the verdict means"), and the model must also beat its own answers moved to other
+audio (docs/gate-your-model.md, "What the verdict means"), and the model must also beat its own answers moved to other
 items. Built from real third-party answer files in ../shared/data (real keys, real model outputs):
 constant answers, answers shifted or rotated to the wrong items, letters or labels drawn from the
 key's own prior; the real files and an all-correct file pass.

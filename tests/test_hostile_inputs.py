@@ -1,4 +1,4 @@
-"""The hostile-input matrix (#14): every command that reads user files x >= 30 input classes.
+"""The hostile-input matrix (docs/hardening.md): every command that reads user files x >= 30 input classes.
 
 Each case runs ``musiceval.cli.main`` in-process on a thread with a deadline and asserts:
 
@@ -88,7 +88,7 @@ class Case:
 
 
 def _score_counts(objs: list[dict]) -> int:
-    """Scored, failed, and left out of every condition by a named rule (#27)."""
+    """Scored, failed, and left out of every condition by a named rule."""
     from musiceval.exclusions import left_out_of_every_condition
 
     obj = objs[-1]
@@ -321,7 +321,7 @@ def test_hostile_input_other_formats(command, fmt, template, text_field, klass, 
     assert "Traceback" not in stderr and code in ALLOWED_EXIT, stderr[-2000:]
 
 
-# -- side inputs (#27): files a command reads beside its answers ------------------------------------
+# -- side inputs: files a command reads beside its answers ------------------------------------
 REPO = Path(__file__).resolve().parents[1]
 GTZAN_ANSWERS = str(REPO / "fixtures" / "factual" / "ltu_GTZAN.jsonl")
 #: side input -> (its valid record, the text field, the command reading it as ``path``); an unusable

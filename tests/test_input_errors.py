@@ -1,4 +1,5 @@
-"""Input handling of #14, one behaviour per test: per-line failures naming file:line, or exit 2 with one line."""
+"""Input handling (docs/hardening.md), one behaviour per test: per-line failures naming file:line, or exit 2
+with one line."""
 from __future__ import annotations
 
 import json
@@ -109,7 +110,7 @@ def test_results_load_names_the_scores_line_and_field(tmp_path):
         results.load(tmp_path)
 
 
-# -- issue #27: no traceback, one line naming the input and the fix ---------------------------------
+# -- no traceback, one line naming the input and the fix ---------------------------------
 GTZAN = "fixtures/factual/ltu_GTZAN.jsonl"
 
 

@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 #: pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir",
-     "writes"},
+     "writes", "skip_reasons"},
     {"exclusions", "keys", "stats", "parsers", "extraction", "verdict"},
     {"data"},
     {"encoders", "conditions", "models"},
@@ -75,6 +75,15 @@ def test_a_module_imports_only_from_tiers_below_its_own(name):
               for line, target in _imports(path)
               if target != name and target != "__version__" and TIER.get(target, len(TIERS)) >= TIER[name]]
     assert not upward, "imports back up the tiers:\n" + "\n".join(upward)
+
+
+def test_the_release_gates_take_what_the_plugin_knows_as_fixtures():
+    """The gates (``musiceval.evals``) and the plugin that collects them do not import each other's
+    names: what both read sits below both (``musiceval.skip_reasons``), and what only the running
+    session knows (its rootdir, a test's id) reaches a gate as a fixture."""
+    reaching = [f"musiceval/{path.relative_to(PACKAGE)}:{line}" for path in _modules() if _top(path) == "evals"
+                for line, target in _imports(path) if target == "pytest_plugin"]
+    assert not reaching, "a release gate imports the pytest plugin:\n" + "\n".join(reaching)
 
 
 def test_the_checker_sees_lazy_imports_inside_functions(tmp_path):

@@ -1,4 +1,4 @@
-"""A session leaves the checkout as it found it unless it recorded results (#28): the musiceval
+"""A session leaves the checkout as it found it unless it recorded results: the musiceval
 plugin claims its default results folder at start-up and removes it again when nothing was
 recorded (``pytest tests/`` used to leave ``.musiceval/results/<timestamp>/.session.lock``).
 The repository's own pytest configuration keeps pytest-benchmark's ``.benchmarks/`` and

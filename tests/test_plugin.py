@@ -266,3 +266,23 @@ def test_an_explicit_dist_is_kept(grouped, monkeypatch):
         result.assert_outcomes(skipped=8)
         ran = [line for line in result.outlines if "SKIPPED" in line and "test_grouped[" in line]
         assert len(ran) == 8 and all(("]@" in line) == suffixed for line in ran), ran
+
+
+@pytest.mark.parametrize("sources, self_checks, threads", [(1, False, 4), (2, False, 2), (9, False, 1), (1, True, 1)])
+def test_each_worker_gets_the_cores_of_the_workers_without_work(monkeypatch, sources, self_checks, threads):
+    """Torch threads per xdist worker: the cores divided among the workers that have a source to
+    build (one answer source on -n 4 gets every core; the self-checks spread over every worker),
+    and idle OpenMP threads sleep whenever a worker runs more than one."""
+    import sys
+
+    from musiceval.pytest_plugin import session
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    monkeypatch.setattr(session.os, "cpu_count", lambda: 4)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # this process's torch keeps its threads
+    session._share_cpus_between_workers(sources, self_checks)
+    assert {os.environ[v] for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")} == {str(threads)}
+    assert os.environ.get("OMP_WAIT_POLICY") == ("PASSIVE" if threads > 1 else None)
+

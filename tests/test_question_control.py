@@ -1,4 +1,4 @@
-"""The question control (SPEC, "What the verdict means": answering the question is tested wherever a
+"""The question control (docs/gate-your-model.md, "What the verdict means": answering the question is tested wherever a
 benchmark asks several questions about one clip): the derangement within clips, each protocol's
 scorer of a moved answer, and the check "the model answers the question" with its not-applicable path.
 """

@@ -1,4 +1,4 @@
-"""Report hardening: escaped values, confined file names, malformed result files (issue #14)."""
+"""Report hardening: escaped values, confined file names, malformed result files (docs/hardening.md)."""
 from __future__ import annotations
 
 import json

@@ -1,7 +1,7 @@
 """One verdict per session, the same word everywhere: for every way a session can end (a gate
 passes or fails, a required gate is undecided, a test errors or times out, a baseline is refused,
 the disk is full, an answer file is torn), the terminal's last line, results.json, report.md,
-report.html, the JUnit file and the exit code agree (SPEC, "What the verdict means").
+report.html, the JUnit file and the exit code agree (docs/gate-your-model.md, "What the verdict means").
 
 Each case is a scratch project run in a subprocess, as a team would run it.
 """

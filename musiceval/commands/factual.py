@@ -1,4 +1,4 @@
-"""``musiceval score factual``: factual QA (SPEC section 2) on recorded answers.
+"""``musiceval score factual``: factual QA (docs/protocols/factual.md) on recorded answers.
 
 ::
 

@@ -72,4 +72,5 @@ def protocol_scorer(cls: type) -> Scorer:
 
     doc = (cls.__doc__ or "").strip().splitlines()
     return Scorer(name=cls.name, configure=configure, score=score,
-                  help=doc[0] if doc else f"the {cls.name} protocol ({cls.answer_file})")
+                  help=doc[0] if doc else f"the {cls.name} protocol ({cls.answer_file})",
+                  formats=())  # --format offers the registered formats that feed it, no builtin short name

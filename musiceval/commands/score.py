@@ -28,19 +28,48 @@ from musiceval.writes import WriteError, cannot_write, remove_quietly
 def load_scorers() -> dict[str, Scorer]:
     """The scorer of every protocol: those of :data:`musiceval.commands.PROTOCOL_MODULES` (builtin flags and output),
     and for every other registered protocol that reads answer files (a plugin's) one built from its
-    class (:func:`musiceval.commands.protocol_scorer.protocol_scorer`)."""
-    from musiceval.protocols.base import answer_protocols
+    class (:func:`musiceval.commands.protocol_scorer.protocol_scorer`); one that reads none gets a
+    scorer that says so (:func:`_no_answer_file_scorer`)."""
+    from musiceval.protocols.base import PROTOCOLS, answer_protocols
 
     scorers = dict(SCORERS.items())
     for name, cls in answer_protocols().items():
         scorers.setdefault(name, protocol_scorer(cls))
+    for name, cls in PROTOCOLS.items():
+        scorers.setdefault(name, _no_answer_file_scorer(cls))
     return scorers
 
 
-def _add_common(p: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+def _no_answer_file_scorer(cls: type) -> Scorer:
+    """The scorer of a registered protocol that sets no ``answer_file``: ``musiceval score NAME``
+    says so, with the fix, instead of argparse's "invalid choice" (docs/extending.md, "A protocol")."""
+    from musiceval.protocols.base import reads_no_answer_file
+
+    def refuse(args: argparse.Namespace) -> ScoreOutput:
+        raise InputError(f"score {cls.name}: {reads_no_answer_file(cls)}")
+
+    return Scorer(name=cls.name, configure=lambda parser: None, score=refuse, formats=(),
+                  help=f"not scorable: {cls.__name__} sets no answer_file")
+
+
+def _no_format(protocol: str):
+    """argparse ``type=`` of ``--format`` for a protocol no answer format feeds: the reason and the fix."""
+    from musiceval.data.formats import no_format_for
+
+    def refuse(text: str) -> str:
+        raise argparse.ArgumentTypeError(no_format_for(protocol))
+
+    return refuse
+
+
+def _add_common(p: argparse.ArgumentParser, formats: Sequence[str], protocol: str) -> None:
     p.add_argument("file", nargs="?", help="input file (responses / outputs)")
-    p.add_argument("--format", choices=list(formats), default=None,
-                   help="input layout (default: detected from the file's content)")
+    if formats:
+        p.add_argument("--format", choices=list(formats), default=None,
+                       help="input layout (default: detected from the file's content)")
+    else:
+        p.add_argument("--format", type=_no_format(protocol), default=None,
+                       help="input layout (no answer format is registered for this protocol)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     p.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0, help="seed of every random choice (default 0)")
     p.add_argument("--per-item", metavar="FILE", help="write per-item scores and failures as JSON lines")
@@ -52,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     protocols = parser.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
     for name, scorer in sorted(load_scorers().items()):
         p = protocols.add_parser(name, help=scorer.help, description=scorer.help)
-        _add_common(p, tuple(dict.fromkeys([*scorer.formats, *format_choices(name)])))
+        _add_common(p, tuple(dict.fromkeys([*scorer.formats, *format_choices(name)])), name)
         scorer.configure(p)
         p.set_defaults(_scorer=scorer)
 

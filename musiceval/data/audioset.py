@@ -21,7 +21,7 @@ Conventions
   of parents is allowed, so ``d(Cowbell, Church bell) = 2`` (via Bell) and
   ``d(Cowbell, Tabla) = 3`` (via Percussion). Paths through a shared *child* (Hip hop music ->
   Beatboxing <- Vocal music) do not count: sharing a descendant is not being related.
-- "Lowest common ancestor is the root Music" (SPEC 5): both subtrees hang directly under the
+- "Lowest common ancestor is the root Music" (docs/protocols/text-encoders.md): both subtrees hang directly under the
   ontology's ``Music`` class, so two labels of one subtree whose only common ancestor (inside the
   subtree) is its top class are related through nothing but ``Music``. :meth:`Subtree.shares_branch`
   is False exactly for those pairs; the triplet generator never uses them as anchor-positive.

@@ -13,7 +13,7 @@ Sizes (test splits as the peers score them; read from the benchmark catalogue,
 
 - MuChoMusic: 1,187 questions (Weck et al., ISMIR 2024; dasheng-lm ``evaluate/jsonl``);
 - NSynth test: 4,096 notes (Engel et al. 2017; ``nsynth-test``);
-- MusicQA, MTG-Jamendo evaluation split: 5,040 question/answer pairs (SPEC, protocol 1);
+- MusicQA, MTG-Jamendo evaluation split: 5,040 question/answer pairs (docs/protocols/freeform.md);
 - CMI-Bench tasks: the ``split == "test"`` records of ``CMI_<task>.jsonl`` at nicolaus625/CMI-bench
   4c15f41 where the instruction file ships, and the record count of the published outputs of both
   MU-LLaMA and LTU (identical) for GS_key, MTG_*, MTT and Nsynth_pitch.

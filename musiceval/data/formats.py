@@ -218,6 +218,8 @@ def detect_format(path: str | Path, protocol: str | None = None) -> AnswerFormat
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
+    if protocol is not None and not format_names(protocol):
+        raise FormatError(f"{path}: {no_format_for(protocol)}")
     kind, records = sniff(path)
     found = _matches(path, records) if records else []
     if protocol is not None:
@@ -237,11 +239,19 @@ def detect_format(path: str | Path, protocol: str | None = None) -> AnswerFormat
                       f"{', '.join(names)} (see docs/extending.md to register another)")
 
 
-def _want(protocol: str | None) -> str:
+def no_format_for(protocol: str) -> str:
+    """Why no file can feed ``protocol``, and the fix: no registered answer format names it
+    (docs/extending.md, "An answer format")."""
+    return (f"no answer format is registered for the {protocol!r} protocol; register one with "
+            f"@register_format(NAME, protocols=({protocol!r},), detect=...) and expose its module under the "
+            "musiceval.formats entry point (docs/extending.md, \"An answer format\")")
+
+
+def _want(protocol: str) -> str:
     """What to pass instead: a file in a format that feeds ``protocol`` (read from the registry,
-    so a plugin's format and protocol are named like the builtin ones)."""
-    names = [n for n, f in FORMATS.items() if protocol in f.protocols]
-    return f"a {protocol} answer file (format {' or '.join(names)})" if names else f"a {protocol} answer file"
+    so a plugin's format and protocol are named like the builtin ones; a protocol no format feeds
+    is refused before, by :func:`no_format_for`)."""
+    return f"a {protocol} answer file (format {' or '.join(format_names(protocol))})"
 
 
 def get_format(name: str) -> AnswerFormat:
@@ -266,6 +276,8 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
             chosen = FORMATS.get(fmt)
         except KeyError as exc:
             raise FormatError(f"{path}: {exc.args[0]}") from None
+    if protocol is not None and not format_names(protocol):
+        raise FormatError(f"{path}: {no_format_for(protocol)}")
     if protocol is not None and protocol not in chosen.protocols:
         raise FormatError(f"{path}: format {chosen.name!r} feeds {', '.join(map(repr, chosen.protocols))}, not {protocol!r}; "
                           f"pass {_want(protocol)} or drop --format to detect it")
@@ -282,6 +294,7 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
             raise
         msg = str(exc)
         raise FormatError(msg if str(path.name) in msg else f"{path}: {msg}") from exc
+    refuse_unreadable(answers, path, chosen)
     refuse_mixed_answers(answers, path)
     answers.format = answers.format or chosen.name
     answers.source = answers.source or str(path)
@@ -289,6 +302,20 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
         answers.extra["dataset"] = dataset_name(path)
     answers.benchmark = benchmark_of(answers.extra, answers.format)
     return answers
+
+
+def refuse_unreadable(answers: AnswerSet, path: Path, fmt: AnswerFormat) -> None:
+    """:class:`FormatError` when the loader read no line of the file (every record is a failure):
+    nothing to score, so one line naming the file, how many lines failed and the first reason
+    instead of a protocol's error about a condition with no answers (docs/hardening.md, "No traceback:
+    one line naming the input and the fix")."""
+    if answers.responses or answers.excluded or not answers.failures:
+        return
+    first = answers.failures[0]
+    read_as = f"{fmt.name}, {fmt.description}" if fmt.description else fmt.name
+    raise FormatError(f"{path}: no line could be read ({len(answers.failures):,} unreadable; first: {first.item_id}: "
+                      f"{first.reason}); read as {read_as}: fix its lines, or name its real format (--format, or "
+                      "format in its answers entry)")
 
 
 def refuse_mixed_answers(answers: AnswerSet, path: Path) -> None:

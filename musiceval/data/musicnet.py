@@ -6,7 +6,7 @@ instruments, so instrument labels come from the documented table ``musicnet_ense
 (ensemble -> instruments, plus per-work overrides such as Schubert's "Trout" quintet with double
 bass). When the full dataset's note labels are present (``{train,test}_labels/<id>.csv`` with an
 ``instrument`` column of MusicNet's MIDI program codes), the instruments actually playing replace
-the table. Instrument names follow the normalisation of SPEC section 2 (contrabass -> bass).
+the table. Instrument names follow the normalisation of docs/protocols/factual.md (contrabass -> bass).
 """
 from __future__ import annotations
 

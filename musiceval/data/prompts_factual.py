@@ -1,4 +1,4 @@
-"""Prompt templates for factual QA (SPEC section 2): per-task phrasings and the variants.
+"""Prompt templates for factual QA (docs/protocols/factual.md): per-task phrasings and the variants.
 
 - :data:`PHRASINGS`: several phrasings per task; the first is the paper's ("Which instruments
   are used in this piece of music?", "What genre does this piece of music fall under?", "Which

@@ -1,6 +1,6 @@
 """Triplets (anchor, positive, negative) for probing the musical knowledge of text encoders.
 
-Two sources (SPEC 5):
+Two sources (docs/protocols/text-encoders.md):
 
 - :func:`generate_triplets` forms every triplet of one AudioSet music subtree with
   ``0 < d(anchor, positive) < d(anchor, negative)`` where ``anchor`` and ``positive`` share an
@@ -100,7 +100,7 @@ def generate_triplets(subtree: Subtree, *, seed: int = 0, max_triplets: int | No
 
 
 def negation_triplets(subtree: Subtree, *, seed: int = 0, max_triplets: int | None = None, name: str = "") -> TripletSet:
-    """For each valid anchor-positive pair, ``(a, p, no a)`` and ``(a, p, no p)`` (SPEC 5)."""
+    """For each valid anchor-positive pair, ``(a, p, no a)`` and ``(a, p, no p)`` (docs/protocols/text-encoders.md)."""
     ids, names = subtree.labels, subtree.names
     out: list[Triplet] = []
     for a, p in _valid_pairs(subtree):

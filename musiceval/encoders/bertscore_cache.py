@@ -6,10 +6,12 @@ everything again. :class:`TokenCachedBERTScorer` wraps a configured ``bert_score
 and keeps each distinct text's token embeddings (and idf weights) in a cache keyed by text (an
 :class:`~musiceval.encoders.embedding_cache.EmbeddingCache`, the same on-disk store as sentence embeddings,
 or any object with its ``get``/``put`` interface): across conditions, metrics and runs every
-distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Embedding
-and greedy matching are bert-score's own functions (``get_bert_embedding``, ``greedy_cos_idf``);
-the multi-reference maximum and the rescaling follow bert-score's code, so values equal
-``BERTScorer.score`` to float32 tolerance.
+distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Tokenising,
+the model call and greedy matching are bert-score's own functions (``sent_encode``,
+``bert_encode``, ``greedy_cos_idf``) on the inputs bert-score builds; the multi-reference maximum
+and the rescaling follow bert-score's code, so values equal ``BERTScorer.score`` to float32
+tolerance. docs/performance.md ("The default free-form metric set plus BERTScore, cold") has
+where the time goes: the model's matrix products, all but a few percent.
 
 The cache key names the model (``model_type``, a hub id or a directory path), the layer and the
 rescaling baseline (by the content hash of its file); a scorer with idf weighting is refused,
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -147,12 +150,45 @@ def _has_any(model: str, names: Sequence[str]) -> bool:
         return False
 
 
-def token_rows_table(embs: Any, idf: Any) -> np.ndarray:
-    """bert-score's batch of token embeddings ``[B, L, D]`` and idf weights ``[B, L]`` as one
-    float32 ``[B, L, D + 1]`` array (the idf weight as the last column): the cached row layout."""
+def token_rows(embs: Any, idf: Any, mask: Any) -> list[np.ndarray]:
+    """bert-score's batch of token embeddings ``[B, L, D]`` and idf weights ``[B, L]`` as one float32
+    ``[L_i, D + 1]`` row per text (its ``L_i`` tokens under ``mask``, the idf weight as the last
+    column: the cached row layout), views of one array without the padding."""
     import torch
 
-    return torch.cat([embs, idf[:, :, None].to(embs.dtype)], dim=2).float().cpu().numpy()
+    keep = mask.bool()
+    table = torch.cat([embs[keep], idf[keep][:, None].to(embs.dtype)], dim=1).float().cpu().numpy()
+    ends = np.cumsum(keep.sum(dim=1).tolist()).tolist()
+    return [table[start:end] for start, end in zip([0] + ends[:-1], ends)]
+
+
+def release_free_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim(0)``; nothing where
+    there is no glibc).
+
+    Each new batch shape makes oneDNN build and cache a GELU primitive (its primitive cache:
+    https://uxlfoundation.github.io/oneDNN/dev_guide_primitive_cache.html) between the model's
+    activations, and glibc's heap then keeps the holes the freed activations leave, resident: at
+    3,000 pairs 1.06 GB of heap for at most 0.57 GB in use. Trimming every ``TRIM_BATCHES`` batches
+    bounds that growth; every batch would fault the next batch's activations in again."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None (musl, macOS, Windows: their allocators return memory themselves)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+#: model batches between two :func:`release_free_heap` calls
+TRIM_BATCHES = 8
 
 
 def padded_ids(ids: Sequence[Sequence[int]], pad_token_id: int) -> tuple[Any, Any]:
@@ -172,15 +208,16 @@ def idf_weights(x: Any, mask: Any, specials: Sequence[int]) -> Any:
     every token but the ``specials`` ([SEP], [CLS]), 0 for those and for padding."""
     import torch
 
-    return (~torch.isin(x, torch.tensor(list(specials), dtype=x.dtype)) & mask.bool()).float()
+    return (~torch.isin(x, torch.tensor(list(specials), dtype=x.dtype, device=x.device)) & mask.bool()).float()
 
 
 class _RowWriter:
     """The token rows (and pooled sentence vectors) of a :class:`TokenCachedBERTScorer`'s misses,
     put into its cache in transactions of about ``WRITE_BYTES``: SQLite in WAL mode checkpoints
     the log when a commit leaves it over 1,000 pages (https://sqlite.org/wal.html#ckpt), so
-    a transaction per 64-text batch (7 MB of rows) paid a checkpoint per batch; 8,000 token
-    rows took 11.3 s in 64-row transactions and 7.3 s in 1,024-row ones."""
+    a transaction per 64-text batch (7 MB of rows) paid a checkpoint per batch: 4,000 token rows
+    of 40-109 tokens (440 MB) took 4.4 s in 64-row transactions and 3.0 s in 600-row ones (64 MB;
+    best of 4 each, load 5.4-6.2)."""
 
     def __init__(self, owner: "TokenCachedBERTScorer"):
         self.owner, self.rows, self.pooled, self.size = owner, [], [], 0
@@ -205,15 +242,16 @@ class _RowWriter:
 
 
 #: the token rows written to the cache per transaction (bytes)
-WRITE_BYTES = 128 << 20
+WRITE_BYTES = 64 << 20
 
 
 #: the padded-token budget of an embedding batch, per text of ``batch_size`` (64 x 64 tokens by default)
 TOKENS_PER_TEXT = 64
 
 
-#: pairs are matched CHUNK_BATCHES of bert-score's batches at a time (see TokenCachedBERTScorer.score)
-CHUNK_BATCHES = 32
+#: pairs are matched CHUNK_BATCHES of bert-score's batches at a time (see TokenCachedBERTScorer.score): the
+#: token rows of 1,024 pairs (at most 2,048 texts; 214 MB for bench_freeform_scale's texts of 69 tokens)
+CHUNK_BATCHES = 16
 
 
 class TokenCachedBERTScorer:
@@ -223,8 +261,9 @@ class TokenCachedBERTScorer:
 
     Each distinct sentence's token embeddings and idf weights (bert-score's ``stats_dict`` entry:
     ``[L, D]`` plus ``[L]``, stored as one ``[L, D + 1]`` float32 row under
-    ``<scorer id>#tokens``) are read from ``cache`` or computed with bert-score's own
-    ``get_bert_embedding`` (missing texts longest first, in batches of similar lengths); the greedy
+    ``<scorer id>#tokens``) are read from ``cache`` or computed by the model on the token ids and
+    mask bert-score's ``get_bert_embedding`` builds (each missing text tokenised once, longest first,
+    in batches of similar lengths: :meth:`_embed`); the greedy
     matching is bert-score's ``greedy_cos_idf`` on bert-score's own batches of pairs, then the
     multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
     Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
@@ -323,13 +362,15 @@ class TokenCachedBERTScorer:
         specials = [t for t in (tok.sep_token_id, tok.cls_token_id) if t is not None]
         out: dict[str, np.ndarray] = {}
         writer = _RowWriter(self)
-        for idx in length_batches([len(t) for t in ids], max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT):
+        batches = length_batches([len(t) for t in ids], max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT)
+        for k, idx in enumerate(batches, start=1):
+            if k % TRIM_BATCHES == 0:
+                release_free_heap()
             with self._timed("model"), torch.inference_mode():
-                x, mask = padded_ids([ids[i] for i in idx], tok.pad_token_id)
-                embs = bert_encode(model, x.to(device), attention_mask=mask.to(device))
-                table = token_rows_table(embs, idf_weights(x, mask, specials))
-                rows = [(missing[i], table[j, :len(ids[i])]) for j, i in enumerate(idx)]
-                pooled = self._pooled(embs, mask.to(device), rows)
+                x, mask = (t.to(device) for t in padded_ids([ids[i] for i in idx], tok.pad_token_id))
+                embs = bert_encode(model, x, attention_mask=mask)
+                rows = list(zip([missing[i] for i in idx], token_rows(embs, idf_weights(x, mask, specials), mask)))
+                pooled = self._pooled(embs, mask, rows)
             out.update(rows)
             writer.add(rows, pooled)
             self.n_embedded += len(idx)
@@ -399,6 +440,8 @@ class TokenCachedBERTScorer:
                     for start in range(first, min(first + chunk, len(flat_r)), batch_size):
                         p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
                         preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
+                stats.clear()  # this chunk's rows are freed before the next chunk's are read
+                release_free_heap()
         table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))
         if owner is not None:  # P, R and F1 each maximised over a candidate's references
             index = torch.tensor(owner, dtype=torch.long).unsqueeze(1).expand(-1, 3)

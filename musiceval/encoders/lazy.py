@@ -140,14 +140,21 @@ class LazyEncoder:
         The cache id; default ``lazy:<canonical spec>``.
     loader : callable, optional
         ``spec -> encoder`` (default :func:`~musiceval.encoders.base.load_text_encoder`).
+    facts : (dimension, revision), optional
+        What the loaded encoder will state about its rows, known before loading; default: read
+        from the weights of a built-in ``spec`` (:func:`known_encoder_facts`) without a
+        ``loader``, unknown until loaded with one. A loader that loads ``spec``'s own weights
+        passes ``known_encoder_facts(spec)``: rows written before and after the model loads then
+        carry the same revision, and the cache serves the first to the second.
     """
 
-    def __init__(self, spec: str, *, id: str | None = None, loader: Callable[[str], Any] | None = None):
+    def __init__(self, spec: str, *, id: str | None = None, loader: Callable[[str], Any] | None = None,
+                 facts: tuple[int | None, str | None] | None = None):
         self.spec = spec
         self.id = id or f"lazy:{_canonical(spec)}"
         self._loader = loader
         self._encoder: Any = None
-        self._known: tuple[int | None, str | None] | None = None
+        self._known = facts
         self._lock = threading.Lock()
 
     @property

@@ -1,4 +1,4 @@
-"""Multiple-choice QA (MuChoMusic, SPEC section 3) beyond the generic gates.
+"""Multiple-choice QA (MuChoMusic, docs/protocols/choice.md) beyond the generic gates.
 
 The declared model's multiple-choice answer files are gated in ``test_model_gates.py``: accuracy
 beats the strongest answer-blind strategy (a uniform guess, exact binomial, clustered when several
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.pytest_plugin import NOT_APPLICABLE
+from musiceval.skip_reasons import NOT_APPLICABLE
 from musiceval.suite import checks
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)

@@ -1,4 +1,4 @@
-"""Factual QA gates (SPEC section 2) beyond the generic ones, and the live-model datasets.
+"""Factual QA gates (docs/protocols/factual.md) beyond the generic ones, and the live-model datasets.
 
 The declared model's factual answer files are gated in ``test_model_gates.py`` (F1 beats its
 permutation chance level; "the model listens": Correct beats Random, the answer the same model gave
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.extraction import load_vocabulary
-from musiceval.pytest_plugin import NOT_APPLICABLE, plain_nodeid, rootpath
+from musiceval.skip_reasons import NOT_APPLICABLE
 from musiceval.protocols.factual.engine import FactualResult
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -183,19 +183,19 @@ def test_live_binary_choice_beats_a_coin_flip(name, live_closed_run, gate):
 
 
 @pytest.mark.musiceval_self_check  # the suite's two extractors agreeing: a property of the suite, not of the model
-def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate):
+def test_rule_extractor_agrees_with_llm_extractor(source, run, request, gate, musiceval_rootdir, musiceval_test_id):
     """Per answer file: how often the offline rule extractor returns the LLM extractor's label set."""
     from musiceval.llm.cassettes import use_cassette
     from musiceval.llm.client import make_client
     from musiceval.protocols.factual.engine import extractor_agreement, llm_extractor, rule_extractor
 
-    cassette = rootpath(request.config) / "fixtures" / "factual" / "cassettes" / f"agreement_{source.path.stem}.yaml"
+    cassette = musiceval_rootdir / "fixtures" / "factual" / "cassettes" / f"agreement_{source.path.stem}.yaml"
     mode = request.config.getoption("musiceval_record_mode")
     if not cassette.is_file() and mode == "none":
         gate.skip(f"needs the suite's LLM: cassette {cassette.name} is missing; record it with OPENAI_API_KEY=... "
-                  f"pytest {plain_nodeid(request.node)} --musiceval-record-mode once")
+                  f"pytest {musiceval_test_id} --musiceval-record-mode once")
     vocab, data = run.vocab, run.data  # the answers and vocabulary the factual gates scored
-    with use_cassette(cassette, mode=mode, test_id=plain_nodeid(request.node)):
+    with use_cassette(cassette, mode=mode, test_id=musiceval_test_id):
         llm = llm_extractor(vocab, model="gpt-4.1-mini", client=make_client(require_key=False))
         agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm)
     name = f"{source.model} {source.label}"

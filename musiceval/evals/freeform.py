@@ -1,4 +1,4 @@
-"""Free-form QA gates (SPEC section 1): which metrics tell the model's answers from wrong ones.
+"""Free-form QA gates (docs/protocols/freeform.md): which metrics tell the model's answers from wrong ones.
 
 Runs once per free-form answer set of the declared model(s) and per registered free-form metric
 (:data:`musiceval.metrics.registry.METRICS`: a metric registered by any module, e.g. chrF, is

@@ -1,4 +1,4 @@
-"""Free-form gates on a live ``--model`` (SPEC section 1): do its descriptions fit the audio they were
+"""Free-form gates on a live ``--model`` (docs/protocols/freeform.md): do its descriptions fit the audio they were
 given better than random audio or noise?
 
 Data: ``musiceval/evals/audio/freeform.jsonl`` (``scripts/make_freeform_audio_fixtures.py``): one
@@ -46,7 +46,8 @@ __all__ = [
     "test_live_condition_means_are_reported",
 ]
 PROTOCOL = "freeform"
-CONDITIONS = ("correct", "random", "noise")
+#: the conditions the live model is asked under for the free-form questions
+ASKED_CONDITIONS = ("correct", "random", "noise")
 METRICS = ("sentence_cosine", "clap_text", "clap_audio")
 pytestmark = pytest.mark.xdist_group("music_lm")
 
@@ -70,10 +71,11 @@ def live_freeform(live_music_lm, thresholds, embedding_cache, musiceval_seed, tm
     items, bad = load_manifest(questions)
     assert not bad, f"{questions}: {bad}"
     settings = GenerationSettings(temperature=0.0, max_tokens=int(cfg["live_max_tokens"]) if real else 8, seed=musiceval_seed)
-    result = generate_responses(model, items, conditions=CONDITIONS, data_dir=questions.parent, settings=settings,
+    result = generate_responses(model, items, conditions=ASKED_CONDITIONS, data_dir=questions.parent, settings=settings,
                                 cache=ResponseCache(tmp_path_factory.mktemp("freeform-responses")),
                                 random_draws=int(cfg["random_draws"]))
-    require_answers(result, redact(model.spec), f"{questions.name} ({len(items)} questions x {len(CONDITIONS)} conditions)")
+    require_answers(result, redact(model.spec),
+                    f"{questions.name} ({len(items)} questions x {len(ASKED_CONDITIONS)} conditions)")
     responses = [r for r in result.responses if r.meta["chunk"] == 0]  # clips are < 7 s: one chunk each
     data = AnswerSet(items=items, responses=responses, failures=list(result.failures))
     models = Models(sentence_encoder=cfg["sentence_encoder"], embedding_cache=embedding_cache)
@@ -112,7 +114,7 @@ def test_answers_describe_their_own_audio_better_than_other_audio(live_freeform,
 def test_live_condition_means_are_reported(live_freeform, gate):
     run = live_freeform.run
     rows = []
-    for condition in CONDITIONS:
+    for condition in ASKED_CONDITIONS:
         s = run.scores("sentence_cosine", condition)
         not_answered = sum(f.reason.startswith(f"{condition}") for f in run.failures)
         rows.append({"condition": condition, "n": s.n, "n_failed": len(s.failures) + not_answered,

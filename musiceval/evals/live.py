@@ -41,7 +41,8 @@ __all__ = [
     "test_a_real_model_beats_chance_on_instruments_and_keys",
 ]
 PROTOCOL = "live"
-CONDITIONS = ("correct", "noise", "text_only")
+#: the conditions the live smoke run asks every synthesised question under
+ASKED_CONDITIONS = ("correct", "noise", "text_only")
 pytestmark = pytest.mark.xdist_group("music_lm")
 
 
@@ -67,9 +68,10 @@ def live_run(live_music_lm, tmp_path_factory, musiceval_seed) -> LiveRun:
     assert not bad, f"{manifest}: {bad}"
     settings = GenerationSettings(temperature=0.0, max_tokens=64 if real else 8, seed=musiceval_seed)
     cache_dir = tmp_path_factory.mktemp("live-responses")  # fresh: the rerun must come from it
-    kwargs = dict(conditions=CONDITIONS, data_dir=manifest.parent, settings=settings)
+    kwargs = dict(conditions=ASKED_CONDITIONS, data_dir=manifest.parent, settings=settings)
+    asked = f"{manifest.name} ({len(items)} questions x {len(ASKED_CONDITIONS)} conditions)"
     first = require_answers(generate_responses(model, items, cache=ResponseCache(cache_dir), **kwargs),
-                            redact(model.spec), f"{manifest.name} ({len(items)} questions x {len(CONDITIONS)} conditions)")
+                            redact(model.spec), asked)
     rerun = generate_responses(model, items, cache=ResponseCache(cache_dir), **kwargs)
     return LiveRun(redact(model.spec), items, first, rerun, settings, real)
 
@@ -86,7 +88,7 @@ def correctness(run: LiveRun, condition: str, tasks, tolerance: float) -> ItemSc
 
 def test_every_item_is_answered_under_every_condition(live_run, gate, thresholds):
     answered = {(r.item_id, r.condition) for r in live_run.first.responses}
-    values = {f"{i.id}/{c}": float((i.id, c) in answered) for i in live_run.items for c in CONDITIONS}
+    values = {f"{i.id}/{c}": float((i.id, c) in answered) for i in live_run.items for c in ASKED_CONDITIONS}
     scores = ItemScores.from_mapping("answered", values, failures=live_run.first.failures)
     census_at_least(gate, scores, float(thresholds[PROTOCOL]["min_answered_rate"]), check="live/answered",
                     name="live: every (item, condition) gets a response", protocol=PROTOCOL)
@@ -109,7 +111,7 @@ def test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings(li
 def test_accuracy_on_synthesised_questions_is_reported(live_run, gate, thresholds):
     tolerance = float(thresholds[PROTOCOL]["tempo_tolerance"])
     rows = []
-    for condition in CONDITIONS:
+    for condition in ASKED_CONDITIONS:
         for task in ("instrument", "key", "tempo", "pitch"):
             s = correctness(live_run, condition, {task}, tolerance)
             rows.append({"condition": condition, "task": task, "n": s.n, "accuracy": s.mean()})

@@ -1,4 +1,5 @@
-"""Release gates for CMI-Bench MIR tasks answered by a live Music LM (SPEC section 4 on issue 8's path).
+"""Release gates for CMI-Bench MIR tasks answered by a live Music LM (docs/protocols/mir.md), on the live path
+of docs/evaluate-your-model.md.
 
 Data: ``musiceval/evals/audio/cmi_bench/CMI_<task>.jsonl`` (``scripts/make_mir_live_fixtures.py``):
 38 CMI-Bench instructions, in the test prompts' wording, over synthesised clips whose ground

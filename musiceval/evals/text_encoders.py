@@ -1,4 +1,4 @@
-"""Release gates for the musical knowledge of text encoders (AudioSet triplets, SPEC section 5).
+"""Release gates for the musical knowledge of text encoders (AudioSet triplets, docs/protocols/text-encoders.md).
 
 The encoders probed are those inside the suite config's metrics (``[text_encoders] encoders``).
 Triplets are generated from the bundled AudioSet ontology's "Music genre" and
@@ -25,7 +25,7 @@ import pytest
 from musiceval.data.audioset import load_ontology
 from musiceval.data.triplets import generate_triplets, negation_triplets
 from musiceval.encoders import load_text_encoder
-from musiceval.pytest_plugin import NOT_APPLICABLE
+from musiceval.skip_reasons import NOT_APPLICABLE
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, mean_std_across_prompts
 from musiceval.protocols.triplets.engine import TripletEvaluation, evaluate_triplets
 

@@ -1,6 +1,6 @@
 """Deterministic, offline label extraction: the default extractor in CI.
 
-Implements the extraction rules of SPEC section 2 without an LLM:
+Implements the extraction rules of docs/protocols/factual.md without an LLM:
 
 1. only terms explicitly in the answer: vocabulary labels and their listed synonyms, matched on
    word boundaries (``bass`` does not match ``bassoon``), longest surface first (``bass drum``

@@ -1,4 +1,4 @@
-"""The LLM label extractor: SPEC section 2's eight rules as a versioned prompt, structured output.
+"""The LLM label extractor: docs/protocols/factual.md's eight rules as a versioned prompt, structured output.
 
 One chat-completions call per distinct answer (temperature 0, non-streaming) asks for
 ``{"labels": [...]}`` under a JSON schema whose items are an ``enum`` of the vocabulary, so a

@@ -1,4 +1,4 @@
-"""Agreement between two label extractors on the same answers (rule vs LLM, SPEC section 2).
+"""Agreement between two label extractors on the same answers (rule vs LLM, docs/protocols/factual.md).
 
 Both extractors map each answer to a set of labels from one closed vocabulary; the two lists of
 sets are compared item by item.

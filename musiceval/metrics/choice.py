@@ -284,7 +284,7 @@ def run_spread(values: Sequence[float]) -> dict[str, float]:
 # ----------------------------------------------------------------------------- answer-blind strategies
 #
 # The chance level of a release gate is the strongest strategy that never looks at the question
-# or the audio (SPEC, "What the verdict means"): for multiple choice the best of a uniform guess,
+# or the audio (docs/gate-your-model.md, "What the verdict means"): for multiple choice the best of a uniform guess,
 # the best constant answer and the file's own answers moved to other items.
 
 

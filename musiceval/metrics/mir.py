@@ -70,8 +70,8 @@ TaskError = fam.TaskError
 
 @dataclass(frozen=True)
 class BlindStrategy:
-    """An answer-blind strategy scored per item like the model's answers (SPEC, "What the verdict
-    means"): what it sends (``description``) and its per-item ``scores`` (paired by item id)."""
+    """An answer-blind strategy scored per item like the model's answers (docs/gate-your-model.md, "What the
+    verdict means"): what it sends (``description``) and its per-item ``scores`` (paired by item id)."""
 
     name: str
     description: str

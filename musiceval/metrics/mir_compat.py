@@ -1,11 +1,11 @@
 """Which version of the CMI-Bench toolkit (nicolaus625/CMI-bench, ``evaluate.py``) each ``compat``
 mode of :mod:`musiceval.metrics.mir` follows.
 
-- ``"cmi-bench"``: the toolkit as its default branch scores (issue #32). Ratings are read as
+- ``"cmi-bench"``: the toolkit as its default branch scores (docs/cmi-bench.md). Ratings are read as
   ``extract_int`` reads them at commits 2cafca5 and 39a9c9b (the *first* of several numbers); every
   other rule is ``evaluate.py`` at commit 35235cb. The default branch's head itself is not in the
-  stored history these rules were read from, so that it scores this way is a measurement (issue #32:
-  its cells equal these rules), not a reading of its code.
+  stored history these rules were read from, so that it scores this way is a measurement (its cells on
+  the outputs of 9 models equal these rules: docs/cmi-bench.md), not a reading of its code.
 - ``"cmi-bench@35235cb"``: ``evaluate.py`` at commit 35235cb as a whole, a development-branch commit
   (its README: "This branch extends the original ISMIR release"), whose ``extract_int`` reads the
   *last* of several numbers.
@@ -47,5 +47,5 @@ def is_old(compat: str | None) -> bool:
 
 def rating_reads_last(compat: str | None) -> bool:
     """Whether ``compat`` reads the *last* of several rating numbers (``extract_int`` at 35235cb)
-    rather than the first (at 2cafca5 and 39a9c9b, and on the default branch as measured in #32)."""
+    rather than the first (at 2cafca5 and 39a9c9b, and on the default branch as measured: docs/cmi-bench.md)."""
     return compat == CMI_35235CB

@@ -81,7 +81,7 @@ def r2_standardised_items(references: Sequence[float], predictions: Sequence[flo
                           no_spread: str = MEAN_PREDICTOR) -> np.ndarray:
     """Per-item R^2 contributions of ratings standardised with their own mean and population std.
 
-    The rule of CMI-Bench's regression tasks (SPEC section 4, "regression"; the toolkit's
+    The rule of CMI-Bench's regression tasks (docs/protocols/mir.md, "regression"; the toolkit's
     ``cal_r2``): z-score the parsed predictions with their mean and population standard deviation,
     an unparsed one (``None``) becomes the mean (z = 0), then R^2 = 1 - SS_res / SS_tot against the
     references (:func:`r2_items`).

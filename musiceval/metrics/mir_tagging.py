@@ -140,7 +140,7 @@ def bertscore_tag_scores(responses: Sequence[str], tags: Sequence[str], scorer, 
 
 
 # ------------------------------------------------------------------ answer-blind rankings
-# The strongest strategies that never look at the clip (SPEC, "What the verdict means"; the chance
+# The strongest strategies that never look at the clip (docs/gate-your-model.md, "What the verdict means"; the chance
 # gate of docs/gate-your-model.md): one ranking of the tags sent for every item, scored per item
 # like the model's own ranking. They are the tagging counterparts of multiple choice's best constant
 # answer and are compared with the model paired by item.

@@ -34,7 +34,7 @@ Metrics
 
 References
 ----------
-.. [1] SPEC.md, section 2 (factual QA framework).
+.. [1] docs/protocols/factual.md (factual QA framework).
 .. [2] scikit-learn, ``precision_recall_fscore_support``.
 """
 from __future__ import annotations

@@ -3,12 +3,12 @@
 Conventions
 -----------
 - A triplet (anchor, positive, negative) is correct when ``cos(anchor, positive) >
-  cos(anchor, negative)`` (SPEC 5); a tie is incorrect. Cosines are computed in float64 after
+  cos(anchor, negative)`` (docs/protocols/text-encoders.md); a tie is incorrect. Cosines are computed in float64 after
   L2-normalising each row, so inputs need not be normalised.
 - Embeddings come either as three aligned ``(n, dim)`` arrays, or as one matrix of *distinct*
   strings plus three index arrays (:func:`triplet_correct_indexed`): the protocol embeds each
   distinct string once and compares in bulk.
-- Prompt sensitivity (SPEC 5): each prompt in :data:`PAPER_PROMPTS` wraps all three labels; the
+- Prompt sensitivity (docs/protocols/text-encoders.md): each prompt in :data:`PAPER_PROMPTS` wraps all three labels; the
   study reports the mean and the population standard deviation (``ddof=0``) of the accuracies
   across prompts (:func:`mean_std_across_prompts`).
 - Negation: in a negation triplet the negative "no <label>" has its "no " replaced by one of

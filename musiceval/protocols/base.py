@@ -16,7 +16,7 @@ from one code path.
   ``"excluded"``: the items a named rule left out, counted per rule and never as failures
   (:meth:`Protocol.exclusions`, :mod:`musiceval.exclusions`);
 - :meth:`Protocol.chances` -> the chance levels a metric is gated against: the strongest
-  answer-blind strategies (SPEC, "What the verdict means": a uniform guess, the best constant
+  answer-blind strategies (docs/gate-your-model.md, "What the verdict means": a uniform guess, the best constant
   answer, the file's own answers moved to other items, a task's trivial baselines);
 - :meth:`Protocol.answer_permutation` -> the answers moved to other items and scored against each
   item, paired by item: the evidence that the model listens when no control was recorded;
@@ -108,7 +108,8 @@ class Protocol(abc.ABC):
 
     #: registry name, e.g. "choice"
     name: ClassVar[str] = ""
-    #: the metric reported first and gated against chance
+    #: the metric reported first and gated against chance; "the model listens" and "the model
+    #: answers the question" gate it, so its role is "gate" (:func:`check_headline`)
     headline: ClassVar[str] = ""
 
     # ---- what the rest of musiceval reads from the class (the protocol declares itself once) ----
@@ -227,9 +228,9 @@ class Protocol(abc.ABC):
         """``metric`` when each item's Correct answer is replaced by the answer the model gave to
         another question about the same clip (:meth:`question_partners`), scored against THIS item
         with the protocol's own scorer, per item (paired by item id, condition
-        :data:`QUESTION_PERMUTATION`, grouped by clip); items without a partner are left out. SPEC,
-        "What the verdict means": answers that ignore the question score the same in place as
-        moved. None when fewer than :data:`~musiceval.conditions.MIN_QUESTION_ITEMS` items on
+        :data:`QUESTION_PERMUTATION`, grouped by clip); items without a partner are left out.
+        docs/gate-your-model.md, "What the verdict means": answers that ignore the question score the
+        same in place as moved. None when fewer than :data:`~musiceval.conditions.MIN_QUESTION_ITEMS` items on
         :data:`~musiceval.conditions.MIN_QUESTION_CLIPS` clips have a partner, or the protocol
         cannot score a moved answer (the default)."""
         return None
@@ -309,6 +310,32 @@ def register_protocol(cls: type[Protocol]) -> type[Protocol]:
         raise ValueError(f"{cls.__name__}: a protocol that reads an answer file ({cls.answer_file}) implements from_answers")
     PROTOCOLS.register(cls.name, cls, replace=True)
     return cls
+
+
+class ProtocolError(ValueError):
+    """A registered protocol class that cannot take part as declared (one line: the class and the fix)."""
+
+
+def reads_no_answer_file(cls: type[Protocol]) -> str:
+    """Why protocol class ``cls`` has no config section, answers entry or ``musiceval score``
+    scorer, and the fix: it sets no :attr:`Protocol.answer_file` (docs/extending.md, "A protocol")."""
+    return (f"the {cls.name!r} protocol reads no answer file ({cls.__name__} sets no answer_file): a protocol that "
+            "scores answer files sets its class attribute answer_file (the file it reads, in words) and implements "
+            "from_answers (docs/extending.md, \"A protocol\")")
+
+
+def check_headline(run: Protocol) -> None:
+    """Refuse (:class:`ProtocolError`) a protocol whose headline metric is a finding: the headline is
+    what "the model listens" and "the model answers the question" gate (docs/gate-your-model.md),
+    while a finding is recorded with its interval and never fails a release (:attr:`MetricInfo.role`);
+    the two cannot both hold, and neither may win silently."""
+    if run.metric_info(run.headline).role != "finding":
+        return
+    raise ProtocolError(f"{type(run).__name__} (protocol {run.name!r}): its headline {run.headline!r} has "
+                        "role='finding' in metric_info, but the headline is what the release gates 'the model "
+                        "listens' and 'the model answers the question' test; make a metric with role='gate' the "
+                        f"headline, or give {run.headline!r} role='gate' (a [checks] rule of the suite config can "
+                        "still make one of its checks a finding)")
 
 
 def answer_protocols() -> dict[str, type[Protocol]]:

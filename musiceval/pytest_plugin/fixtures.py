@@ -132,6 +132,18 @@ def data_dir(pytestconfig: pytest.Config) -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def musiceval_rootdir(pytestconfig: pytest.Config) -> Path:
+    """The session's rootdir, the same on every xdist worker (:func:`~musiceval.pytest_plugin.session.rootpath`)."""
+    return rootpath(pytestconfig)
+
+
+@pytest.fixture
+def musiceval_test_id(request: pytest.FixtureRequest) -> str:
+    """The test's node id as ``pytest <id>`` selects it (no xdist group suffix): what cassettes are keyed by."""
+    return plain_nodeid(request.node)
+
+
+@pytest.fixture(scope="session")
 def fixtures_dir(pytestconfig: pytest.Config) -> Path:
     given = _opt(pytestconfig, "musiceval_fixtures_dir")
     path = Path(given) if given else rootpath(pytestconfig) / "fixtures"

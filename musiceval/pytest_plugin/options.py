@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from musiceval.skip_reasons import NOT_APPLICABLE  # noqa: F401  (the plugin's parts import it from here)
+
 DATASET_HINTS = {
     "fma": "download fma_metadata.zip and fma_small.zip from https://github.com/mdeff/fma and unzip into <data-dir>/fma",
     "musicnet": "download MusicNet from https://zenodo.org/records/5120004 and unpack into <data-dir>/musicnet",
@@ -16,7 +18,6 @@ DATASET_HINTS = {
     "nsynth": "download nsynth-test.jsonwav.tar.gz from https://magenta.tensorflow.org/datasets/nsynth into <data-dir>/nsynth",
     "cmi-bench": "clone https://github.com/nicolaus625/CMI-bench and follow its data instructions into <data-dir>/cmi-bench",
 }
-NOT_APPLICABLE = "not applicable: "
 #: the subject of a test about something the config does not give (deselected outside the demo)
 NOT_GIVEN = "n/a"
 #: the session states of this process, innermost last (an in-process pytester run nests one), for

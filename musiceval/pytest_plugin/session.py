@@ -41,8 +41,10 @@ def pytest_configure(config: pytest.Config) -> None:
         suite = _load_suite(config)
     except ConfigError as exc:
         pytest.exit(f"musiceval: {exc}", returncode=2)
+    self_checks = _opt(config, "musiceval_self_checks")
+    self_checks = bool(suite.thresholds["defaults"]["self_checks"] if self_checks is None else self_checks)
     if _is_worker(config):
-        _share_cpus_between_workers()
+        _share_cpus_between_workers(len(suite.sources()), self_checks)
         if config.workerinput.get("musiceval_loadgroup"):
             config.pluginmanager.register(_XdistGroupSuffix(), "musiceval-xdist-group-suffix")
         results_dir = Path(config.workerinput["musiceval_results_dir"])
@@ -61,9 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except OSError as exc:  # nothing ran yet: a usage error, one line naming the file
             pytest.exit(f"musiceval: {cannot_write(exc.filename or results_dir, exc, RESULTS_DIR_FIX)}", returncode=2)
         meta = _run_meta(config, suite)
-    self_checks = _opt(config, "musiceval_self_checks")
     config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
-                         "self_checks": bool(suite.thresholds["defaults"]["self_checks"] if self_checks is None else self_checks),
+                         "self_checks": self_checks,
                          "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0,
                          "made": [] if _is_worker(config) else made}
     _STATES.append(config._musiceval)  # type: ignore[attr-defined]
@@ -115,10 +116,11 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
     options = _opt(config, "musiceval_option", []) or []
     if options:
         suite = apply_options(suite, options)
-    for source in suite.sources():  # readable as their protocol's answers, each one model's single run
-        _check_format(source)
-    for source in suite.baseline_sources():  # a baseline's unusable answer file is refused now, not per test
-        _check_format(source, whose="baseline")
+    if not _is_worker(config):  # the controller checks them before it starts the workers
+        for source in suite.sources():  # readable as their protocol's answers, each one model's single run
+            _check_format(source)
+        for source in suite.baseline_sources():  # a baseline's unusable answer file is refused now, not per test
+            _check_format(source, whose="baseline")
     from musiceval.models.args import coerce_model_args, parse_model_args
 
     try:  # model arguments are checked before any model loads
@@ -209,12 +211,24 @@ def _check_format(source: Source, whose: str = "model") -> None:
         raise ConfigError(f"{whose} {source.model!r}: {str(exc).strip(chr(34))}") from None
 
 
-def _share_cpus_between_workers() -> None:
-    """Give each xdist worker its share of the cores for torch/BLAS threads (set before torch loads)."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    threads = str(max(1, (os.cpu_count() or 1) // max(workers, 1)))
+def _share_cpus_between_workers(sources: int, self_checks: bool) -> None:
+    """Give each xdist worker its share of the cores for torch/BLAS threads (set before torch loads):
+    the cores divided among the workers that have work. Each answer source is built on one worker
+    (its xdist group), so with fewer sources than workers the others idle: one MusicQA file on
+    ``-n 4`` is one worker's work, and it gets every core. The self-checks spread over every worker.
+
+    With more than one thread, idle OpenMP threads sleep instead of spinning
+    (``OMP_WAIT_POLICY=PASSIVE``, the OpenMP specification's wait policy): a core that another
+    process holds then costs a thread's wait, not a core spinning against the thread it waits for
+    (MiniLM on 2 cores with one held by another job: 57 s with two spinning threads, 46 s with two
+    sleeping ones, 43-47 s with one; docs/performance.md, "Cold one-file runs")."""
+    workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")), 1)
+    busy = workers if self_checks else min(workers, max(sources, 1))
+    threads = max(1, (os.cpu_count() or 1) // busy)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, threads)
+        os.environ.setdefault(var, str(threads))
+    if threads > 1:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 

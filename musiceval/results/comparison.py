@@ -58,11 +58,17 @@ class NotComparable(ValueError):
 
     def __init__(self, label_a: str, label_b: str, differences: Sequence[str]):
         self.differences = list(differences)
-        lines = "\n  ".join(self.differences)
-        super().__init__(
-            f"{label_a} and {label_b} were scored differently, so their scores do not compare "
-            f"(re-score one run with the other's scorer, or compare runs of one musiceval setup):\n  {lines}"
-        )
+        super().__init__(not_comparable(label_a, label_b, self.differences))
+
+
+def not_comparable(label_a: str, label_b: str, differences: Sequence[str]) -> str:
+    """Why two runs do not compare: the first line names the first differing scorer-side key with
+    both values (a summary shows that line alone), the other differences follow one per line
+    (docs/regression-gates.md, "Provenance")."""
+    more = f"; {len(differences) - 1} more below" if len(differences) > 1 else ""
+    rest = "".join(f"\n  {d}" for d in differences[1:])
+    return (f"{label_a} and {label_b} were scored differently ({differences[0]}{more}), so their scores do not "
+            f"compare; re-score one run with the other's scorer, or compare runs of one musiceval setup{rest}")
 
 
 @dataclass

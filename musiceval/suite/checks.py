@@ -172,8 +172,9 @@ def binding(results: list[GateResult]) -> int:
 
 def beats_chance(gate: Gate, run: Protocol, metric: str, chances: tuple[Chance, ...] | list[Chance] | None = None, *,
                  margin: float = 0.0) -> GateResult | None:
-    """ONE gate: ``metric`` on Correct beats the strongest answer-blind strategy (SPEC, "What the
-    verdict means"), i.e. every one of ``chances`` (default ``run.chances(metric)``; None when there is none).
+    """ONE gate: ``metric`` on Correct beats the strongest answer-blind strategy (docs/gate-your-model.md, "What
+    the verdict means"), i.e. every one of ``chances`` (default ``run.chances(metric)``; None when there is
+    none).
 
     Each strategy is decided as :func:`compare_with_chance` decides it, on a gate that records
     nothing; the gate is their intersection-union test (:func:`intersection_union`, Berger 1982:
@@ -268,7 +269,7 @@ def answers_the_question(gate: Gate, run: Protocol, metric: str | None = None, *
                          margin: float = 0.0) -> GateResult | None:
     """"The model answers the question": ``metric`` (default the headline) on Correct beats the
     same answers moved to other questions about the same clip, paired by item and clustered by
-    clip (SPEC, "What the verdict means": answering the question is tested wherever a benchmark
+    clip (docs/gate-your-model.md, "What the verdict means": answering the question is tested wherever a benchmark
     asks several questions about one clip).
 
     The moved answers are :meth:`~musiceval.protocols.base.Protocol.question_permutation` (a seeded

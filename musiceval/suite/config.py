@@ -303,6 +303,10 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
     protocol = entry.get("protocol")
     options = answer_options()
     if protocol not in options:
+        from musiceval.protocols.base import PROTOCOLS, reads_no_answer_file
+
+        if isinstance(protocol, str) and protocol in PROTOCOLS:
+            raise ConfigError(f"{at}: {reads_no_answer_file(PROTOCOLS.get(protocol))}")
         raise ConfigError(f"{at}: 'protocol' must be one of {', '.join(options)} (got {protocol!r}); a protocol from "
                           "another package is registered with @register_protocol (docs/extending.md)")
     allowed = (*_ANSWER_KEYS, *options[protocol])

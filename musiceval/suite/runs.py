@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from musiceval.data.answers import AnswerSet
-from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings
+from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings, check_headline
 from musiceval.records import ItemFailure
 from musiceval.suite.config import Source, SuiteConfig
 
@@ -99,11 +99,13 @@ def refuse_oversized(answers: AnswerSet, source: Source) -> None:
 
 
 def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None) -> Protocol:
-    """Load ``source``'s answers (:func:`load_source`) and build its protocol."""
+    """Load ``source``'s answers (:func:`load_source`) and build its protocol, refused
+    (:func:`~musiceval.protocols.base.check_headline`) when its headline is a finding."""
     answers = load_source(source)
     options = protocol_options(source, config, cache_dir=cache_dir)
     settings = ProtocolSettings(seed=seed, options=options)
     run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]
+    check_headline(run)
     run.model = source.model
     run.source = source.label
     run.items_sha256 = items_fingerprint(answers.items)  # type: ignore[attr-defined]

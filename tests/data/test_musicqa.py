@@ -148,7 +148,7 @@ def test_caption_csv_layouts(tmp_path):
 
 
 def test_every_duplicate_record_is_a_counted_failure_with_its_line(tmp_path):
-    """12 records sharing one id: 1 item and 11 failures, each named by its own line (#14)."""
+    """12 records sharing one id: 1 item and 11 failures, each named by its own line."""
     from musiceval.cli import main
 
     rec = {"question": "Describe the audio", "answer": "a calm piano piece", "audio": "same.flac",

@@ -176,7 +176,7 @@ def test_fixture_csv_loads_cleanly_with_both_kinds():
 
 
 def test_an_unterminated_quote_fails_its_row_and_swallows_none_after_it(tmp_path):
-    """csv reads an open quote to the end of the file; every later row must still be read (#14)."""
+    """csv reads an open quote to the end of the file; every later row must still be read."""
     path = tmp_path / "t.csv"
     path.write_text('anchor,positive,negative\nRock music,Jazz,Opera\n"unterminated,Jazz,Opera\nBlues,Funk,Techno\n'
                     'Salsa music,Opera,Jazz\n"Rock\nmusic",Jazz,Opera\n')

@@ -1,6 +1,8 @@
 """TokenCachedBERTScorer: bert-score's values, each distinct text embedded once, nothing on a warm rerun."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -153,3 +155,94 @@ def test_a_model_without_weights_fails_when_built_and_unloadable_files_name_the_
     assert not lazy.loaded
     with pytest.raises(FileNotFoundError, match="could not be loaded at the first text missing.*copy the complete model"):
         bertscore(TokenCachedBERTScorer(lazy, EmbeddingCache(tmp_path / "cache")), ["a piano"], ["a guitar"])
+
+
+SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
+              Path(__file__).resolve().parents[3] / "shared" / "data")
+
+
+def _real_captions(n: int) -> tuple[list[str], list[str]]:
+    """The first ``n`` (answer, reference) pairs of LTU's MusicCaps outputs in ../shared/data (CMI-Bench)."""
+    import json
+
+    path = SHARED / "cmi-bench" / "outputs" / "ltu" / "ltu_MusicCaps.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} absent (../shared/data beside the repository)")
+    records = [r for r in json.loads(path.read_text(encoding="utf-8")) if str(r.get("response", "")).strip()][:n]
+    return [r["response"] for r in records], [r["correct_answer"] for r in records]
+
+
+def test_real_captions_in_two_conditions_equal_bert_score_and_count_hits_and_misses(scorer, tmp_path, monkeypatch):
+    """Each text through the model once (misses), every later use a cache read (hits), in chunks of
+    one bert-score batch: values equal bert-score's own call on the same inputs, condition by condition."""
+    cands, refs = _real_captions(40)
+    shifted = cands[20:] + cands[:20]  # a Random-like condition: another clip's answer, same references
+    monkeypatch.setattr("musiceval.encoders.bertscore_cache.CHUNK_BATCHES", 1)
+    cached = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    for condition in (cands, shifted):
+        got, expected = cached.score(condition, refs, batch_size=8), scorer.score(condition, refs, batch_size=8)
+        for g, w in zip(got, expected):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), atol=2e-6, rtol=0)
+    distinct = set(cands) | set(refs)
+    per_chunk = [set(c[k:k + 8]) | set(refs[k:k + 8]) for c in (cands, shifted) for k in range(0, 40, 8)]
+    assert cached.n_embedded == len(distinct)  # a miss once, in the chunk that first holds the text
+    assert cached.n_read == sum(map(len, per_chunk)) - len(distinct)  # every other chunk's use: a hit
+    warm = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    warm.score(shifted, refs, batch_size=8)
+    assert (warm.n_embedded, warm.n_read) == (0, sum(map(len, per_chunk[5:])))
+
+
+def test_token_ids_mask_and_idf_are_bert_scores_own(scorer):
+    """The batch the model sees is what bert-score's get_bert_embedding builds (collate_idf) for the same texts."""
+    from collections import defaultdict
+
+    from bert_score.utils import collate_idf, sent_encode
+
+    from musiceval.encoders.bertscore_cache import idf_weights, padded_ids
+
+    texts = _real_captions(12)[0] + ["Jazz trio.", "  padded with spaces  "]
+    tok = scorer._tokenizer
+    idf_dict = defaultdict(lambda: 1.0, {tok.sep_token_id: 0, tok.cls_token_id: 0})
+    want_ids, want_idf, _, want_mask = collate_idf(texts, tok, idf_dict, device="cpu")
+    ids, mask = padded_ids([sent_encode(tok, t) for t in texts], tok.pad_token_id)
+    assert ids.equal(want_ids) and mask.equal(want_mask)
+    assert idf_weights(ids, mask, [tok.sep_token_id, tok.cls_token_id]).equal(want_idf)
+
+
+def test_misses_are_written_in_few_transactions(scorer, tmp_path, monkeypatch):
+    """Token rows go to the cache WRITE_BYTES at a time, not one transaction per model batch."""
+    cache = EmbeddingCache(tmp_path)
+    calls = []
+    put_many = cache.put_many
+    monkeypatch.setattr(cache, "put_many", lambda encoder_id, rows, **kw: calls.append(len(rows)) or put_many(encoder_id, rows, **kw))
+    cands, refs = _real_captions(40)
+    cached = TokenCachedBERTScorer(scorer, cache)
+    cached.score(cands, refs, batch_size=8)
+    distinct = len(set(cands) | set(refs))
+    assert cached.n_embedded == distinct > 8 and calls == [distinct]  # 10 model batches or more, one transaction
+    monkeypatch.setattr("musiceval.encoders.bertscore_cache.WRITE_BYTES", 1)
+    calls.clear()
+    other = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path / "small"))
+    monkeypatch.setattr(other.cache, "put_many", lambda encoder_id, rows, **kw: calls.append(len(rows)))
+    other.score(cands, refs, batch_size=8)
+    # a transaction per model batch (at most 8 texts, fewer for long ones) when the budget is 1 byte
+    assert len(calls) >= -(-distinct // 8) and sum(calls) == distinct
+
+
+def test_the_c_heap_is_trimmed_every_few_model_batches_and_after_each_chunk(scorer, tmp_path, monkeypatch):
+    """Freed activations go back to the system between batches of new shapes (release_free_heap):
+    every TRIM_BATCHES model batches and once a chunk's pairs are matched."""
+    import musiceval.encoders.bertscore_cache as module
+
+    calls, real = [], module.release_free_heap
+    monkeypatch.setattr(module, "release_free_heap", lambda: calls.append(1))
+    monkeypatch.setattr(module, "TRIM_BATCHES", 2)
+    monkeypatch.setattr(module, "CHUNK_BATCHES", 2)
+    cands, refs = _real_captions(40)
+    texts = list(dict.fromkeys(refs[:16] + cands[:16]))
+    lengths = [len(scorer._tokenizer(t.strip(), truncation=True)["input_ids"]) for t in texts]
+    first_chunk = module.length_batches(lengths, max_texts=8, max_tokens=8 * module.TOKENS_PER_TEXT)
+    cached = TokenCachedBERTScorer(scorer, EmbeddingCache(tmp_path))
+    cached.score(cands[:16], refs[:16], batch_size=8)  # one chunk of two batches of pairs
+    assert len(calls) == len(first_chunk) // 2 + 1
+    real()  # glibc's malloc_trim where there is one, else nothing

@@ -1,4 +1,4 @@
-"""A cached row is used only when it is the encoder's own (issue #27; docs/hardening.md "Embedding
+"""A cached row is used only when it is the encoder's own (docs/hardening.md "Embedding
 cache"): rows of the wrong dimension or of another encoder, planted in the store, are misses."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""EmbeddingCache: one SQLite file, safe across processes, rows validated on read (#14)."""
+"""EmbeddingCache: one SQLite file, safe across processes, rows validated on read."""
 from __future__ import annotations
 
 import multiprocessing as mp

@@ -1,4 +1,4 @@
-"""The rule extractor on SPEC's rules and on real Music-LM answers (fixtures/factual)."""
+"""The rule extractor on the rules of docs/protocols/factual.md and on real Music-LM answers (fixtures/factual)."""
 import json
 from pathlib import Path
 
@@ -58,11 +58,11 @@ def labels(text, vocab):
         ("The piano isn't there; a violin is.", "musicnet-instruments", ["violin"]),
         ("Not only piano but also violin", "musicnet-instruments", ["piano", "violin"]),
         ("No doubt it is jazz", "gtzan", ["jazz"]),
-        # SPEC's hedging example
+        # the hedging example of docs/protocols/factual.md
         ("pop/soft rock", "gtzan", ["pop", "rock"]),
     ],
 )
-def test_spec_rules(text, vocab, expected):
+def test_extraction_rules(text, vocab, expected):
     assert labels(text, vocab) == expected
 
 

@@ -176,7 +176,7 @@ def test_unknown_task_and_mode():
 
 @pytest.mark.parametrize("bad", ["12345", "Infinity", "C\u200b major", ""])
 def test_one_unreadable_reference_key_is_a_per_item_failure_not_a_task_error(bad):
-    """GS_key: the majority baseline used to raise on one bad reference and stop the file (#14)."""
+    """GS_key: the majority baseline used to raise on one bad reference and stop the file."""
     recs = [_rec(0, "C major", "C major"), _rec(1, "A minor", "A minor"), _rec(2, "C major", bad), _rec(3, "G major", "C major")]
     res = score_task("GS_key", recs)
     assert res.n == 4 and [f.item_id for f in res.failures] == ["2|x2"]

@@ -216,7 +216,7 @@ def test_a_run_killed_mid_way_resumes_without_duplicates_or_torn_lines(tmp_path)
 
 
 def test_two_concurrent_runs_on_one_cache_ask_the_model_once_per_request(tmp_path):
-    """Claims in the response cache: a second run waits for the first one's answers (#14)."""
+    """Claims in the response cache: a second run waits for the first one's answers."""
     pytest.importorskip("openai")
     import threading
 

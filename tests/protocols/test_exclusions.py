@@ -1,4 +1,5 @@
-"""Counted, not dropped (issue #27): items a protocol's rule leaves out are listed under ``excluded``
+"""Counted, not dropped (docs/hardening.md, "Every line accounted for"): items a protocol's rule leaves out are
+listed under ``excluded``
 in ``evaluate()`` with the rule's name, never as per-item failures, and scored + failed + left out
 accounts for every input record."""
 from __future__ import annotations

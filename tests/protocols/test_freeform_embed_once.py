@@ -108,6 +108,32 @@ def test_sentence_vectors_from_bertscores_pass_equal_the_sentence_encoders_own(d
     assert alone.encoder("sentence").n_encoded == len(_distinct_texts(data, run)) and "bertscore" not in alone._loaded
 
 
+def test_the_protocol_runs_minilm_once_per_text_and_scores_the_same_cold_and_warm(data_and_rewrites, tmp_path):
+    """Through :class:`FreeformProtocol` (what the pytest gates build), sentence cosine, the headline
+    scored first, has BERTScore scored before it: MiniLM sees each distinct text once, the sentence
+    encoder never loads, and the values equal a warm rerun's, which loads no model."""
+    from musiceval.protocols.base import ProtocolSettings
+    from musiceval.protocols.freeform import FreeformProtocol
+
+    data, rewrites = data_and_rewrites
+
+    def protocol_run():
+        run = FreeformProtocol.from_answers(data, ProtocolSettings(seed=7, options={
+            "rewrites": rewrites, "random_draws": 2, "cache_dir": str(tmp_path), "metrics": ["sentence_cosine", "bertscore"]}))
+        assert run.metrics[0] == "sentence_cosine" and run.evaluate()["sentence_cosine"] > 0
+        return run, {(m, c): run.scores(m, c) for c in CONDITIONS for m in ("sentence_cosine", "bertscore")}
+
+    run, cold = protocol_run()
+    models = run.evaluation.models
+    assert models.bertscorer().n_embedded == len(_distinct_texts(data, run.evaluation))
+    assert not models.encoder("sentence").loaded
+    again, warm = protocol_run()
+    assert not again.evaluation.models.bertscorer().scorer.loaded and not again.evaluation.models.encoder("sentence").loaded
+    for key, s in cold.items():
+        assert warm[key].ids == s.ids
+        np.testing.assert_array_equal(warm[key].values, s.values, err_msg=str(key))
+
+
 def test_bertscore_through_the_protocol_equals_bert_score_per_condition(data_and_rewrites, cold):
     from bert_score import BERTScorer
 
@@ -180,3 +206,22 @@ def test_fense_models_embed_each_distinct_text_once_and_nothing_on_a_warm_rerun(
     assert (~near).sum() > 10
     np.testing.assert_allclose(s.values[~near], expected[~near], atol=1e-5, rtol=0)
     assert all(np.isclose(v, [f, c], atol=1e-5).any() for v, f, c in zip(s.values[near], flagged[near], clear[near]))
+
+
+def test_a_model_that_cannot_be_loaded_is_tried_once_per_run(monkeypatch):
+    """An absent model (CLAP's weights here) fails every metric call that needs it with the same
+    error, after one try: each try of a hub model asks the hub again."""
+    from musiceval.encoders import base
+
+    tries = []
+
+    def absent(spec):
+        tries.append(spec)
+        raise FileNotFoundError(f"{spec}: no weights on this machine")
+
+    monkeypatch.setattr(base, "load_text_encoder", absent)
+    models = Models(clap="/nowhere")
+    for _ in range(3):
+        with pytest.raises(FileNotFoundError, match="no weights on this machine"):
+            models.encoder("clap")
+    assert tries == ["clap:/nowhere"]

@@ -104,3 +104,37 @@ def test_the_lazy_bertscore_load_counts_as_a_one_time_load_not_as_task_time(tmp_
     scoring_mir.score_file(_slice(tmp_path, "ltu", "SDD"), cache_dir=cache)
     assert not mir_models._BERTSCORERS[("minilm", 6, str(cache))][0].scorer.loaded  # warm: no model
     assert counted == ["bertscore:minilm@6"]  # building the scorer only
+
+
+def test_rows_embedded_while_the_encoder_loads_are_read_back_once_it_has_loaded(tmp_path, monkeypatch):
+    """A cold run's first texts are embedded by the call that loads the encoder; their rows carry
+    the revision the loaded encoder states, so the next call (a tagging task's Random condition:
+    the same answers moved to other items) reads them instead of refusing and embedding them again."""
+    import warnings
+
+    import numpy as np
+
+    from musiceval.encoders.embedding_cache import CacheRowsRefused
+
+    real, encoded = mir_models.shared_encoder, []
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def encode(self, texts):
+            encoded.extend(texts)
+            return self.inner.encode(texts)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(mir_models, "shared_encoder", lambda spec: Counting(real(spec)))
+    embed = mir_models.make_embedder("minilm", tmp_path)
+    texts = ["a calm piano piece", "a loud rock song with drums"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheRowsRefused)
+        first = embed(texts)
+        again = embed(texts[::-1])
+    assert sorted(encoded) == sorted(texts)
+    np.testing.assert_array_equal(again, first[::-1])

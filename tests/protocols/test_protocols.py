@@ -178,6 +178,20 @@ def test_freeform_equals_todays_evaluation_on_lexical_metrics():
     assert p.evaluate()["excluded"]["reference_copies_question"]["n"] == 4
 
 
+def test_freeform_headline_is_the_first_gating_metric_asked_for():
+    """A finding (BLEU) never leads: the headline is what "the model listens" gates."""
+    assert build("freeform", MUSICQA, metrics=["bleu", "bertscore", "rouge_l"]).headline == "bertscore"
+    assert build("freeform", MUSICQA, metrics=["bleu", "rouge_l"]).headline == "bleu"  # refused where gates run
+
+
+def test_only_findings_asked_for_are_refused_where_the_gates_run():
+    from musiceval.protocols.base import ProtocolError, check_headline
+
+    with pytest.raises(ProtocolError, match="headline 'bleu' has role='finding'"):
+        check_headline(build("freeform", MUSICQA, metrics=["bleu", "rouge_l"]))
+    check_headline(build("freeform", MUSICQA, metrics=["bleu", "bertscore"]))
+
+
 def test_freeform_keep_compared_only_keeps_items_with_a_partner_or_a_rewrite():
     rewrites = FIXTURES / "freeform" / "rewrites_handwritten.jsonl"
     p = build("freeform", MUSICQA, metrics=["bleu"], rewrites=str(rewrites), keep_compared_only=True)

@@ -49,7 +49,8 @@ def test_musiceval_format_with_explicit_random_rows_and_bad_lines(tmp_path):
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{broken\n")
     data = factual_set(load_factual(path, "musiceval"))
     result = score_factual(data, load_vocabulary("gtzan"), n_permutations=50)
-    assert result.metrics["correct"]["f1"] == pytest.approx((2 / 3 + 1) / 2)  # SPEC: [pop, rock] vs [pop] -> 0.667
+    # docs/protocols/factual.md: [pop, rock] vs [pop] -> 0.667
+    assert result.metrics["correct"]["f1"] == pytest.approx((2 / 3 + 1) / 2)
     assert result.metrics["random"]["f1"] == pytest.approx(0.5)
     reasons = " | ".join(f.reason for f in result.failures)
     assert "not in vocabulary 'gtzan'" in reasons and "malformed JSON" in reasons
@@ -61,7 +62,7 @@ def test_input_errors_name_the_fix(tmp_path):
     (tmp_path / "latin1.jsonl").write_bytes(b'{"item_id": "a", "text": "caf\xe9", "labels": ["pop"]}')
     data = factual_set(load_factual(tmp_path / "latin1.jsonl", "musiceval"))
     assert data.n == 0 and "not valid UTF-8" in data.failures[0].reason
-    with pytest.raises(InputError, match="no readable records"):
+    with pytest.raises(InputError, match="no line could be read .*re-encode the file as UTF-8"):
         run(tmp_path / "latin1.jsonl", "musiceval", "gtzan")
     with pytest.raises(InputError, match="--vocab"):
         run(FIXTURES / "mullama_GTZAN.jsonl", "cmi-bench", "no-such-vocab")

@@ -1,5 +1,5 @@
 """A config mistake stops pytest at start-up with exit 2 and one line naming the key and the fix,
-never an INTERNALERROR traceback (issue #27)."""
+never an INTERNALERROR traceback (docs/hardening.md)."""
 from __future__ import annotations
 
 import json

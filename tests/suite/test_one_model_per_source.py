@@ -1,5 +1,5 @@
 """One model per source: a CMI-Bench outputs directory holding several models' files is refused
-(issue #27), wherever a directory is declared, with one line naming the models and the fix."""
+(docs/gate-your-model.md), wherever a directory is declared, with one line naming the models and the fix."""
 from __future__ import annotations
 
 import shutil

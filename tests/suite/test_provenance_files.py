@@ -1,4 +1,4 @@
-"""The run's provenance hashes every answer file and data file it reads (issue #27; docs/regression-gates.md
+"""The run's provenance hashes every answer file and data file it reads (docs/regression-gates.md
 "Provenance"): answer files on the model side, vocabularies / hierarchies / rewrites on the scorer side."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Multiple-choice answers matched and aggregated (MuChoMusic, SPEC section 3): the engine of
+"""Multiple-choice answers matched and aggregated (MuChoMusic, docs/protocols/choice.md): the engine of
 :class:`musiceval.protocols.choice.ChoiceProtocol` and of ``musiceval score choice``
 (:mod:`musiceval.commands.choice`, which documents the output).
 

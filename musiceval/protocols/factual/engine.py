@@ -1,4 +1,4 @@
-"""Factual QA on recorded answers (SPEC section 2): labels extracted from each answer and scored
+"""Factual QA on recorded answers (docs/protocols/factual.md): labels extracted from each answer and scored
 against the item's true labels. The engine of :class:`musiceval.protocols.factual.FactualProtocol`
 and of ``musiceval score factual`` (:mod:`musiceval.commands.factual`, which documents the
 conditions, options and output).

@@ -38,7 +38,8 @@ from musiceval.protocols.factual.engine import FactualResult, FactualSet, rule_e
 from musiceval.protocols.factual.variants import VariantResult, score_binary, score_true_false
 
 LIVE_VARIANTS = ("paper", "among")
-CONDITIONS = ("correct", "random")
+#: the conditions the live model is asked under on FMA and MusicNet
+ASKED_CONDITIONS = ("correct", "random")
 
 
 @dataclass
@@ -94,7 +95,7 @@ def live_factual(model, items: Sequence[Item], vocab: Vocabulary, *, data_dir: s
     asked, missing = _with_audio(items, data_dir, max_items)
     if prompt_variant == "among":
         asked = variant_items(asked, "among", vocab.kind, vocab.labels)
-    generation = generate_responses(model, asked, conditions=CONDITIONS, data_dir=data_dir, cache=cache,
+    generation = generate_responses(model, asked, conditions=ASKED_CONDITIONS, data_dir=data_dir, cache=cache,
                                     settings=settings or GenerationSettings(seed=seed))
     answers = _answers(generation)
     scored = [it for it in asked if (it.id, "correct") in answers]

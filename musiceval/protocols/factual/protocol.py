@@ -1,4 +1,4 @@
-"""Factual QA (SPEC section 2) as a :class:`~musiceval.protocols.base.Protocol`.
+"""Factual QA (docs/protocols/factual.md) as a :class:`~musiceval.protocols.base.Protocol`.
 
 Wraps :func:`musiceval.protocols.factual.engine.score_factual`: labels extracted from
 each answer against the item's true labels.

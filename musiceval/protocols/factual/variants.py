@@ -1,4 +1,4 @@
-"""Closed-question variants of factual QA (SPEC section 2): true/false tables and binary choice.
+"""Closed-question variants of factual QA (docs/protocols/factual.md): true/false tables and binary choice.
 
 Record layouts (musiceval JSON lines; ``--manifest`` fills missing fields from the generate
 manifest that :func:`musiceval.data.prompts_factual.variant_items` builds):

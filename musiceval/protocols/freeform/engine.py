@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -106,6 +106,24 @@ class Models:
     #: an ``EmbeddingCache`` object (e.g. the pytest plugin's, shared by workers); wins over cache_dir
     embedding_cache: Any = None
     _loaded: dict[str, Any] = field(default_factory=dict)
+    #: the models that could not be loaded, and why
+    _failed: dict[str, Exception] = field(default_factory=dict)
+
+    def _once(self, kind: str, load: Callable[[], Any]) -> Any:
+        """``load()``'s model for ``kind``, loaded at the first ask. A model that cannot be loaded
+        (its weights or package absent: ``FileNotFoundError``, ``ImportError``) raises the same
+        error at every later ask without a second try: a run asks for each model once per metric
+        and condition, and each try of an absent hub model asks the hub again (and, offline
+        without ``HF_HUB_OFFLINE=1``, waits out its retries)."""
+        if kind in self._failed:
+            raise self._failed[kind]
+        if kind not in self._loaded:
+            try:
+                self._loaded[kind] = load()
+            except (FileNotFoundError, ImportError) as exc:
+                self._failed[kind] = exc
+                raise
+        return self._loaded[kind]
 
     def cache(self):
         """The on-disk cache when configured, else an in-memory one for this run: either way a
@@ -117,27 +135,44 @@ class Models:
         return self.embedding_cache
 
     def encoder(self, kind: str):
-        if kind not in self._loaded:
+        """The sentence (``"sentence"``) or CLAP (``"clap"``) text encoder. One whose cache id is
+        known before loading (the built-in specs: :func:`~musiceval.encoders.lazy.known_encoder_id`)
+        loads its model at the first text missing from the cache
+        (:class:`~musiceval.encoders.lazy.LazyEncoder`), so a run whose vectors are all cached
+        loads none; the others load now, so a missing model is named here."""
+
+        def load():
             from musiceval.encoders.base import load_text_encoder
+            from musiceval.encoders.lazy import LazyEncoder, known_encoder_id
 
             spec = self.sentence_encoder if kind == "sentence" else f"clap:{self.clap or ''}"
-            self._loaded[kind] = load_text_encoder(spec)
-        return self._loaded[kind]
+            known = known_encoder_id(spec)
+            return LazyEncoder(spec, id=known) if known else load_text_encoder(spec)
+
+        return self._once(kind, load)
+
+    @property
+    def pools_sentence_vectors(self) -> bool:
+        """Whether BERTScore runs on the last layer of sentence cosine's own model (the bundled
+        all-MiniLM-L6-v2, layer 6): then the token embeddings BERTScore computes also give sentence
+        cosine's vectors (:class:`~musiceval.encoders.bertscore_cache.TokenCachedBERTScorer`'s
+        ``pooled_id``), one forward pass per text for both metrics."""
+        return self.sentence_encoder == "minilm" and self.bertscore_model == "minilm" and self.bertscore_layers == 6
 
     def fense(self, kind: str):
         """FENSE's Sentence-BERT (``"fense"``) or error detector (``"fense-error"``), loaded once from
         ``$MUSICEVAL_FENSE_SBERT`` / ``$MUSICEVAL_FENSE_ECHECKER`` or their published names, as an
         encoder (``id``, ``encode``: one row per text; the detector's row is its p(error)) for
         :func:`~musiceval.encoders.base.embed_distinct` and this run's cache."""
-        if kind not in self._loaded:
+
+        def load():
             from musiceval.metrics import fense_models
 
             if kind == "fense":
-                fn = fense_models.load_sbert(os.environ.get("MUSICEVAL_FENSE_SBERT", fense_models.SBERT_MODEL))
-            else:
-                fn = fense_models.load_echecker(os.environ.get("MUSICEVAL_FENSE_ECHECKER", fense_models.ECHECKER))
-            self._loaded[kind] = RowsEncoder(fn)
-        return self._loaded[kind]
+                return RowsEncoder(fense_models.load_sbert(os.environ.get("MUSICEVAL_FENSE_SBERT", fense_models.SBERT_MODEL)))
+            return RowsEncoder(fense_models.load_echecker(os.environ.get("MUSICEVAL_FENSE_ECHECKER", fense_models.ECHECKER)))
+
+        return self._once(kind, load)
 
     def audio_encoder(self):
         """The CLAP encoder of clap_text, which must also carry its audio feature extractor."""
@@ -171,9 +206,8 @@ class Models:
             # token embeddings cached per distinct text: each text through the model once, across
             # conditions, metrics and runs (a warm rerun embeds nothing); on the bundled MiniLM's
             # last layer they also give sentence_cosine's vectors, so MiniLM sees each text once
-            shared = self.sentence_encoder == "minilm" and self.bertscore_model == "minilm" and self.bertscore_layers == 6
             self._loaded["bertscore"] = TokenCachedBERTScorer(scorer, self.cache(),
-                                                              pooled_id=MINILM_ID if shared else None)
+                                                              pooled_id=MINILM_ID if self.pools_sentence_vectors else None)
         return self._loaded["bertscore"]
 
     def describe(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ Options: ``metrics`` (names; default all registered), ``rewrites`` (path or None
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections import Counter, OrderedDict
@@ -97,8 +98,9 @@ class FreeformProtocol(Protocol):
         self.evaluation = evaluation
         self._excluded = tuple(excluded)
         self._metrics = tuple(metrics) if metrics else None
-        if self._metrics and "sentence_cosine" not in self._metrics:  # the first metric asked for leads
-            self.headline = self._metrics[0]
+        if self._metrics and "sentence_cosine" not in self._metrics:  # the first gating metric asked for leads
+            gating = [m for m in self._metrics if self.metric_info(m).role == "gate"]
+            self.headline = (gating or self._metrics)[0]  # only findings asked for: refused by check_headline
         self.model = model
         self.source = source
         self.seed = int(getattr(evaluation, "seed", 0))
@@ -194,8 +196,22 @@ class FreeformProtocol(Protocol):
             vals = [sum(v) / len(v) for v in values.values()]
             groups = tuple(self.evaluation.items[i].group or i for i in ids)
             return ItemScores(PARSE_RATE, ids, vals, groups=groups, condition=condition, failures=tuple(failures))
+        self._bertscore_first(metric, condition)
         s = self.evaluation.scores(metric, condition)
         return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition, failures=s.failures)
+
+    def _bertscore_first(self, metric: str, condition: str) -> None:
+        """Score BERTScore under ``condition`` before sentence cosine when this run scores both on the
+        bundled MiniLM (:attr:`~musiceval.protocols.freeform.engine.Models.pools_sentence_vectors`),
+        as ``musiceval score freeform`` orders them: BERTScore's forward pass also stores sentence
+        cosine's vectors, so each text goes through MiniLM once, and sentence cosine reads the same
+        vectors on a cold run as on a warm one. A BERTScore that cannot run (its model or package
+        absent: :meth:`evaluate` names why) leaves sentence cosine to its own encoder."""
+        if (metric != "sentence_cosine" or "bertscore" not in self.metrics
+                or not self.evaluation.models.pools_sentence_vectors):
+            return
+        with contextlib.suppress(FileNotFoundError, ImportError):
+            self.evaluation.scores("bertscore", condition)
 
     def question_items(self) -> tuple[tuple[str, str, str], ...]:
         """Every item answered under Correct: its id, its clip (group, else audio) and its question."""

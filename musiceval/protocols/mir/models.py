@@ -83,7 +83,7 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader
     threads while encoding (:func:`torch_threads`).
     """
     from musiceval.encoders import EmbeddingCache, LazyEncoder, embed_distinct
-    from musiceval.encoders.lazy import known_encoder_id
+    from musiceval.encoders.lazy import known_encoder_facts, known_encoder_id
 
     cache = EmbeddingCache(cache_dir) if cache_dir else None
     known = known_encoder_id(spec)
@@ -95,7 +95,10 @@ def make_embedder(spec: str, cache_dir: str | os.PathLike[str] | None, *, loader
                                "musiceval.encoders.lazy's id rule for this prefix")
         return with_threads(encoder, threads)
 
-    encoder = LazyEncoder(spec, id=known, loader=load) if known is not None else None
+    # shared_encoder loads the spec's own weights: the rows state its dimension and revision
+    # before it loads, as after (a test's loader states them once loaded)
+    encoder = (LazyEncoder(spec, id=known, loader=load, facts=None if loader else known_encoder_facts(spec))
+               if known is not None else None)
     state: dict[str, Any] = {}
 
     with_threads(None, threads)  # refuse a bad value now, not at the first cache miss

@@ -1,4 +1,4 @@
-"""Musical knowledge of a text encoder on AudioSet triplets (SPEC 5): the engine of
+"""Musical knowledge of a text encoder on AudioSet triplets (docs/protocols/text-encoders.md): the engine of
 :class:`musiceval.protocols.triplets.TripletProtocol` and ``musiceval score triplets``
 (:mod:`musiceval.commands.triplets`).
 

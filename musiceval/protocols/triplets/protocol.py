@@ -1,6 +1,7 @@
-"""Text-encoder triplets (SPEC 5) as a :class:`~musiceval.protocols.base.Protocol`.
+"""Text-encoder triplets (docs/protocols/text-encoders.md) as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.protocols.triplets.engine.evaluate_triplets` (the SPEC 5 rule): per triplet, the
+Wraps :func:`musiceval.protocols.triplets.engine.evaluate_triplets` (the docs/protocols/text-encoders.md rule):
+per triplet, the
 fraction of prompts under which the anchor is closer to the positive than to the negative
 (``accuracy``, clustered by anchor). There is no model answer to parse, so no ``parse_rate``;
 chance is 0.5 (a random encoder orders a pair either way).

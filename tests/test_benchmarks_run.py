@@ -1,0 +1,78 @@
+"""Every ``benchmarks/bench_*.py`` runs as shipped.
+
+Each script found by the glob (a new one is covered without editing this file) runs with
+``--smoke``, its smallest meaningful size, as a child process of this interpreter in a temporary
+working directory, with its temporary files there too; it must exit 0 and print its figures: the
+line :data:`FIGURES` names for it, or, for a script not listed there, at least one number. A
+script that needs ``shared/data`` where there is none exits with :data:`MISSING` and is skipped,
+with its own message. ``benchmarks/run_all.py --smoke`` passes ``--smoke`` to each script.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+#: ``benchmarks/lexical_data.py``'s exit status for "shared/data is absent"
+MISSING = 77
+#: seconds one script may take at --smoke before it fails (a few seconds to ~30 s on 2 busy cores)
+TIMEOUT = 300
+
+#: what each script prints for a result (a regular expression, matched per line)
+FIGURES = {
+    "bench_artefact_size": r"^folder \(uploaded\)\s+[\d,]+$",
+    "bench_bootstrap": r"^\| bca \| [\d.]+ \| [\d.]+ \| [\d.]+x \| [\d.]+ \|$",
+    "bench_cache": r"^\| get \(warm\) \| [\d.]+ \|$",
+    "bench_calibration": r"^\| paired_greater \| .+ \| auto \| [\d.]+% \| (yes|\*\*no\*\*) \| [\d.]+ \|$",
+    "bench_choice": r"^build_prompts 1,187 questions x 3 runs, 1-shot: [\d.]+ s$",
+    "bench_cold_runs": r"^\| cmi \| warm \| [\d.]+ \|",
+    "bench_conditions": r"^\d+ items, \d+ per track, one prompt: [\d.]+ s",
+    "bench_embeddings": r"^musiceval-warm :\s+[\d.]+ s wall,\s+[\d.]+ s CPU",
+    "bench_evals": r"^\| loadgroup \| warm \| [\d.]+ \| [\d.]+ \| \d+ \|$",
+    "bench_factual": r"^score_factual \(load excluded\), .+: \d+ ms$",
+    "bench_freeform_scale": r"pairs x 2: [\d.]+ s whole process",
+    "bench_hf_batch": r"^\| qwen2_audio \| cpu \| 2 \| 2 \| [\d.]+ \| [\d.]+x \|",
+    "bench_hf_cuda": r"^\| qwen2_audio \| cpu \| float32 \| 1 \| [\d.]+ \|",
+    "bench_lexical": r"^musiceval:\s+[\d.]+ s wall",
+    "bench_lexical_scale": r"^\s*100 pairs x 2: musiceval\s+[\d.]+ s wall",
+    "bench_mir": r"^GTZAN\s+[\d.]+ s\s+cpu\s+[\d.]+ s\s+accuracy=0\.\d+",
+    "bench_model_floor": r"^  the set: [\d.]+ TFLOP -> floor [\d.]+ s$",
+    "bench_openai_adapter": r"^\| 0 ms \| 1 \| 2 \| 4 \| [\d.]+ \|",
+    "bench_report": r"^\s*100 gates:\s+[\d.]+ s wall",
+    "bench_triplets": r'^ "total_s": [\d.]+,$',
+}
+#: a script not in FIGURES prints at least one number
+ANY_FIGURE = r"\d"
+
+
+def run(cmd: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """``cmd`` in ``tmp_path`` with its temporary files there, offline, one torch thread (two
+    scripts run at once under ``-n 2``)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda path: path.stem)
+def test_the_benchmark_runs_at_smoke_size_and_prints_its_figures(script: Path, tmp_path: Path):
+    proc = run([sys.executable, str(script), "--smoke"], tmp_path)
+    if proc.returncode == MISSING:
+        pytest.skip(f"{script.name}: {proc.stderr.strip()[-500:] or 'shared/data absent'}")
+    assert proc.returncode == 0, f"{script.name} --smoke exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    figures = FIGURES.get(script.stem, ANY_FIGURE)
+    assert re.search(figures, proc.stdout, flags=re.M), \
+        f"{script.name} --smoke printed no line matching {figures!r}:\n{proc.stdout[-3000:]}"
+
+
+def test_run_all_passes_smoke_to_each_benchmark(tmp_path: Path):
+    proc = run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--smoke", "--only", "conditions"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "bench_conditions.py --smoke" in proc.stdout
+    assert re.search(FIGURES["bench_conditions"], proc.stdout, flags=re.M)
+    assert re.search(r"^  bench_conditions\s+ok\s", proc.stdout, flags=re.M)
