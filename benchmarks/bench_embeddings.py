@@ -87,7 +87,8 @@ def reference_side(cands: dict[str, list[str]], refs: list[str]):
 def musiceval_side(cands: dict[str, list[str]], refs: list[str], cache_dir: str):
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
-    from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
+    from musiceval.metrics.embedding_models import Models
+    from musiceval.protocols.freeform.engine import FreeformEvaluation
 
     ids = [f"pair{k:05d}" for k in range(len(refs))]
     data = AnswerSet(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],

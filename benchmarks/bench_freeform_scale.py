@@ -54,7 +54,8 @@ def pairs(n: int) -> tuple[dict[str, list[str]], list[str]]:
 def child(n: int, cache_dir: str, threads: int | None) -> None:
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
-    from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
+    from musiceval.metrics.embedding_models import Models
+    from musiceval.protocols.freeform.engine import FreeformEvaluation
 
     if threads:
         import torch

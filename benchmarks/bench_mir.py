@@ -283,7 +283,7 @@ def side_by_side(args) -> None:
 
 
 def main() -> None:
-    from musiceval.metrics.mir_compat import COMPAT_MODES
+    from musiceval.protocols.mir.metrics.compat import COMPAT_MODES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--outputs", type=Path, default=None, help="CMI-Bench outputs (default: shared/data's)")

@@ -4,7 +4,9 @@ A :class:`Gate` turns :class:`~musiceval.records.ItemScores` into a
 :class:`~musiceval.records.GateResult` with an estimate, a two-sided ``1 - alpha`` interval, a
 one-sided p-value and the name of the test used, hands every result (and the per-item scores it
 consumed) to a sink, and then calls ``on_result`` so that a test harness can fail or xfail.
-It has no pytest dependency: notebooks use it directly with a list as the sink.
+It has no pytest dependency: notebooks use it directly with a list as the sink. The statistics
+are not here: each gate's test is a pure function of :mod:`musiceval.stats.gate_tests` returning a
+decision, which the gate records with its name, inputs and detail.
 
 The outcome rule is :func:`musiceval.stats.decide`: PASS when the interval's lower bound clears
 the bar (``GateResult.bar``), FAIL when its upper bound is below it, INCONCLUSIVE otherwise, with
@@ -41,7 +43,8 @@ import numpy as np
 
 from musiceval import stats
 from musiceval.records import GateResult, ItemScores, Outcome, align_paired, to_jsonable
-from musiceval.stats import intervals
+from musiceval.stats import gate_tests
+from musiceval.stats.gate_tests import Decision
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,11 @@ class GateConfig:
     protocol: str = ""
     #: power at which regression gates compute their minimum detectable effect
     power: float = 0.8
+
+    @property
+    def settings(self) -> gate_tests.Settings:
+        """What the statistical tests read (:mod:`musiceval.stats.gate_tests`)."""
+        return gate_tests.Settings(alpha=self.alpha, n_resamples=self.n_resamples, ci_method=self.ci_method)
 
     @classmethod
     def from_thresholds(cls, thresholds: Mapping[str, Any], *, seed: int = 0) -> "GateConfig":
@@ -72,10 +80,6 @@ def gate_seed(run_seed: int, name: str) -> int:
     """A per-gate seed derived from the run seed and the gate name, so a gate's resamples do
     not depend on which xdist worker ran it or in what order."""
     return (run_seed * 1_000_003 + zlib.crc32(name.encode("utf-8"))) % 2**32
-
-
-def _has_clusters(groups: Sequence[str] | None) -> bool:
-    return groups is not None and len(set(groups)) < len(groups)
 
 
 class Gate:
@@ -97,22 +101,17 @@ class Gate:
 
     # ------------------------------------------------------------------ plumbing
 
-    @property
-    def calibrated(self) -> bool:
-        """True when intervals are chosen by data shape (``ci_method="auto"``)."""
-        return self.config.ci_method == "auto"
-
-    def _interval(self, values: np.ndarray, groups: Sequence[str] | None, seed: int) -> stats.Interval:
-        if self.calibrated:
-            bnd = intervals.one_sample_interval(values, groups=groups, alpha=self.config.alpha)
-            return stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}")
-        return stats.paired_bootstrap_ci(
-            values,
-            groups=groups if _has_clusters(groups) else None,
-            alpha=self.config.alpha,
-            n_resamples=self.config.n_resamples,
-            seed=seed,
-            method=self.config.ci_method,
+    def _decided(self, decision: Decision, *, name: str, n: int, threshold: float, protocol: str, metric: str,
+                 n_failed: int, detail: str, seed: int, inputs: Sequence[ItemScores]) -> GateResult:
+        """Record a statistical test's :class:`~musiceval.stats.gate_tests.Decision` as the gate ``name``."""
+        ci = decision.ci
+        return self._conclude(
+            GateResult(
+                name=name, outcome=decision.outcome, estimate=decision.estimate, ci=(ci.low, ci.high),
+                p_value=decision.p_value, n=n, threshold=threshold, bar=decision.bar, test=decision.test,
+                protocol=protocol, metric=metric, n_failed=n_failed, detail=detail, seed=seed,
+            ),
+            inputs,
         )
 
     def _conclude(self, result: GateResult, inputs: Sequence[ItemScores] = ()) -> GateResult:
@@ -184,23 +183,9 @@ class Gate:
             return self._identical(name, va, vb, groups, a=a, b=b, margin=margin, protocol=protocol, metric=metric,
                                    n_failed=n_failed, detail=detail)
         seed = gate_seed(self.config.seed, name)
-        diff = va - vb
-        clustered = groups if _has_clusters(groups) else None
-        if self.calibrated:
-            bnd = intervals.paired_interval(va, vb, groups=groups, alpha=self.config.alpha, margin=margin)
-            ci, p = stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}"), bnd.p_value
-            test = "paired calibrated interval"
-        else:
-            ci = self._interval(diff, groups, seed)
-            p = stats.sign_flip_test(diff - margin, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
-        return self._conclude(
-            GateResult(
-                name=name, outcome=stats.decide(ci, margin), estimate=float(diff.mean()), ci=(ci.low, ci.high),
-                p_value=p, n=int(diff.size), threshold=margin, bar=margin, test=f"{test} ({ci.method})",
-                protocol=protocol, metric=metric, n_failed=n_failed, detail=detail, seed=seed,
-            ),
-            (a, b),
-        )
+        decision = gate_tests.paired_difference(va, vb, groups, margin=margin, settings=self.config.settings, seed=seed)
+        return self._decided(decision, name=name, n=int(va.size), threshold=margin, protocol=protocol, metric=metric,
+                             n_failed=n_failed, detail=detail, seed=seed, inputs=(a, b))
 
     def greater_than_chance(
         self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = ""
@@ -213,24 +198,10 @@ class Gate:
         if scores.n == 0:
             return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
         seed = gate_seed(self.config.seed, name)
-        diff = scores.values - chance
-        clustered = scores.groups if _has_clusters(scores.groups) else None
-        if self.calibrated:
-            bnd = intervals.one_sample_interval(scores.values, groups=scores.groups, alpha=self.config.alpha, margin=chance)
-            ci, p = stats.Interval(bnd.low - chance, bnd.high - chance, f"{bnd.method}; shape={bnd.shape}"), bnd.p_value
-            test = "calibrated interval vs fixed chance"
-        else:
-            ci = self._interval(diff, scores.groups, seed)
-            p = stats.sign_flip_test(diff, groups=clustered, n_resamples=self.config.n_resamples, seed=seed)
-        return self._conclude(
-            GateResult(
-                name=name, outcome=stats.decide(ci, 0.0), estimate=float(diff.mean()), ci=(ci.low, ci.high),
-                p_value=p, n=scores.n, threshold=chance, bar=0.0, test=f"{test} ({ci.method})", protocol=protocol,
-                metric=metric, n_failed=len(scores.failures),
-                detail=f"mean={scores.mean():.4f}, chance={chance:.4f}", seed=seed,
-            ),
-            (scores,),
-        )
+        decision = gate_tests.mean_above(scores.values, scores.groups, chance, settings=self.config.settings, seed=seed)
+        return self._decided(decision, name=name, n=scores.n, threshold=chance, protocol=protocol, metric=metric,
+                             n_failed=len(scores.failures), detail=f"mean={scores.mean():.4f}, chance={chance:.4f}",
+                             seed=seed, inputs=(scores,))
 
     def beats_permutation_null(
         self, scores: ItemScores, null_means: Sequence[float] | np.ndarray, *, name: str, protocol: str = "", metric: str = ""
@@ -260,17 +231,11 @@ class Gate:
                 ),
                 (scores,),
             )
-        ci = self._interval(scores.values - chance, scores.groups, seed)
-        p = stats.permutation_p_value(scores.mean(), null)
-        return self._conclude(
-            GateResult(
-                name=name, outcome=stats.decide(ci, 0.0), estimate=scores.mean() - chance, ci=(ci.low, ci.high),
-                p_value=p, n=scores.n, threshold=chance, bar=0.0, test=f"{test} + interval ({ci.method})",
-                protocol=protocol, metric=metric, n_failed=len(scores.failures),
-                detail=f"mean={scores.mean():.4f}, permutation chance={chance:.4f} (sd {null.std():.4f})", seed=seed,
-            ),
-            (scores,),
-        )
+        decision = gate_tests.mean_above_permutation_null(scores.values, scores.groups, null,
+                                                          settings=self.config.settings, seed=seed)
+        return self._decided(decision, name=name, n=scores.n, threshold=chance, protocol=protocol, metric=metric,
+                             n_failed=len(scores.failures), seed=seed, inputs=(scores,),
+                             detail=f"mean={scores.mean():.4f}, permutation chance={chance:.4f} (sd {null.std():.4f})")
 
     def binomial_greater(
         self, correct: ItemScores, p0: float, *, name: str, protocol: str = "", metric: str = ""
@@ -291,21 +256,10 @@ class Gate:
             return self._conclude(self._empty(name, "exact binomial", p0, protocol, metric, len(correct.failures)), (correct,))
         seed = gate_seed(self.config.seed, name)
         k, n = int(values.sum()), correct.n
-        if _has_clusters(correct.groups) and not self.calibrated:
-            ci = self._interval(values - p0, correct.groups, seed)
-            p = stats.sign_flip_test(values - p0, groups=correct.groups, n_resamples=self.config.n_resamples, seed=seed)
-            low, high, test = ci.low, ci.high, f"clustered {ci.method} + sign-flip test"
-        else:
-            bnd = intervals.proportion_interval(values, groups=correct.groups, alpha=self.config.alpha, margin=p0)
-            low, high, p, test = bnd.low - p0, bnd.high - p0, bnd.p_value, bnd.method
-        return self._conclude(
-            GateResult(
-                name=name, outcome=stats.decide((low, high), 0.0), estimate=k / n - p0, ci=(low, high), p_value=p,
-                n=n, threshold=p0, bar=0.0, test=test, protocol=protocol, metric=metric, n_failed=len(correct.failures),
-                detail=f"accuracy={k / n:.4f} ({k}/{n}), chance={p0:.4f}", seed=seed,
-            ),
-            (correct,),
-        )
+        decision = gate_tests.proportion_above(values, correct.groups, p0, settings=self.config.settings, seed=seed)
+        return self._decided(decision, name=name, n=n, threshold=p0, protocol=protocol, metric=metric,
+                             n_failed=len(correct.failures), detail=f"accuracy={k / n:.4f} ({k}/{n}), chance={p0:.4f}",
+                             seed=seed, inputs=(correct,))
 
     def mcnemar_greater(
         self, a: ItemScores, b: ItemScores, *, name: str, protocol: str = "", metric: str = ""
@@ -326,24 +280,10 @@ class Gate:
             return self._identical(name, va, vb, groups, a=a, b=b, margin=0.0, protocol=protocol, metric=metric,
                                    n_failed=n_failed, detail=detail)
         seed = gate_seed(self.config.seed, name)
-        p, a_only, b_only = stats.mcnemar_exact(va == 1, vb == 1)
-        if self.calibrated:
-            bnd = intervals.paired_interval(va, vb, groups=groups, alpha=self.config.alpha, margin=0.0)
-            ci = stats.Interval(bnd.low, bnd.high, bnd.method)
-            p = bnd.p_value if bnd.p_value is not None else p
-            test = f"{bnd.method}; shape={bnd.shape}"
-        else:
-            ci = self._interval(va - vb, groups, seed)
-            test = f"exact McNemar + paired {ci.method}"
-        return self._conclude(
-            GateResult(
-                name=name, outcome=stats.decide(ci, 0.0), estimate=float((va - vb).mean()), ci=(ci.low, ci.high),
-                p_value=p, n=int(va.size), threshold=0.0, bar=0.0, test=test,
-                protocol=protocol, metric=metric, n_failed=n_failed,
-                detail=f"{detail}; discordant {a_only}/{b_only}", seed=seed,
-            ),
-            (a, b),
-        )
+        decision, a_only, b_only = gate_tests.paired_proportions(va, vb, groups, settings=self.config.settings, seed=seed)
+        return self._decided(decision, name=name, n=int(va.size), threshold=0.0, protocol=protocol, metric=metric,
+                             n_failed=n_failed, detail=f"{detail}; discordant {a_only}/{b_only}", seed=seed,
+                             inputs=(a, b))
 
     def regression(
         self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
@@ -396,21 +336,10 @@ class Gate:
         if scores.n == 0:
             return self._conclude(self._empty(name, test, threshold, protocol, metric, len(scores.failures)), (scores,))
         seed = gate_seed(self.config.seed, name)
-        if self.calibrated:
-            bnd = intervals.one_sample_interval(scores.values, groups=scores.groups, alpha=self.config.alpha, margin=threshold)
-            ci = stats.Interval(bnd.low, bnd.high, f"{bnd.method}; shape={bnd.shape}")
-            test = "calibrated interval of the mean"
-        else:
-            ci = self._interval(scores.values, scores.groups, seed)
-        outcome = Outcome.PASS if ci.low >= threshold else Outcome.FAIL if ci.high < threshold else Outcome.INCONCLUSIVE
-        return self._conclude(
-            GateResult(
-                name=name, outcome=outcome, estimate=scores.mean(), ci=(ci.low, ci.high), p_value=None, n=scores.n,
-                threshold=threshold, bar=threshold, test=f"{test} ({ci.method})", protocol=protocol, metric=metric,
-                n_failed=len(scores.failures), seed=seed,
-            ),
-            (scores,),
-        )
+        decision = gate_tests.mean_at_least(scores.values, scores.groups, threshold, settings=self.config.settings,
+                                            seed=seed)
+        return self._decided(decision, name=name, n=scores.n, threshold=threshold, protocol=protocol, metric=metric,
+                             n_failed=len(scores.failures), detail="", seed=seed, inputs=(scores,))
 
     def finding(
         self,
@@ -471,7 +400,8 @@ class Gate:
     def interval(self, values: Sequence[float] | np.ndarray, groups: Sequence[str] | None = None, *, name: str) -> stats.Interval:
         """The interval every gate reports (the run's alpha, resamples and method; whole clusters
         resampled when items share a group), seeded from the run seed and ``name``."""
-        return self._interval(np.asarray(values, dtype=float), groups, gate_seed(self.config.seed, name))
+        return gate_tests.mean_interval(np.asarray(values, dtype=float), groups, self.config.settings,
+                                        gate_seed(self.config.seed, name))
 
     # ------------------------------------------------------------------ extra report content
 

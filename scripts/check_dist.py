@@ -19,14 +19,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: files the gates need at run time, from the installed package (tests/test_installed_wheel.py runs them)
 WHEEL_NEEDS = (
     "musiceval/evals/release_gates.py",
+    "musiceval/protocols/mir/gates_live.py",
+    "musiceval/protocols/mir/metrics/tasks.py",
     "musiceval/evals/audio/manifest.jsonl",
     "musiceval/data/audioset_ontology.json",
     "musiceval/suite/schema.py",
     "musiceval/pytest_plugin/__init__.py",
+    "musiceval/evals/plugin.py",
     "musiceval/report/templates/report.html.j2",
     "musiceval/py.typed",
 )
-#: the checkout's own folders: never in the wheel (the gates stay in musiceval/evals)
+#: the checkout's own folders: never in the wheel (the gates ship inside the package)
 WHEEL_NEVER = ("tests/", "fixtures/", "evals/", "benchmarks/", "scripts/", "docs/")
 SDIST_NEEDS = ("pyproject.toml", "README.md", "LICENSE", "PKG-INFO", "musiceval/__init__.py",
                "musiceval/evals/audio/manifest.jsonl")

@@ -55,7 +55,7 @@ def cmi_runs(tmp_path_factory):
     if not OUTPUTS.is_dir():
         pytest.skip(f"CMI-Bench outputs not found at {OUTPUTS} (shared/data beside the repo; see shared/data/README.md)")
     from musiceval.data.cmibench import load_outputs
-    from musiceval.metrics.mir import score_task
+    from musiceval.protocols.mir.metrics.tasks import score_task
 
     dirs, per_task = {}, {}
     for model in ("ltu", "mullama"):

@@ -15,7 +15,7 @@ def test_fingerprint_records_versions_prompts_data_model_and_seed(tmp_path):
                      decoding={"temperature": 0.0, "max_new_tokens": 64}, seed=7, backend="vllm")
     import musiceval
     from musiceval.metrics.choice import MATCHER_VERSION
-    from musiceval.metrics.mir import PARSER_VERSION
+    from musiceval.protocols.mir.metrics.tasks import PARSER_VERSION
 
     assert fp["musiceval"] == musiceval.__version__
     assert fp["scorer"]["protocols"]["choice"]["versions"] == {"choice_matcher": MATCHER_VERSION}

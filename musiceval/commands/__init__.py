@@ -32,11 +32,11 @@ from musiceval.data.errors import InputError  # noqa: F401  (raised by every sco
 from musiceval.registry import Registry
 
 PROTOCOL_MODULES = {
-    "freeform": "musiceval.commands.freeform",
-    "factual": "musiceval.commands.factual",
-    "choice": "musiceval.commands.choice",
-    "mir": "musiceval.commands.mir",
-    "triplets": "musiceval.commands.triplets",
+    "freeform": "musiceval.protocols.freeform.command",
+    "factual": "musiceval.protocols.factual.command",
+    "choice": "musiceval.protocols.choice.command",
+    "mir": "musiceval.protocols.mir.command",
+    "triplets": "musiceval.protocols.triplets.command",
 }
 
 

@@ -10,7 +10,7 @@ an instruction, documents none; the model card's query form is
 response with ``SentenceTransformer.encode([response], prompt_name="query")`` and the tags with
 no prompt, and scores ``query @ tags.T * 100``.
 
-The instruction is applied by the caller (``query_prefix`` of :func:`musiceval.metrics.mir.score_task`),
+The instruction is applied by the caller (``query_prefix`` of :func:`musiceval.protocols.mir.metrics.tasks.score_task`),
 as for BGE: whether to apply it is a scoring rule. :attr:`GteEncoder.query_prompt` is the prompt
 the checkpoint's ``config_sentence_transformers.json`` names ``"query"`` (the model card's text
 when the file is absent). Loading goes through ``AutoModel``/``AutoTokenizer`` with

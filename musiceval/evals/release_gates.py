@@ -8,9 +8,9 @@ from musiceval.evals import MODULES
 
 __all__: list[str] = []
 for _name in MODULES:
-    _module = import_module(f"musiceval.evals.{_name}")
+    _module = import_module(_name)
     for _attr in _module.__all__:
         if _attr in __all__:
-            raise ImportError(f"musiceval.evals.{_name}.{_attr}: the name is taken by another gate module; rename it")
+            raise ImportError(f"{_name}.{_attr}: the name is taken by another gate module; rename it")
         globals()[_attr] = getattr(_module, _attr)
         __all__.append(_attr)

@@ -8,7 +8,7 @@ One module per family:
   (``LexicalCorpus``, ``lexical_scores``);
 - :mod:`~musiceval.metrics.embedding`: CLAPText, sentence cosine, CLAPAudio, BERTScore (models
   passed in);
-- :mod:`~musiceval.metrics.sets`, :mod:`~musiceval.metrics.choice`, :mod:`~musiceval.metrics.mir`,
+- :mod:`~musiceval.metrics.sets`, :mod:`~musiceval.metrics.choice`, :mod:`~musiceval.protocols.mir.metrics.tasks`,
   :mod:`~musiceval.metrics.triplets`: factual QA, multiple choice, MIR tasks, text-encoder probes.
 
 Submodules are imported on demand so that importing one family never loads another's

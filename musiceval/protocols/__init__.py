@@ -1,7 +1,10 @@
 """Protocols: one interface (:class:`~musiceval.protocols.base.Protocol`) for every evaluation, and
-one home per built-in protocol (``choice/``, ``factual/``, ``freeform/``, ``mir/``, ``triplets/``):
-``protocol.py``, the class that declares what the suite config, the CLI, the gates and the
-provenance read, beside ``engine.py``, the scoring it wraps (and ``live.py``, its live path)."""
+one home per built-in protocol (``choice/``, ``factual/``, ``freeform/``, ``mir/``, ``triplets/``),
+its layers as modules named by role (docs/extending.md): ``protocol.py``, the class that declares
+what the suite config, the CLI, the gates and the provenance read; ``engine.py``, the scoring it
+wraps (and ``live.py``, its live path); ``metrics/``, metrics only it uses; ``command.py``, its
+``musiceval score`` adapter; ``gates.py`` / ``gates_live.py``, its own release gates. The modules
+here are what every home shares."""
 from musiceval.protocols.base import (
     CONTROL_CONDITIONS,
     PARSE_RATE,

@@ -1,7 +1,8 @@
 """The musiceval pytest plugin: options, the suite config, parametrization over the declared answers,
 the ``gate`` fixture, and one merged report per session.
 
-Registered under the ``pytest11`` entry point, so any project that installs musiceval gets it. Every
+Registered under the ``pytest11`` entry point (through :mod:`musiceval.evals.plugin`, which also hands
+it the release gates to collect), so any project that installs musiceval gets it. Every
 option is namespaced (``--musiceval-*``) so a project's own ``conftest.py`` may define ``--model``
 or ``--seed``; the plugin works with or without pytest-xdist (``-p no:xdist``).
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, Callable
 
 import pytest
 
@@ -16,6 +17,17 @@ from musiceval.verdict import MODEL, SELF_CHECK
 # ----------------------------------------------------------------------------- the gates of the package
 
 
+#: loads the module of the release gates (:mod:`musiceval.evals.release_gates`); given by the module
+#: pytest registers (:mod:`musiceval.evals.plugin`), which sits above both the plugin and the gates
+_release_gates: Callable[[], ModuleType] | None = None
+
+
+def provide_release_gates(loader: Callable[[], ModuleType]) -> None:
+    """Name how to load the release gates a suite config file is collected as."""
+    global _release_gates
+    _release_gates = loader
+
+
 class ReleaseGates(pytest.Module):
     """The suite config file collected as the module of musiceval's release gates
     (:mod:`musiceval.evals.release_gates`): in a repository that holds only a ``musiceval.toml`` and
@@ -24,9 +36,10 @@ class ReleaseGates(pytest.Module):
     once: the entry module's wins."""
 
     def _getobj(self):
-        import importlib
-
-        return importlib.import_module("musiceval.evals.release_gates")
+        if _release_gates is None:
+            raise pytest.UsageError("musiceval's release gates are not registered: load the plugin through its "
+                                    "entry point (-p musiceval.evals.plugin), not -p musiceval.pytest_plugin")
+        return _release_gates()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -40,7 +53,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _from_package(item: pytest.Item) -> bool:
-    return str(getattr(getattr(item, "function", None), "__module__", "")).startswith("musiceval.evals.")
+    """A release gate: a test defined in the package (:mod:`musiceval.evals` or a protocol's home)."""
+    return str(getattr(getattr(item, "function", None), "__module__", "")).startswith("musiceval.")
 
 
 def _dedupe_release_gates(items: list[pytest.Item]) -> list[pytest.Item]:

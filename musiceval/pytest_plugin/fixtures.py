@@ -231,7 +231,7 @@ def run(request: pytest.FixtureRequest, source: Source, musiceval_runs):
     source its protocol refuses as a whole (an EMO_valence file that holds arousal questions) is
     not applicable, with the reason. Building a source (read, parse, score once per worker) is not
     cut by one test's pytest-timeout: the timer pauses while it runs."""
-    from musiceval.metrics.mir import TaskError
+    from musiceval.protocols.mir.metrics.tasks import TaskError
 
     with _timeout_paused(request.node):
         try:

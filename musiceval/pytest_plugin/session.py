@@ -160,9 +160,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmarks: Any) -> SuiteConfig:
     """The suite whose model's answers are what the live model answered on the catalogue benchmarks
-    (:func:`musiceval.commands.run_benchmarks.session_answers`: generated once by the controller)."""
+    (:func:`musiceval.suite.benchmark_runs.session_answers`: generated once by the controller)."""
     from musiceval.cache_dir import default_cache_dir
-    from musiceval.commands.run_benchmarks import session_answers
+    from musiceval.suite.benchmark_runs import session_answers
     from musiceval.data.catalogue.prepare import data_root
     from musiceval.data.catalogue.spec import benchmark_names
     from musiceval.models.args import coerce_model_args, parse_model_args

@@ -230,7 +230,7 @@ def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float
     McNemar p-value when ``margin == 0``, which is the exact conditional test of the same null)."""
     from scipy.special import ndtr, ndtri  # the normal cdf and quantile (scipy.stats.norm calls these)
 
-    from musiceval.stats import mcnemar_exact
+    from musiceval.stats.exact import mcnemar_exact
 
     a = np.asarray(a_correct, dtype=bool)
     b = np.asarray(b_correct, dtype=bool)

@@ -163,7 +163,8 @@ def test_checkpoint_with_foreign_keys_is_refused(tiny_clap_dir, tmp_path):
 def test_clap_text_metric_runs_through_the_freeform_scorer(tiny_clap_dir):
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Item, Response
-    from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
+    from musiceval.metrics.embedding_models import Models
+    from musiceval.protocols.freeform.engine import FreeformEvaluation
 
     path, _, _ = tiny_clap_dir
     refs = ["a calm piano song", "fast rock with drums", "sad slow guitar"]
@@ -206,7 +207,8 @@ def _direct_clap_audio(model, path, answers, clips):
 def _audio_run(tmp_path, clap_dir, items, answers, **kwargs):
     from musiceval.data.answers import AnswerSet
     from musiceval.records import Response
-    from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
+    from musiceval.metrics.embedding_models import Models
+    from musiceval.protocols.freeform.engine import FreeformEvaluation
 
     data = AnswerSet(items=items, responses=[Response(it.id, "correct", "m", "Describe the music", a)
                                                 for it, a in zip(items, answers)])

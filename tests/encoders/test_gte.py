@@ -65,7 +65,7 @@ def test_tiny_gte_scores_real_mtt_answers_through_score_task(tiny):
     from pathlib import Path
 
     from musiceval.data.cmibench import load_outputs
-    from musiceval.metrics.mir import score_task
+    from musiceval.protocols.mir.metrics.tasks import score_task
 
     fix = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs" / "ltu" / "ltu_MTT.jsonl"
     records = list(load_outputs(fix).records[:20])

@@ -16,9 +16,9 @@ import pytest
 mir_eval = pytest.importorskip("mir_eval")
 
 from musiceval.data.cmibench import load_outputs  # noqa: E402
-from musiceval.metrics import mir_beats  # noqa: E402
-from musiceval.metrics.mir import score_task  # noqa: E402
-from musiceval.metrics.mir_beats import evenly_spaced_beats, metronome_baseline  # noqa: E402
+from musiceval.protocols.mir.metrics import beats as mir_beats  # noqa: E402
+from musiceval.protocols.mir.metrics.tasks import score_task  # noqa: E402
+from musiceval.protocols.mir.metrics.beats import evenly_spaced_beats, metronome_baseline  # noqa: E402
 from musiceval.protocols.mir.engine import BaselineStore, score_file  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
@@ -49,7 +49,7 @@ def _fresh_memo():
 @pytest.mark.parametrize("compat", [None, "cmi-bench"])
 @pytest.mark.parametrize("model,task", [("mullama", "ballroom_beat"), ("ltu", "gtzan_downbeat")])
 def test_baseline_equals_mir_eval_called_directly(model, task, compat):
-    from musiceval.metrics import mir_families as fam
+    from musiceval.protocols.mir.metrics import families as fam
 
     records = _records(model, task)
     _, keep, _, base, tempo = fam.beat_table(records, compat)

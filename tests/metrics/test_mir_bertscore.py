@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from musiceval.data.cmibench import OutputRecord, load_outputs
-from musiceval.metrics.mir import score_task
+from musiceval.protocols.mir.metrics.tasks import score_task
 from musiceval.data.errors import InputError
 from musiceval.protocols.mir.engine import bertscore_choice, load_bertscorer, score_file
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from musiceval.data.cmibench import OutputRecord
-from musiceval.metrics.mir import score_task
-from musiceval.metrics.mir_compat import COMPAT_MODES, TOOLKIT_VERSIONS, rating_reads_last
+from musiceval.protocols.mir.metrics.tasks import score_task
+from musiceval.protocols.mir.metrics.compat import COMPAT_MODES, TOOLKIT_VERSIONS, rating_reads_last
 
 ROOT = Path(__file__).resolve().parents[2]
 

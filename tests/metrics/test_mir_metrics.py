@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from musiceval.metrics.mir_beats import beat_scores, evenly_spaced_beats, median_tempo
-from musiceval.metrics.mir_classification import accuracy_items, key_weighted_items, majority_predictions, per_label_accuracy
-from musiceval.metrics.mir_lyrics import wer_cer
-from musiceval.metrics.mir_regression import r2_items, standardise_predictions
-from musiceval.metrics.mir_sequence import frame_counts, frame_f1, melody_overall_accuracy
-from musiceval.metrics.mir_tagging import (constant_ranking_scores, macro_auc, most_common_response, per_item_auc,
+from musiceval.protocols.mir.metrics.beats import beat_scores, evenly_spaced_beats, median_tempo
+from musiceval.protocols.mir.metrics.classification import accuracy_items, key_weighted_items, majority_predictions, per_label_accuracy
+from musiceval.protocols.mir.metrics.lyrics import wer_cer
+from musiceval.protocols.mir.metrics.regression import r2_items, standardise_predictions
+from musiceval.protocols.mir.metrics.sequence import frame_counts, frame_f1, melody_overall_accuracy
+from musiceval.protocols.mir.metrics.tagging import (constant_ranking_scores, macro_auc, most_common_response, per_item_auc,
                                           tag_frequency_ranking, tag_truth, tag_truth_cmi)
 
 REF_BEATS = np.array([0.15, 1.1, 2.08, 3.07, 4.02, 5.0, 5.95, 6.9])

@@ -4,7 +4,7 @@
   predictions without spread is defined (docs/cmi-bench.md, row 6), never an error;
 - a property of the references (fewer than two numeric ones, all equal, no tag with both classes,
   no readable Guzheng reference, two labels the toolkit cannot tell apart) refuses the task with a
-  :class:`~musiceval.metrics.mir.TaskError` that names the input and the fix.
+  :class:`~musiceval.protocols.mir.metrics.tasks.TaskError` that names the input and the fix.
 
 Expected values are worked out by hand in the comments.
 """
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from musiceval.data.cmibench import OutputRecord
-from musiceval.metrics.mir import TaskError, score_task
-from musiceval.metrics.mir_regression import has_spread, r2_items, r2_standardised_items
+from musiceval.protocols.mir.metrics.tasks import TaskError, score_task
+from musiceval.protocols.mir.metrics.regression import has_spread, r2_items, r2_standardised_items
 
 MODES = [None, "cmi-bench", "cmi-bench@35235cb", "cmi-bench@2cafca5"]
 

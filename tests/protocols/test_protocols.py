@@ -216,7 +216,7 @@ def test_freeform_parse_rate_counts_empty_answers():
 
 def test_mir_classification_equals_score_task_with_baseline_and_uniform_chance():
     from musiceval.data.cmibench import load_outputs
-    from musiceval.metrics.mir import score_task
+    from musiceval.protocols.mir.metrics.tasks import score_task
 
     path = MIR / "ltu" / "ltu_GTZAN.jsonl"
     p = build("mir", path)
@@ -239,7 +239,7 @@ def test_mir_classification_equals_score_task_with_baseline_and_uniform_chance()
 def test_mir_random_is_the_same_prompt_derangement_scored_by_the_task_rules():
     from musiceval.conditions import random_recorded_responses
     from musiceval.data.cmibench import load_outputs
-    from musiceval.metrics.mir import score_task
+    from musiceval.protocols.mir.metrics.tasks import score_task
 
     path = MIR / "mullama" / "mullama_GS_key.jsonl"
     p = build("mir", path)

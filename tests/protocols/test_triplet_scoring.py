@@ -12,7 +12,7 @@ import pytest
 from musiceval.data.audioset import definitions, load_ontology
 from musiceval.data.triplets import TripletSet, generate_triplets, load_triplet_csv
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, label_text, render_triplet
-from musiceval.commands import triplets as triplets_command
+from musiceval.protocols.triplets import command as triplets_command
 from musiceval.protocols.triplets.engine import evaluate_triplets, load_triplets
 
 FIXTURE_CSV = Path(__file__).resolve().parents[2] / "fixtures" / "text_encoders" / "triplets_sample.csv"

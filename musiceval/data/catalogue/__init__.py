@@ -9,7 +9,7 @@ scored, and the one-command path from a checkpoint to a verdict.
   :mod:`~musiceval.data.catalogue.check`: ``musiceval data prepare`` / ``check``;
   :mod:`~musiceval.data.catalogue.network` (which failures are retried) and
   :mod:`~musiceval.data.catalogue.offline` (the fixes an offline machine is told);
-- :mod:`~musiceval.data.catalogue.answers` and :mod:`~musiceval.commands.run_benchmarks`: generated responses
+- :mod:`~musiceval.data.catalogue.answers` and :mod:`~musiceval.suite.benchmark_runs`: generated responses
   written in each benchmark's answer format and declared as the model's answers (``musiceval
   run``, ``pytest --musiceval-benchmarks``).
 """

@@ -98,7 +98,7 @@ def _register() -> None:
             items=CMI_BENCH_TEST_ITEMS[task],
             audio="not shipped: pass --audio-dir with the folder holding CMI-Bench's data/ tree",
             protocol="mir", answer_format="cmi-bench", prompt="the CMI-Bench instruction as written",
-            parser=f"MIR parser of {task} (musiceval.metrics.mir; mir.compat for the toolkit's rules)", controls=(),
+            parser=f"MIR parser of {task} (musiceval.protocols.mir.metrics.tasks; mir.compat for the toolkit's rules)", controls=(),
             question_files=(name,), locate_audio=locate, version=commit[:7], task=task,
             options=dict(CMI_BENCH_DEFAULTS.get(task, {})),
             verified=f"columns and ids vs shared/data/cmi-bench/instructions/{name} (4c15f41)",

@@ -1,7 +1,7 @@
 """The live factual path: dataset items -> Music LM (generate, cached) -> extracted labels -> scores.
 
 One function, :func:`live_factual`, shared by the live FMA / MusicNet gates in
-``musiceval/evals/factual.py`` and their end-to-end test (``tests/protocols/test_factual_live.py``):
+``musiceval/protocols/factual/gates.py`` and their end-to-end test (``tests/protocols/test_factual_live.py``):
 
 1. items without audio (the loaders' ``meta["missing_audio"]`` names the expected file) are
    per-item failures, counted, never dropped silently; ``max_items`` keeps the first N items;

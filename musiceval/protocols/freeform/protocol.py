@@ -109,7 +109,8 @@ class FreeformProtocol(Protocol):
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FreeformProtocol":
         from musiceval.conditions import load_rewrites
-        from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
+        from musiceval.metrics.embedding_models import Models
+        from musiceval.protocols.freeform.engine import FreeformEvaluation
 
         settings = settings or ProtocolSettings()
         opts = settings.options
@@ -202,7 +203,7 @@ class FreeformProtocol(Protocol):
 
     def _bertscore_first(self, metric: str, condition: str) -> None:
         """Score BERTScore under ``condition`` before sentence cosine when this run scores both on the
-        bundled MiniLM (:attr:`~musiceval.protocols.freeform.engine.Models.pools_sentence_vectors`),
+        bundled MiniLM (:attr:`~musiceval.metrics.embedding_models.Models.pools_sentence_vectors`),
         as ``musiceval score freeform`` orders them: BERTScore's forward pass also stores sentence
         cosine's vectors, so each text goes through MiniLM once, and sentence cosine reads the same
         vectors on a cold run as on a warm one. A BERTScore that cannot run (its model or package

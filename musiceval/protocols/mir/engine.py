@@ -1,6 +1,6 @@
 """CMI-Bench MIR tasks scored from a model's raw output file: the models, caches and file scoring
 behind :class:`musiceval.protocols.mir.MirProtocol` and ``musiceval score mir``
-(:mod:`musiceval.commands.mir`, which documents the flags and output).
+(:mod:`musiceval.protocols.mir.command`, which documents the flags and output).
 
 :func:`score_file` scores one output file; :func:`bertscore_choice` picks the captioning BERTScore
 model and layer (never swapped silently: a model that cannot be loaded is a reason naming the fix,
@@ -16,8 +16,8 @@ from typing import Any
 
 from musiceval.data.cmibench import CmiBenchFormatError, load_outputs
 from musiceval.data.errors import InputError
-from musiceval.metrics.mir import FAMILIES, TaskError, TaskResult, is_bge, score_task
-from musiceval.metrics.mir_captioning import (
+from musiceval.protocols.mir.metrics.tasks import FAMILIES, TaskError, TaskResult, is_bge, score_task
+from musiceval.protocols.mir.metrics.captioning import (
     CMI_BENCH_BERTSCORE_LAYERS,
     CMI_BENCH_BERTSCORE_MODEL,
 )

@@ -14,7 +14,7 @@ The same path serves the synthesised instruction set shipped in ``musiceval/eval
 3. :func:`output_records` turns the answers into CMI-Bench output records
    (``{question, response, correct_answer, audioid, other}``; :func:`write_outputs` writes them
    as the toolkit's ``<model>_<task>.jsonl`` so ``musiceval score mir`` scores the same file);
-4. :func:`musiceval.metrics.mir.score_task` scores them with the task's parser, metric and
+4. :func:`musiceval.protocols.mir.metrics.tasks.score_task` scores them with the task's parser, metric and
    trivial baseline.
 
 From the shell (writes the output files, prints each task's metrics as JSON lines)::
@@ -38,7 +38,7 @@ from typing import Any
 
 from musiceval.data.audio import AudioError, resolve_audio_path
 from musiceval.data.cmibench import OutputRecord, audio_key, load_instructions
-from musiceval.metrics.mir import FAMILIES, TaskError, TaskResult, score_task
+from musiceval.protocols.mir.metrics.tasks import FAMILIES, TaskError, TaskResult, score_task
 from musiceval.records import Item, ItemFailure, Response
 
 __all__ = ["LiveTask", "find_instruction_file", "instruction_items", "output_records", "run_live_task", "write_outputs"]
@@ -142,7 +142,7 @@ def run_live_task(model, task: str, instruction_file: str | os.PathLike[str], *,
                   compat: str | None = None, embed=None, bertscorer=None, progress: bool = False) -> LiveTask:
     """Ask ``model`` the instructions of one task file (``split``, first ``limit``), then score the
     answers (see the module docstring). ``embed`` / ``bertscorer`` as for
-    :func:`~musiceval.metrics.mir.score_task` (tagging / captioning tasks)."""
+    :func:`~musiceval.protocols.mir.metrics.tasks.score_task` (tagging / captioning tasks)."""
     from musiceval.generate import generate_responses
     from musiceval.models.base import GenerationSettings
 

@@ -143,7 +143,7 @@ def with_threads(model: Any, threads: int | None) -> Any:
 
 class BaselineStore:
     """Trivial-baseline tables on disk, ``<cache_dir>/mir-baselines/<key>.json`` (``key``: a sha256 of
-    the references and the baseline's parameters, see :func:`musiceval.metrics.mir_beats.baseline_key`).
+    the references and the baseline's parameters, see :func:`musiceval.protocols.mir.metrics.beats.baseline_key`).
 
     JSON keeps Python floats exactly (``repr`` round-trips), so a stored table equals a computed one.
     An unreadable file is a miss; an unwritable folder only means the table is not kept.
@@ -182,10 +182,10 @@ class BaselineStore:
 def load_bertscorer(model: str, layers: int, cache_dir: str | os.PathLike[str] | None = None) -> tuple[Any, str | None]:
     """``(BERTScorer, None)``, or ``(None, reason)`` naming the fix when the model cannot be loaded.
 
-    Builds the scorer with the free-form protocol's :class:`~musiceval.protocols.freeform.engine.Models`
+    Builds the scorer with the embedding metrics' :class:`~musiceval.metrics.embedding_models.Models`
     (``minilm`` is the bundled all-MiniLM-L6-v2 directory).
     """
-    from musiceval.protocols.freeform.engine import Models
+    from musiceval.metrics.embedding_models import Models
 
     try:
         return Models(bertscore_model=model, bertscore_layers=layers, cache_dir=cache_dir).bertscorer(), None

@@ -1,6 +1,6 @@
 """CMI-Bench MIR tasks as a :class:`~musiceval.protocols.base.Protocol`.
 
-Wraps :func:`musiceval.metrics.mir.score_task`. Metrics are the task's per-item
+Wraps :func:`musiceval.protocols.mir.metrics.tasks.score_task`. Metrics are the task's per-item
 metrics (headline first: ``accuracy``, ``weighted_score``, ``r2``, ``f_measure``, ``wer``,
 ``item_roc_auc``, ``item_f1``, ``overall_accuracy`` or a captioning score) and ``parse_rate``
 (the response parsed; an unparsed response is scored by the task's rule, 0 or the mean for
@@ -19,7 +19,7 @@ permutation (the file's own answers moved to other clips), each paired by item. 
 compares the model with all of them at once (:func:`musiceval.suite.checks.beats_chance`).
 
 Options: ``compat`` (None, ``"cmi-bench"`` or ``"cmi-bench@<commit>"``, see
-:mod:`musiceval.metrics.mir_compat`), ``encoder`` ("minilm"; tagging), ``threads`` (torch
+:mod:`musiceval.protocols.mir.metrics.compat`), ``encoder`` ("minilm"; tagging), ``threads`` (torch
 threads of that encoder and of captioning BERTScore), ``cache_dir``,
 ``bertscore_model`` / ``bertscore_layers`` (captioning; ``"none"`` skips BERTScore),
 ``max_items`` (score the first N records), ``task`` (when the AnswerSet does not name it),
@@ -104,7 +104,7 @@ class MirProtocol(Protocol):
     def options_from(cls, section, entry, task: str = "") -> dict[str, Any]:
         """Besides the base options, ``max_items``: the cap of the task's family (``tagging_items``,
         ``captioning_items``; the answers entry's wins over the section's; ``None`` = every record)."""
-        from musiceval.metrics.mir import FAMILIES
+        from musiceval.protocols.mir.metrics.tasks import FAMILIES
 
         caps = ("tagging_items", "captioning_items")
         key = f"{FAMILIES.get(task, '')}_items"
@@ -115,7 +115,7 @@ class MirProtocol(Protocol):
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:
-        from musiceval.metrics.mir import PARSER_VERSION
+        from musiceval.protocols.mir.metrics.tasks import PARSER_VERSION
 
         return {"mir_parsers": str(PARSER_VERSION)}
 
@@ -123,7 +123,7 @@ class MirProtocol(Protocol):
                  bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",
                  query_prefix: str = "", baseline_memo=None, derived: tuple[str, ...] = (),
                  excluded: tuple[Exclusion, ...] = ()):
-        from musiceval.metrics.mir import FAMILIES
+        from musiceval.protocols.mir.metrics.tasks import FAMILIES
 
         self.task = task
         self.family = FAMILIES[task]
@@ -151,7 +151,7 @@ class MirProtocol(Protocol):
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "MirProtocol":
         from musiceval.conditions import random_recorded_responses
-        from musiceval.metrics.mir import FAMILIES
+        from musiceval.protocols.mir.metrics.tasks import FAMILIES
 
         settings = settings or ProtocolSettings()
         opts = settings.options
@@ -160,7 +160,7 @@ class MirProtocol(Protocol):
             raise ValueError(f"{answers.source or 'answers'}: unknown or missing CMI-Bench task {task!r}; name the file "
                              f"<model>_<task>.jsonl or set the mir option 'task' (one of {', '.join(FAMILIES)})")
         compat = opts.get("compat")
-        from musiceval.metrics.mir_compat import check_compat
+        from musiceval.protocols.mir.metrics.compat import check_compat
 
         try:
             check_compat(compat)
@@ -219,8 +219,8 @@ class MirProtocol(Protocol):
                    query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions, excluded=tuple(excluded))
 
     def result(self, condition: str = "correct"):
-        """The :class:`~musiceval.metrics.mir.TaskResult` of ``condition`` (scored once)."""
-        from musiceval.metrics.mir import score_task
+        """The :class:`~musiceval.protocols.mir.metrics.tasks.TaskResult` of ``condition`` (scored once)."""
+        from musiceval.protocols.mir.metrics.tasks import score_task
 
         if condition not in self._results:
             self._results[condition] = score_task(self.task, self.records[condition], compat=self.compat, embed=self._embed,
@@ -302,7 +302,7 @@ class MirProtocol(Protocol):
     def _blind_rankings(self, metric: str) -> list[Chance]:
         """A ranking metric's answer-blind rankings (tagging: the tag-frequency ranking, an oracle
         prior, and the file's most common response, both sent for every item;
-        :func:`musiceval.metrics.mir.blind_rankings`) and the file's own answers moved to other
+        :func:`musiceval.protocols.mir.metrics.tasks.blind_rankings`) and the file's own answers moved to other
         items (:meth:`answer_permutation`), each paired by item."""
         out = [Chance("baseline", s.scores.mean(), name=s.name, description=s.description,
                       scores=ItemScores(metric, s.scores.ids, s.scores.values, groups=s.scores.groups, condition=s.name))

@@ -2,7 +2,7 @@
 :class:`~musiceval.protocols.triplets.protocol.TripletProtocol` (:mod:`.protocol`:
 options, thresholds, chance, provenance, what the suite config, the CLI and the gates read), sits beside
 its engine: triplet generation and scoring over prompts (:mod:`.engine`). An answer set enters at ``TripletProtocol.from_answers`` and goes down from here.
-The command ``musiceval score triplets`` is the CLI layer's thin adapter, :mod:`musiceval.commands.triplets`.
+The command ``musiceval score triplets`` is the CLI layer's thin adapter, :mod:`musiceval.protocols.triplets.command`.
 """
 from musiceval.protocols.triplets.protocol import TripletProtocol
 

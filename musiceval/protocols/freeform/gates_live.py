@@ -34,7 +34,8 @@ from musiceval.data.answers import AnswerSet
 from musiceval.generate import generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
-from musiceval.protocols.freeform.engine import FreeformEvaluation, Models
+from musiceval.metrics.embedding_models import Models
+from musiceval.protocols.freeform.engine import FreeformEvaluation
 from musiceval.keys import margin_for
 from musiceval.redact import redact, redacted_repr
 

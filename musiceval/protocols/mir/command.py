@@ -33,14 +33,14 @@ from typing import Any
 
 from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
 from musiceval.data.cmibench import TASKS, CmiBenchFormatError
-from musiceval.metrics.mir import TaskError
+from musiceval.protocols.mir.metrics.tasks import TaskError
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.protocols.mir.engine import DEFAULT_ENCODER, name_models
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", choices=TASKS, help="CMI-Bench task (default: from the file name <model>_<task>.jsonl)")
-    from musiceval.metrics.mir_compat import COMPAT_MODES
+    from musiceval.protocols.mir.metrics.compat import COMPAT_MODES
 
     p.add_argument("--compat", choices=[m for m in COMPAT_MODES if m], default=None,
                    help="reproduce the CMI-Bench toolkit's scoring, quirks included: cmi-bench (the toolkit as "

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from musiceval.commands.registry import register_command
-from musiceval.metrics.mir import FAMILIES
+from musiceval.protocols.mir.metrics.tasks import FAMILIES
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.protocols.mir.live import find_instruction_file, run_live_task, write_outputs
 

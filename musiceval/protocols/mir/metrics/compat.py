@@ -1,5 +1,5 @@
 """Which version of the CMI-Bench toolkit (nicolaus625/CMI-bench, ``evaluate.py``) each ``compat``
-mode of :mod:`musiceval.metrics.mir` follows.
+mode of :mod:`musiceval.protocols.mir.metrics.tasks` follows.
 
 - ``"cmi-bench"``: the toolkit as its default branch scores (docs/cmi-bench.md). Ratings are read as
   ``extract_int`` reads them at commits 2cafca5 and 39a9c9b (the *first* of several numbers); every

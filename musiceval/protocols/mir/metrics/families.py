@@ -1,7 +1,7 @@
-"""Per-family loops of :mod:`musiceval.metrics.mir`: parse every response, score every item.
+"""Per-family loops of :mod:`musiceval.protocols.mir.metrics.tasks`: parse every response, score every item.
 
 Each function takes the task's records and the mode (``compat=None`` or one of
-:data:`musiceval.metrics.mir_compat.COMPAT_MODES`) and
+:data:`musiceval.protocols.mir.metrics.compat.COMPAT_MODES`) and
 returns per-item values plus :class:`~musiceval.records.ItemFailure` rows. Unparseable responses
 stay in the denominator with the score the family's rule gives them (0 for accuracy, key, beats,
 melody and frames; the mean for regression) and are listed as failures; items whose reference
@@ -20,7 +20,7 @@ from musiceval.records import ItemFailure
 
 class TaskError(ValueError):
     """A task that cannot be scored as a whole (the message says why and what to do); re-exported
-    as :class:`musiceval.metrics.mir.TaskError`. Raised for references that leave a metric undefined
+    as :class:`musiceval.protocols.mir.metrics.tasks.TaskError`. Raised for references that leave a metric undefined
     whatever the model answers (docs/cmi-bench.md, "Undefined metrics")."""
 
 
@@ -92,14 +92,14 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None
     """Per-item R^2 contributions of the model and of the mean predictor, and notes.
 
     Ratings without spread (every answer the same number, or none parsed) are the model's doing and
-    are scored (:func:`musiceval.metrics.mir_regression.r2_standardised_items`: the mean predictor
+    are scored (:func:`musiceval.protocols.mir.metrics.regression.r2_standardised_items`: the mean predictor
     by default; every standardised prediction 0 in the compat modes, as ``cal_r2`` at 35235cb does,
     also for ``@2cafca5``, whose ``cal_r2`` raised), with a note. References that leave R^2
     undefined (fewer than two numeric ones, or all equal) are the benchmark file's: a
-    :class:`~musiceval.metrics.mir.TaskError` naming the fix.
+    :class:`~musiceval.protocols.mir.metrics.tasks.TaskError` naming the fix.
     """
-    from musiceval.metrics.mir_compat import is_old, rating_reads_last
-    from musiceval.metrics.mir_regression import MEAN_PREDICTOR, ZERO, has_spread, r2_items, r2_standardised_items
+    from musiceval.protocols.mir.metrics.compat import is_old, rating_reads_last
+    from musiceval.protocols.mir.metrics.regression import MEAN_PREDICTOR, ZERO, has_spread, r2_items, r2_standardised_items
     from musiceval.parsers.numbers import parse_rating, parse_rating_cmi
 
     keep, refs, preds, failures = [], [], [], []
@@ -150,8 +150,8 @@ def regression_scores(records: Sequence[OutputRecord], compat: str | None
 def beat_table(records: Sequence[OutputRecord], compat: str | None, *,
                baseline_memo: Any = None) -> tuple[dict[str, list[float]], list[bool], list[ItemFailure], dict[str, list[float]], float]:
     """F-measure, CMLt, AMLt per item for the model and the evenly-spaced baseline (the latter
-    memoised per reference set, see :func:`musiceval.metrics.mir_beats.metronome_baseline`)."""
-    from musiceval.metrics.mir_beats import beat_scores, median_tempo, metronome_baseline
+    memoised per reference set, see :func:`musiceval.protocols.mir.metrics.beats.metronome_baseline`)."""
+    from musiceval.protocols.mir.metrics.beats import beat_scores, median_tempo, metronome_baseline
     from musiceval.parsers.times import parse_times, parse_times_cmi
 
     refs: list[np.ndarray | None] = []
@@ -207,7 +207,7 @@ def _try(fn: Callable[[], np.ndarray]) -> np.ndarray | None:
 def lyrics_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[list[float], list[float], list[bool], list[ItemFailure]]:
     import jiwer
 
-    from musiceval.metrics.mir_lyrics import wer_cer
+    from musiceval.protocols.mir.metrics.lyrics import wer_cer
     from musiceval.parsers.lyrics import clean_lyrics, clean_lyrics_cmi, strip_prefix, strip_prefix_cmi
 
     wers, cers, keep, failures = [], [], [], []
@@ -231,7 +231,7 @@ def lyrics_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[
 def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
                  embed: Callable[[Sequence[str]], np.ndarray], query_prefix: str) -> tuple[np.ndarray, np.ndarray]:
     """Ground-truth matrix and response-tag cosine similarities."""
-    from musiceval.metrics.mir_tagging import tag_truth, tag_truth_cmi
+    from musiceval.protocols.mir.metrics.tagging import tag_truth, tag_truth_cmi
 
     truth = tag_truth_cmi if compat else tag_truth
     y_true = np.stack([truth(r.correct_answer, tags) for r in records])
@@ -245,8 +245,8 @@ def tag_matrices(records: Sequence[OutputRecord], tags: Sequence[str], compat: s
 
 def check_tag_truth(y_true: np.ndarray, n_tags: int) -> None:
     """Refuse references under which no tag has both a positive and a negative item: macro ROC-AUC
-    and PR-AUC (:func:`musiceval.metrics.mir_tagging.macro_auc`) are then undefined whatever the
-    answers. A property of the benchmark file, so a :class:`~musiceval.metrics.mir.TaskError`."""
+    and PR-AUC (:func:`musiceval.protocols.mir.metrics.tagging.macro_auc`) are then undefined whatever the
+    answers. A property of the benchmark file, so a :class:`~musiceval.protocols.mir.metrics.tasks.TaskError`."""
     pos = np.asarray(y_true).sum(axis=0)
     if not ((pos > 0) & (pos < len(y_true))).any():
         raise TaskError(f"no tag of the task's {n_tags} has both a positive and a negative item among the {len(y_true)} "
@@ -257,8 +257,8 @@ def check_tag_truth(y_true: np.ndarray, n_tags: int) -> None:
 def tag_matrices_bertscore(records: Sequence[OutputRecord], tags: Sequence[str], compat: str | None,
                            bertscorer: Any) -> tuple[np.ndarray, np.ndarray]:
     """Ground-truth matrix and per-tag BERTScore recall of each response (``evaluate.py`` at
-    35235cb scores tagging with this beside GTE; see :func:`musiceval.metrics.mir_tagging.bertscore_tag_scores`)."""
-    from musiceval.metrics.mir_tagging import bertscore_tag_scores, tag_truth, tag_truth_cmi
+    35235cb scores tagging with this beside GTE; see :func:`musiceval.protocols.mir.metrics.tagging.bertscore_tag_scores`)."""
+    from musiceval.protocols.mir.metrics.tagging import bertscore_tag_scores, tag_truth, tag_truth_cmi
 
     truth = tag_truth_cmi if compat else tag_truth
     y_true = np.stack([truth(r.correct_answer, tags) for r in records])
@@ -266,8 +266,8 @@ def tag_matrices_bertscore(records: Sequence[OutputRecord], tags: Sequence[str],
 
 
 def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[str, Any]:
-    from musiceval.metrics.mir_compat import is_old
-    from musiceval.metrics.mir_sequence import frame_counts, frame_f1
+    from musiceval.protocols.mir.metrics.compat import is_old
+    from musiceval.protocols.mir.metrics.sequence import frame_counts, frame_f1
     from musiceval.parsers.guzheng import TECHNIQUES, events_to_frames, frames_cmi_2cafca5, frames_cmi_explained, parse_events
 
     failures: list[ItemFailure] = []
@@ -330,7 +330,7 @@ def guzheng_scores(records: Sequence[OutputRecord], compat: str | None) -> dict[
 
 
 def melody_scores(records: Sequence[OutputRecord], compat: str | None) -> tuple[list[float], list[bool], list[ItemFailure]]:
-    from musiceval.metrics.mir_sequence import melody_overall_accuracy
+    from musiceval.protocols.mir.metrics.sequence import melody_overall_accuracy
     from musiceval.parsers.melody import parse_melody, parse_melody_cmi
 
     values, keep, failures = [], [], []

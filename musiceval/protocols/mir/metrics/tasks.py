@@ -6,7 +6,7 @@ Modes (``compat``):
 - ``"cmi-bench"``: the CMI-Bench toolkit's ``evaluate.py`` rules, quirks included, so the published
   numbers reproduce from raw outputs. Every difference is listed in docs/cmi-bench.md.
 - ``"cmi-bench@35235cb"``, ``"cmi-bench@2cafca5"``: ``evaluate.py`` at one toolkit commit as a whole
-  (:mod:`musiceval.metrics.mir_compat` says which rule each mode takes from which commit).
+  (:mod:`musiceval.protocols.mir.metrics.compat` says which rule each mode takes from which commit).
 
 Task families and metric keys:
 
@@ -41,9 +41,9 @@ import numpy as np
 
 from musiceval.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
 from musiceval.schemas import OutputRecord
-from musiceval.metrics import mir_families as fam
-from musiceval.metrics.mir_compat import check_compat, is_old
-from musiceval.metrics.mir_tagging import per_item_auc
+from musiceval.protocols.mir.metrics import families as fam
+from musiceval.protocols.mir.metrics.compat import check_compat, is_old
+from musiceval.protocols.mir.metrics.tagging import per_item_auc
 from musiceval.records import ItemFailure, ItemScores
 
 #: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
@@ -132,7 +132,7 @@ def _scores(metric: str, records: Sequence[OutputRecord], values: Sequence[float
 
 
 def _classification(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
-    from musiceval.metrics.mir_classification import (
+    from musiceval.protocols.mir.metrics.classification import (
         accuracy_items,
         majority_predictions,
         per_label_accuracy,
@@ -152,7 +152,7 @@ def _classification(task: str, records: Sequence[OutputRecord], compat: str | No
 
 
 def _key(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
-    from musiceval.metrics.mir_classification import (
+    from musiceval.protocols.mir.metrics.classification import (
         key_weighted_items,
         majority_predictions,
         per_label_accuracy,
@@ -236,10 +236,10 @@ def blind_rankings(records: Sequence[OutputRecord], y_true: np.ndarray, scores: 
                    metric: str = "item_roc_auc") -> list[BlindStrategy]:
     """Tagging's answer-blind rankings scored per item on the kept items (those with a true and a
     false tag): the tag-frequency ranking (an oracle prior: it reads the references' label
-    distribution, :func:`musiceval.metrics.mir_tagging.tag_frequency_ranking`) and the tag scores of
-    the file's most common response (:func:`musiceval.metrics.mir_tagging.most_common_response`),
+    distribution, :func:`musiceval.protocols.mir.metrics.tagging.tag_frequency_ranking`) and the tag scores of
+    the file's most common response (:func:`musiceval.protocols.mir.metrics.tagging.most_common_response`),
     each sent as every item's answer and scored by the ranking metric ``metric`` (:data:`RANKING_METRICS`)."""
-    from musiceval.metrics.mir_tagging import constant_ranking_scores, most_common_response, tag_frequency_ranking
+    from musiceval.protocols.mir.metrics.tagging import constant_ranking_scores, most_common_response, tag_frequency_ranking
 
     if metric not in RANKING_METRICS:
         raise KeyError(f"blind_rankings: {metric!r} is not a tagging ranking metric; choose from {', '.join(RANKING_METRICS)}")
@@ -263,7 +263,7 @@ def blind_rankings(records: Sequence[OutputRecord], y_true: np.ndarray, scores: 
 
 def _tagging(task: str, records: Sequence[OutputRecord], compat: str | None, embed: Embed | None, query_prefix: str,
              bertscorer: Any = None) -> TaskResult:
-    from musiceval.metrics.mir_tagging import macro_auc, per_item_auc
+    from musiceval.protocols.mir.metrics.tagging import macro_auc, per_item_auc
 
     if embed is None:
         raise TaskError(f"{task}: tagging needs a text encoder (pass --encoder, e.g. minilm or bge:BAAI/bge-large-en-v1.5)")
@@ -313,7 +313,7 @@ def _melody(task: str, records: Sequence[OutputRecord], compat: str | None) -> T
 
 
 def _captioning(task: str, records: Sequence[OutputRecord], compat: str | None, bertscorer: Any) -> TaskResult:
-    from musiceval.metrics.mir_captioning import caption_scores
+    from musiceval.protocols.mir.metrics.captioning import caption_scores
 
     per_metric, failures, notes = caption_scores([r.correct_answer for r in records], [r.response for r in records],
                                                  compat=compat, bertscorer=bertscorer)
@@ -343,7 +343,7 @@ def score_task(
         A CMI-Bench task name (see :data:`FAMILIES`).
     records : sequence of OutputRecord
         The well-formed records of the output file (malformed ones are the loader's failures).
-    compat : None or one of :data:`musiceval.metrics.mir_compat.COMPAT_MODES`
+    compat : None or one of :data:`musiceval.protocols.mir.metrics.compat.COMPAT_MODES`
         Scoring rules: corrected (default) or the toolkit's ("cmi-bench"; "cmi-bench@<commit>" for
         one toolkit commit as a whole).
     embed : callable, optional
