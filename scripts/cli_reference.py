@@ -33,13 +33,19 @@ def render() -> str:
              "`report`, `score triplets`) draw a progress bar with items/s and the ETA on stderr, never on "
              "stdout (`--json` prints exactly one JSON object either way). The bar is shown when stderr is a "
              "terminal; `--progress` forces it on (logs, CI), `--no-progress` silences it.",
+             "- **One JSON shape**: `musiceval score <protocol> --json` prints the same shape for every "
+             "protocol, a plugin's included: `protocol`, `model`, `format`, `n` (items scored), `n_failed`, "
+             "`metrics` {metric: value} (the model's own answers: the Correct condition), `conditions` "
+             "{condition: {metric: value}} (each control condition scored beside Correct: Random, noise, "
+             "text only, Skyline, Adversarial ...; absent when there is none), then what a protocol adds "
+             "(`per_label` for factual, `task` and `baseline` for mir, ...). `score freeform` also gives "
+             "`n_per_condition` {condition: items}, and `score factual` its permutation `chance` block.",
              "- **Intervals**: `musiceval score` prints every headline metric on Correct with its 95% interval "
              "and n, the interval the release gates use (`musiceval.gates.Gate.interval`: calibrated by the "
              "data's shape, whole tracks resampled when items share one), e.g. "
              "`accuracy  0.6850  [0.617, 0.747]  n=200  (calibrated interval; 1 unparsed)`, followed by the "
              "metric's chance levels and trivial baselines (`vs majority-class baseline: 0.1400`). `--json` adds "
-             "`intervals` {metric: [low, high]}, `n_scored` {metric: n} (`n_scored_per_metric` for `freeform`, "
-             "whose `n_scored` counts items per condition) and `chances` {metric: [{name, kind, value}]}. "
+             "`intervals` {metric: [low, high]}, `n_scored` {metric: n} and `chances` {metric: [{name, kind, value}]}. "
              "`score freeform` with Correct and Random adds `paired_difference` {metric: {estimate, low, high, n}}: "
              "Correct minus Random on the items both conditions scored.",
              "- **Caches**: `--cache-dir DIR` is the root of every on-disk cache (embeddings in `DIR/embeddings`, "

@@ -87,16 +87,16 @@ def test_freeform_paired_correct_minus_random(capsys, tmp_path):
     rows = [json.loads(x) for x in per_item.read_text().splitlines()]
     by = {(r["item_id"], r["condition"]): r for r in rows if "condition" in r}
     both = sorted({i for i, c in by if c == "random"} & {i for i, c in by if c == "correct"})
-    assert both and len(both) < d["n_scored"]["correct"]  # Random covers fewer items than Correct
+    assert both and len(both) < d["n_per_condition"]["correct"]  # Random covers fewer items than Correct
     for metric in ("bleu", "rouge_l"):
         diff = [by[(i, "correct")][metric] - by[(i, "random")][metric] for i in both]
         pd = d["paired_difference"][metric]
         assert pd["n"] == len(both) and pd["estimate"] == pytest.approx(np.mean(diff))
         assert pd["low"] <= pd["estimate"] <= pd["high"]
         assert d["correct_on_random_items"][metric] == pytest.approx(np.mean([by[(i, "correct")][metric] for i in both]))
-    assert set(d["n_scored"]) == {"correct", "random"}  # the existing per-condition key keeps its meaning
-    assert d["n_scored_per_metric"] == {"bleu": d["n_scored"]["correct"], "rouge_l": d["n_scored"]["correct"]}
-    assert d["intervals"]["bleu"][0] < d["metrics"]["correct"]["bleu"] < d["intervals"]["bleu"][1]
+    assert set(d["n_per_condition"]) == {"correct", "random"}
+    assert d["n_scored"] == {"bleu": d["n_per_condition"]["correct"], "rouge_l": d["n_per_condition"]["correct"]}
+    assert d["intervals"]["bleu"][0] < d["metrics"]["bleu"] < d["intervals"]["bleu"][1]
 
     assert cli.main(["score", "freeform", str(FREEFORM), "--metrics", "bleu,rouge_l"]) == 0
     text = capsys.readouterr().out

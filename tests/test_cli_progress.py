@@ -48,7 +48,7 @@ def test_freeform_bar_counts_items_with_rate_and_eta(tmp_path):
     res = run_cli("score", "freeform", FREEFORM, "--metrics", "bleu", "--conditions", "correct", "--json", "--progress",
                   tmp_path=tmp_path)
     assert res.returncode == 0, res.stderr
-    n = json.loads(res.stdout)["n_scored"]["correct"]
+    n = json.loads(res.stdout)["n_per_condition"]["correct"]
     final = [line for line in bar_lines(res.stderr) if line.startswith("freeform:")][-1]
     assert "100%" in final and "item/s" in final and "<" in final  # elapsed<ETA
     assert f"/{n} " in final or f"/{n}[" in final

@@ -197,6 +197,9 @@ def test_musiceval_score_scores_the_plugin_protocol_with_its_options(plugin, tmp
     expected = sum(r["tempo"] in r["answer"] for r in correct) / len(correct)
     assert got["protocol"] == "tempo" and got["n"] == 90 and got["format"] == "tempo-jsonl"
     assert got["metrics"]["accuracy"] == pytest.approx(expected) and got["metrics"]["parse_rate"] == 1.0
+    noise = [r for r in rows if r.get("condition") == "noise"]  # a control: beside Correct, as for every protocol
+    assert noise and got["conditions"]["noise"]["accuracy"] == pytest.approx(
+        sum(r["tempo"] in r["answer"] for r in noise) / len(noise))
     assert [c["name"] for c in got["chances"]["accuracy"]] == ["uniform chance 1/3", "best constant answer 'slow'"]
     assert got["n_failed"] == 2  # the torn line and the array: counted, named by line
     strict = _run(["-m", "musiceval", "score", "tempo", str(answers), "--strict", "true", "--json"], plugin, tmp_path)

@@ -84,8 +84,8 @@ def test_a_registered_metric_reaches_the_freeform_protocol_and_the_cli(capsys):
 
     assert cli.main(["score", "freeform", str(MUSICQA), "--metrics", "chrf", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["metrics"]["correct"]["chrf"] == pytest.approx(correct.mean())
-    assert out["metrics"]["random"]["chrf"] == pytest.approx(random.mean())
+    assert out["metrics"]["chrf"] == pytest.approx(correct.mean())
+    assert out["conditions"]["random"]["chrf"] == pytest.approx(random.mean())
 
 
 # ------------------------------------------------------------- an answer format: a toy choice CSV

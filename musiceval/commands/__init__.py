@@ -16,7 +16,10 @@ its class: :mod:`~musiceval.commands.protocol_scorer`):
   there and arrive in ``args``: ``args.file``, ``args.format``, ``args.seed``);
 - ``score(args) -> ScoreOutput`` does the work and returns plain data.
 
-The CLI prints ``{"protocol": .., "n": .., "n_failed": .., "metrics": {..}, **extra}`` and writes
+The CLI prints one JSON shape for every protocol, a plugin's included (docs/cli.md, "One JSON
+shape"): ``{"protocol": .., **extra, "n": .., "n_failed": .., "metrics": {metric: value},
+"conditions": {condition: {metric: value}}, ..}``, where ``metrics`` are the model's own answers
+(the Correct condition) and ``conditions`` each control condition scored beside them, and writes
 ``per_item`` rows as JSON lines to ``--per-item``; ``extra["excluded"]`` (:func:`excluded_entry`)
 counts the items a named rule left out, so scored + failed + left out accounts for every record. Input problems that make the whole file unusable
 raise :class:`InputError` (exit code 2, one line naming file, line and field); one bad item is a
@@ -45,6 +48,8 @@ class ScoreOutput:
     protocol: str
     n: int
     metrics: dict[str, Any]
+    #: each control condition scored beside Correct: ``{condition: {metric: value}}``
+    conditions: dict[str, Any] = field(default_factory=dict)
     #: one dict per item: at least ``item_id``; failed items carry ``error`` (the reason)
     per_item: list[dict[str, Any]] = field(default_factory=list)
     #: items that could not be scored: ``{"item_id": .., "error": ..}``
@@ -69,10 +74,11 @@ class ScoreOutput:
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"protocol": self.protocol, **self.extra, "n": self.n, "n_failed": self.n_failed}
         out["metrics"] = self.metrics
+        if self.conditions:
+            out["conditions"] = self.conditions
         if self.intervals:  # added keys; the keys above keep their meaning
             out["intervals"] = {m: [iv["low"], iv["high"]] for m, iv in self.intervals.items()}
-            per_metric = {m: iv["n"] for m, iv in self.intervals.items()}
-            out["n_scored" if "n_scored" not in out else "n_scored_per_metric"] = per_metric
+            out["n_scored"] = {m: iv["n"] for m, iv in self.intervals.items()}
         if self.chances:
             out["chances"] = self.chances
         if self.paired_difference:
@@ -148,3 +154,10 @@ def excluded_entry(protocol: Any) -> dict[str, Any]:
 
     found = protocol.exclusions()
     return {"excluded": summarize(found)} if found else {}
+
+
+def by_condition(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``ScoreOutput`` keywords from ``{condition: {metric: value}}``: ``metrics`` (Correct's) and
+    ``conditions`` (every other condition's), the one JSON shape of ``musiceval score``."""
+    return {"metrics": dict(metrics.get("correct", {})),
+            "conditions": {c: v for c, v in metrics.items() if c != "correct"}}

@@ -2,7 +2,8 @@
 (a plugin's protocol): the flags are the answers options the class declares
 (:attr:`~musiceval.protocols.base.Protocol.answer_options`, one ``--key`` each, checked like the
 suite config checks them), and the numbers are :meth:`~musiceval.protocols.base.Protocol.evaluate`,
-with the interval and chance levels of every metric the gates use.
+with the interval and chance levels of every metric the gates use, and each control condition the
+protocol scores beside Correct under ``conditions`` (the one JSON shape of docs/cli.md).
 """
 from __future__ import annotations
 
@@ -40,6 +41,24 @@ def _flag_type(key: Key, name: str):
     return read
 
 
+def _controls(run: Any) -> dict[str, dict[str, Any]]:
+    """``{condition: {metric: mean}}`` of every condition the protocol scored beside Correct (a
+    metric it cannot score there: None)."""
+    out: dict[str, dict[str, Any]] = {}
+    for condition in run.conditions:
+        if condition == "correct":
+            continue
+        out[condition] = {}
+        for metric in run.metrics:
+            try:
+                s = run.scores(metric, condition)
+            except (FileNotFoundError, ValueError, KeyError):
+                out[condition][metric] = None
+                continue
+            out[condition][metric] = s.mean() if s.n else None
+    return out
+
+
 def protocol_scorer(cls: type) -> Scorer:
     """The :class:`~musiceval.commands.Scorer` of protocol class ``cls``: load the answers (format
     detected unless ``--format``), ``cls.from_answers``, then ``evaluate()`` on Correct."""
@@ -66,7 +85,7 @@ def protocol_scorer(cls: type) -> Scorer:
         result.pop("n_failed", None)
         metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}
         headline = protocol_headline(run) if "correct" in run.conditions else {}
-        return ScoreOutput(cls.name, n, metrics, failures=failures, headline=headline,
+        return ScoreOutput(cls.name, n, metrics, conditions=_controls(run), failures=failures, headline=headline,
                            chances=protocol_chances(run, headline),
                            extra={"format": answers.format, "model": run.model, **excluded_entry(run)})
 

@@ -3,7 +3,10 @@ in :func:`load_scorers`), the headline numbers with the gates' intervals.
 
 ``--json`` prints exactly one JSON object on stdout::
 
-    {"protocol": .., "n": <items scored>, "n_failed": <items not scored>, "metrics": {..}}
+    {"protocol": .., "n": <items scored>, "n_failed": <items not scored>, "metrics": {..}, "conditions": {..}}
+
+(``metrics``: the model's own answers, the Correct condition; ``conditions``: each control condition
+scored beside them; docs/cli.md, "One JSON shape").
 
 ``--per-item FILE`` writes one JSON line per item (failed items carry ``error``); only a complete
 file gets the requested name.
@@ -116,6 +119,7 @@ def _print_human(out: ScoreOutput) -> None:
             print(f"  {prefix:<40} {value}")
 
     walk("", out.metrics)
+    walk("", out.conditions)
     from musiceval.commands.summary import headline_lines, paired_lines
 
     if out.intervals:
@@ -123,7 +127,7 @@ def _print_human(out: ScoreOutput) -> None:
         for line in headline_lines(out.intervals, out.chances):
             print(line)
     if out.paired_difference:
-        counts = out.extra.get("n_scored")
+        counts = out.extra.get("n_per_condition")
         if isinstance(counts, dict) and len(set(counts.values())) > 1:
             print(f"note: the per-condition means above cover different items "
                   f"({', '.join(f'{c} n={k}' for c, k in counts.items())}); compare conditions with the paired figure")

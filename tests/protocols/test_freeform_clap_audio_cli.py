@@ -52,16 +52,16 @@ def test_clap_audio_from_the_command_line_with_a_data_dir(tiny_clap, tmp_path, c
     assert cli.main(argv) == 0
     js = json.loads(capsys.readouterr().out)
     assert js["protocol"] == "freeform" and js["n"] == 5 and js["n_failed"] == 2
-    assert -1.0 <= js["metrics"]["correct"]["clap_audio"] <= 1.0
-    assert js["metrics"]["random"]["clap_audio"] is not None
+    assert -1.0 <= js["metrics"]["clap_audio"] <= 1.0
+    assert js["conditions"]["random"]["clap_audio"] is not None
     failures = {r["item_id"]: r["error"] for r in map(json.loads, per_item.read_text().splitlines()) if "error" in r}
     assert "'..'" in failures["escape"] and "no 'audio' field" in failures["silent"]
     # without --data-dir the answers file's folder is the audio root
     _write(data / "answers.jsonl", _rows(lambda c: f"{c}.flac"))
     assert cli.main(argv[:4] + [str(data / "answers.jsonl")] + argv[5:11] + ["--json"]) == 0
     again = json.loads(capsys.readouterr().out)
-    assert again["n_failed"] == 0 and again["metrics"]["correct"]["clap_audio"] == pytest.approx(
-        js["metrics"]["correct"]["clap_audio"], abs=1e-6)  # the same three clips and answers
+    assert again["n_failed"] == 0 and again["metrics"]["clap_audio"] == pytest.approx(
+        js["metrics"]["clap_audio"], abs=1e-6)  # the same three clips and answers
 
 
 def test_clap_audio_input_errors_exit_2_naming_the_fix(tmp_path, capsys, monkeypatch):

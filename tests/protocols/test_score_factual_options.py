@@ -46,8 +46,8 @@ def test_chunks_any_and_majority_aggregate_per_item(tmp_path):
     anyc, _ = run(path, "--vocab", "musicnet-instruments", "--conditions", "correct", "--chunks", "any")
     major, out = run(path, "--vocab", "musicnet-instruments", "--conditions", "correct", "--chunks", "majority")
     # a: any -> {piano, violin, cello} vs {piano, violin}: F1 = 4/5; majority (2 of 3) -> {piano}: F1 = 2/3; b: 1
-    assert anyc["metrics"]["correct"]["f1"] == pytest.approx((0.8 + 1) / 2)
-    assert major["metrics"]["correct"]["f1"] == pytest.approx((2 / 3 + 1) / 2)
+    assert anyc["metrics"]["f1"] == pytest.approx((0.8 + 1) / 2)
+    assert major["metrics"]["f1"] == pytest.approx((2 / 3 + 1) / 2)
     assert anyc["n"] == major["n"] == 2
     reasons = {f["item_id"]: f["error"] for f in out.failures}
     assert "chunks [0] found, expected 0..1" in reasons["c"]  # chunk 1 of c is missing
@@ -67,7 +67,7 @@ def test_hierarchy_same_node_and_same_tree(tmp_path):
             {"item_id": "2", "prompt": "q", "text": "Indie rock.", "labels": ["Indie-Rock"]},
             {"item_id": "3", "prompt": "q", "text": "Electronic music.", "labels": ["Hip-Hop"]}]
     out, _ = run(write(tmp_path / "g.jsonl", rows), "--hierarchy", str(genres), "--conditions", "correct")
-    m = out["metrics"]["correct"]
+    m = out["metrics"]
     assert out["vocab"] == "fma-genres"
     # same node: Punk vs Rock 0, Indie-Rock exact 1 ("rock" inside "indie rock" is the longer label), Electronic vs Hip-Hop 0
     assert m["same_node"]["f1"] == pytest.approx(1 / 3) == m["f1"]
@@ -101,12 +101,12 @@ def test_true_false_answers_joined_with_the_manifest(tmp_path):
     manifest = write_manifest(tmp_path / "m.jsonl", asked)
     resp = write(tmp_path / "r.jsonl", generated(asked, lambda it: answers[it.id]))
     out, _ = run(resp, "--vocab", "musicnet-instruments", "--answers", "true-false", "--manifest", str(manifest))
-    m = out["metrics"]["correct"]
+    m = out["metrics"]
     assert out["n"] == 2 and m["n_cells"] == 6 and m["n_unanswered"] == 1
     assert m["accuracy"] == pytest.approx(4 / 6)  # x: violin wrong, cello unclear; y: all right
     # yes-sets: x {piano} vs {piano, violin} -> F1 2/3; y {cello} vs {cello} -> 1
     assert m["f1"] == pytest.approx((2 / 3 + 1) / 2) and m["labels"] == ["piano", "violin", "cello"]
-    assert set(out["metrics"]["chance"]) == {"f1", "f1_sd", "method"}
+    assert set(out["chance"]) == {"f1", "f1_sd", "method"}
     # an item not asked every label of the table is a counted failure
     resp2 = write(tmp_path / "r2.jsonl", generated([it for it in asked if it.id != "y#violin"], lambda it: answers[it.id]))
     _, raw2 = run(resp2, "--vocab", "musicnet-instruments", "--answers", "true-false", "--manifest", str(manifest))
@@ -126,11 +126,11 @@ def test_binary_choice_answers(tmp_path):
     rows = generated(asked, answer) + [{"item_id": "bad", "text": "piano", "labels": ["piano"], "options": ["piano"]}]
     out, raw = run(write(tmp_path / "r.jsonl", rows), "--vocab", "musicnet-instruments", "--answers", "binary",
                    "--manifest", str(manifest))
-    m = out["metrics"]["correct"]
+    m = out["metrics"]
     assert m["accuracy"] == pytest.approx(3 / 4) and m["n"] == 4 and m["n_both"] == 1 and m["n_neither"] == 0
     assert m["n_true_first"] == 2
-    assert out["metrics"]["chance"]["accuracy"] == 0.5
-    assert out["metrics"]["chance"]["p_value"] == pytest.approx(5 / 16)  # P(X >= 3 | 4, 1/2)
+    assert out["chance"]["accuracy"] == 0.5
+    assert out["chance"]["p_value"] == pytest.approx(5 / 16)  # P(X >= 3 | 4, 1/2)
     assert [f["item_id"] for f in raw.failures] == ["bad"] and "two labels" in raw.failures[0]["error"]
 
 

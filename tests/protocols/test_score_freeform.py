@@ -27,27 +27,27 @@ def test_dasheng_correct_and_random_json_shape_and_values():
     js = out.as_json()
     assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 0
     assert js["excluded"]["reference_copies_question"]["n"] == 4  # 396 + 4: every line of the file
-    assert set(js["metrics"]) == {"correct", "random"} and set(js["metrics"]["correct"]) == {"bleu", "rouge_l", "cider"}
+    assert set(js["conditions"]) == {"random"} and set(js["metrics"]) == {"bleu", "rouge_l", "cider"}
     data = load_dasheng_musicqa(DASHENG)
     refs = [it.reference for it in data.items]
     expected = lexical_scores([r.text for r in data.responses], refs, ["bleu"], df_references=refs)["bleu"].mean()
-    assert js["metrics"]["correct"]["bleu"] == pytest.approx(expected)
-    assert js["n_scored"]["random"] == 229 and js["random_unpaired"] == 167
+    assert js["metrics"]["bleu"] == pytest.approx(expected)
+    assert js["n_per_condition"]["random"] == 229 and js["random_unpaired"] == 167
     assert set(js["correct_on_random_items"]) == {"bleu", "rouge_l", "cider"}
     assert {"item_id", "condition", "bleu"} <= set(out.per_item[0])
     assert out.failures == [] and js["excluded"]["no_random_partner"]["n"] == js["random_unpaired"]
     again = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--seed", "3").as_json()
-    assert again["metrics"]["random"]["bleu"] == pytest.approx(js["metrics"]["random"]["bleu"])
+    assert again["conditions"]["random"]["bleu"] == pytest.approx(js["conditions"]["random"]["bleu"])
     other = run(DASHENG, "dasheng", "--metrics", "bleu", "--conditions", "random", "--seed", "4").as_json()
-    assert other["metrics"]["random"]["bleu"] != again["metrics"]["random"]["bleu"]
+    assert other["conditions"]["random"]["bleu"] != again["conditions"]["random"]["bleu"]
 
 
 def test_skyline_and_adversarial_from_the_hand_written_rewrites():
     rewrites = FIXTURES / "rewrites_handwritten.jsonl"
     out = run(DASHENG, "dasheng", "--metrics", "rouge_l", "--conditions", "skyline,adversarial", "--rewrites", str(rewrites)).as_json()
     assert out["rewrite_sources"] == ["hand-written"]
-    assert out["n_scored"]["skyline"] == out["n_scored"]["adversarial"] >= 60
-    assert out["metrics"]["adversarial"]["rouge_l"] > out["metrics"]["skyline"]["rouge_l"]  # the known NLP failure
+    assert out["n_per_condition"]["skyline"] == out["n_per_condition"]["adversarial"] >= 60
+    assert out["conditions"]["adversarial"]["rouge_l"] > out["conditions"]["skyline"]["rouge_l"]  # the known NLP failure
     with pytest.raises(InputError, match="--rewrites"):
         run(DASHENG, "dasheng", "--conditions", "skyline")
 
@@ -65,8 +65,8 @@ def test_musiceval_format_with_recorded_random_and_bad_items(tmp_path):
     out = run(path, "musiceval", "--metrics", "bleu,meteor,rouge_l", "--conditions", "correct,random")
     js = out.as_json()
     assert js["n"] == 2 and js["n_failed"] == 2
-    assert js["metrics"]["correct"]["rouge_l"] == pytest.approx(1.0)  # b matches its second reference
-    assert js["metrics"]["random"]["rouge_l"] == pytest.approx(0.0)
+    assert js["metrics"]["rouge_l"] == pytest.approx(1.0)  # b matches its second reference
+    assert js["conditions"]["random"]["rouge_l"] == pytest.approx(0.0)
     with pytest.raises(InputError, match="noise"):
         run(path, "musiceval", "--conditions", "noise")
     with pytest.raises(InputError, match="--metrics"):
@@ -88,7 +88,7 @@ def test_cli_prints_the_documented_json():
     js = json.loads(proc.stdout)
     assert js["protocol"] == "freeform" and js["n"] == 396 and js["n_failed"] == 0
     assert js["excluded"]["reference_copies_question"]["n"] == 4
-    assert set(js["metrics"]["random"]) == {"bleu", "bleu4", "rouge_l"}
+    assert set(js["conditions"]["random"]) == {"bleu", "bleu4", "rouge_l"}
 
 
 def test_clap_text_without_weights_names_the_download(monkeypatch, tmp_path):

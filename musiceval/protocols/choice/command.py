@@ -5,12 +5,12 @@
     musiceval score choice --format {musiceval,dasheng,muchomusic} FILE --matcher {muchomusic,strict} --json
 
 prints ``{"protocol": "choice", "n": .., "n_failed": .., "metrics": {"accuracy": .., "ifr": ..,
-"unanswered": .., "per_dimension": {"knowledge": {dim: {..}}, "reasoning": {..}}}}``.
+"unanswered": .., "per_dimension": {"knowledge": {dim: {..}}, "reasoning": {..}}}, "conditions":
+{condition: {"accuracy": .., ..}}}`` (docs/cli.md, "One JSON shape").
 
 The headline metrics cover the ``correct`` condition in the published setting (all three
 distractors; every record when the file holds only ablations). When the file holds them,
-``metrics`` also has ``per_distractor_setting``, ``per_condition`` (e.g. ``text_only``,
-``noise``, ``random``) and ``runs`` (accuracy mean, std, min, max over runs with different
+``metrics`` also has ``per_distractor_setting`` and ``runs`` (accuracy mean, std, min, max over runs with different
 shuffles). ``n`` counts scored records; records that could not be read are failures.
 """
 from __future__ import annotations
@@ -44,10 +44,12 @@ def _score(args: argparse.Namespace) -> ScoreOutput:
     per_item = [s.as_row() for s in result.scored] + failures
     metrics = result.metrics()
     metrics["parse_rate"] = metrics.get("ifr")
+    conditions = metrics.pop("per_condition", {})  # text_only, noise, random: beside Correct
     from musiceval.commands.summary import protocol_chances, protocol_headline
 
     headline = protocol_headline(protocol) if "correct" in protocol.conditions else {}
-    return ScoreOutput("choice", len(result.select("correct")), metrics, per_item, failures,
+    return ScoreOutput("choice", len(result.select("correct")), metrics, conditions=conditions, per_item=per_item,
+                       failures=failures,
                        extra={"matcher": result.matcher, "format": answers.format, "model": protocol.model},
                        headline=headline, chances=protocol_chances(protocol, headline))
 

@@ -7,9 +7,10 @@
         [--chunks {any,majority}] [--hierarchy FMA_GENRES_CSV] [--answers {open,true-false,binary}] \
         [--manifest MANIFEST] [--agreement] --json
 
-prints ``{"protocol": "factual", "n": .., "n_failed": .., "metrics": {"correct": {precision, recall,
-f1, accuracy, micro_precision, micro_recall, micro_f1, n}, "random": {.., n_unpaired}, "chance":
-{f1, f1_sd, method}}, "vocab": .., "extractor": .., "per_label": {..}}``.
+prints ``{"protocol": "factual", "n": .., "n_failed": .., "metrics": {precision, recall, f1, accuracy,
+micro_precision, micro_recall, micro_f1, n}, "conditions": {"random": {.., n_unpaired}}, "chance":
+{f1, f1_sd, method}, "vocab": .., "extractor": .., "per_label": {..}}`` (``metrics``: the Correct
+condition, the model's own answers; docs/cli.md, "One JSON shape").
 
 File formats and the chunk / manifest layout: :mod:`musiceval.data.factual_files`.
 
@@ -33,8 +34,8 @@ Options:
   longer than the model's window) gets the labels of :func:`musiceval.metrics.sets.aggregate_chunks`
   over its chunks' extracted labels; without the flag a chunked item is a per-item failure naming it.
 - ``--hierarchy FMA_GENRES_CSV``: FMA genre-tree scoring. Without ``--vocab`` the vocabulary is
-  every genre of ``genres.csv``. Adds ``metrics[condition]["same_node"]`` (exact genre, the plain
-  scores) and ``metrics[condition]["same_tree"]`` (``{precision, recall, f1, accuracy}`` after
+  every genre of ``genres.csv``. Adds ``same_node`` (exact genre, the plain scores) and
+  ``same_tree`` to ``metrics`` and to each condition's block (``{precision, recall, f1, accuracy}`` after
   mapping predicted and true genres to their top-level genre, :func:`musiceval.metrics.sets.hierarchy_labels`).
 - ``--answers {true-false,binary}``: closed-question answer files, layouts and output keys in
   :mod:`musiceval.protocols.factual.variants` (``--conditions``/``--chunks``/``--hierarchy`` do not apply).
@@ -54,7 +55,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, by_condition, excluded_entry, register_scorer
 from musiceval.data.factual_files import FORMATS, read_records
 from musiceval.extraction import Vocabulary, load_vocabulary
 from musiceval.ranges import PERMUTATIONS, arg
@@ -117,8 +118,11 @@ def _score_variant(args, vocab, extract) -> ScoreOutput:
     result = (score_true_false(records, vocab, labels_field=field, seed=args.seed, n_permutations=args.n_permutations, failures=bad)
               if args.answers == "true-false" else score_binary(records, vocab, extract, labels_field=field, failures=bad))
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
-    extra = {"vocab": vocab.name, "answers": args.answers, "extractor": args.extractor if args.answers == "binary" else "yes/no"}
-    return ScoreOutput("factual", result.metrics["correct"]["n"], result.metrics, result.per_item + failures, failures, extra=extra)
+    blocks = dict(result.metrics)
+    extra = {"vocab": vocab.name, "answers": args.answers, "extractor": args.extractor if args.answers == "binary" else "yes/no",
+             "chance": blocks.pop("chance")}
+    return ScoreOutput("factual", blocks["correct"]["n"], per_item=result.per_item + failures, failures=failures,
+                       extra=extra, **by_condition(blocks))
 
 
 def _score(args: argparse.Namespace) -> ScoreOutput:
@@ -170,6 +174,8 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
     extra = {"vocab": vocab.name, "extractor": args.extractor, "format": args.format or answers.format, "model": protocol.model,
              **excluded_entry(protocol),
              "per_label": result.per_label}
+    blocks = dict(result.metrics)
+    extra["chance"] = blocks.pop("chance")
     if args.agreement:
         agreement = extractor_agreement(data, vocab, rule_extractor(vocab), llm, chunks=args.chunks)
         agreement["failures"] = [{"item_id": f.item_id, "error": f.reason} for f in agreement["failures"]]
@@ -179,8 +185,9 @@ def _score_with(args: argparse.Namespace, vocab: Vocabulary, hierarchy: dict | N
     from musiceval.commands.summary import protocol_chances, protocol_headline
 
     headline = protocol_headline(protocol)
-    return ScoreOutput("factual", correct["f1"].n, result.metrics, per_item + failures, failures, extra=extra,
-                       headline=headline, chances=protocol_chances(protocol, [protocol.headline]))
+    return ScoreOutput("factual", correct["f1"].n, per_item=per_item + failures, failures=failures, extra=extra,
+                       headline=headline, chances=protocol_chances(protocol, [protocol.headline]),
+                       **by_condition(blocks))
 
 
 register_scorer(Scorer(

@@ -22,7 +22,8 @@ puts the true label first in exactly half the items); exactly one is a true labe
 correct when the extracted labels name the true option and not the distractor
 (:func:`musiceval.metrics.sets.binary_choice_correct`).
 
-Output ``metrics``:
+Output (``musiceval score factual --answers ...`` prints ``correct`` as ``metrics`` and ``chance``
+beside it; docs/cli.md, "One JSON shape"):
 
 - true/false: ``correct`` = ``{accuracy, n_cells, n_unanswered, precision, recall, f1,
   micro_precision, micro_recall, micro_f1, n}`` (accuracy over cells; P/R/F1 macro over items of

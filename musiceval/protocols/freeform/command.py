@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, excluded_entry, register_scorer
+from musiceval.commands import InputError, Scorer, ScoreOutput, by_condition, excluded_entry, register_scorer
 from musiceval.conditions import load_rewrites
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
 from musiceval.protocols.freeform.engine import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
@@ -109,7 +109,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
         out_metrics[condition] = {m: out_metrics[condition][m] for m in metrics}
     bar.close()
-    extra: dict[str, Any] = {"n_scored": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model,
+    extra: dict[str, Any] = {"n_per_condition": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model,
                              **excluded_entry(protocol)}
     headline = {m: run.scores(m, "correct") for m in metrics} if "correct" in conditions else {}
     paired_scores = {m: (run.scores(m, "correct"), run.scores(m, "random")) for m in metrics} \
@@ -129,7 +129,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
         extra["models"] = {k: v for k, v in models.describe().items() if k in metrics}
     if rewrites is not None:
         extra["rewrite_sources"] = run.rewrite_sources
-    return ScoreOutput(protocol="freeform", n=len(data.items), metrics=out_metrics, per_item=list(per_item.values()),
+    return ScoreOutput(protocol="freeform", n=len(data.items), **by_condition(out_metrics), per_item=list(per_item.values()),
                        failures=list(failures.values()), extra=extra, headline=headline, paired=paired_scores)
 
 
