@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from musiceval.ranges import NON_NEGATIVE, SHARE, Range
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE, Range
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,16 @@ GATE_KEYS: dict[str, Key] = {
     "regression_margin": Key((int, float), 0.02, "non-inferiority to the baseline: the largest drop tolerated, in the "
                                                  "metric's units", NON_NEGATIVE),
     "regression_margins": Key(dict, {}, "per 'metric', 'task' or 'task.metric' regression margins (most specific wins)"),
+}
+
+
+#: the keys every answers entry may set that describe the source to the suite, not options of its
+#: protocol: the benchmark's size (the coverage gate's denominator) and why its data has no pinned
+#: revision (named in the verdict line; ``musiceval run`` writes it for an unpinned catalogue entry)
+SOURCE_KEYS: dict[str, Key] = {
+    "expected_items": Key(int, 0, "the benchmark's number of items, for the coverage gate (known ones need none)",
+                          AT_LEAST_ONE),
+    "unpinned": Key(str, "", "why the benchmark's data is not pinned to a revision; the verdict line names it"),
 }
 
 

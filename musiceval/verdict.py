@@ -60,6 +60,8 @@ class Verdict:
     capped: tuple[str, ...] = ()
     #: skipped gates the suite config allows to skip, one line per ``[release] allow_skip`` rule
     allowed_skips: tuple[str, ...] = ()
+    #: answer sources whose benchmark data has no pinned revision (``"mmau: why"``): the line names them
+    unpinned: tuple[str, ...] = ()
     #: the session's own inputs to :func:`decide` besides the gates (``decide(gates, **inputs)`` gives
     #: this verdict again): what a reader of results.json recomputes the word from
     inputs: Mapping[str, Any] = field(default_factory=dict)
@@ -81,13 +83,15 @@ class Verdict:
             more = f" and {len(self.capped) - 1} more" if len(self.capped) > 1 else ""
             text += f"; capped: {self.capped[0]}{more}"
         text += "".join(f"; {allowed}" for allowed in self.allowed_skips)
+        if self.unpinned:
+            text += "; unpinned: " + ", ".join(u.partition(": ")[0] for u in self.unpinned)
         return text + (f"; {self.reasons[0]}" if self.reasons and self.word != "PASSED" else "")
 
     def as_dict(self) -> dict[str, Any]:
         return {"word": self.word, "line": self.line, "reasons": list(self.reasons), "counts": dict(self.counts),
                 "required": self.required, "passed": self.passed, "models": list(self.models),
                 "exit_code": self.exit_code, "self_checks": dict(self.self_checks), "capped": list(self.capped),
-                "allowed_skips": list(self.allowed_skips), "inputs": dict(self.inputs)}
+                "allowed_skips": list(self.allowed_skips), "unpinned": list(self.unpinned), "inputs": dict(self.inputs)}
 
 
 def gates_alone(gates: Sequence[Mapping[str, Any]]) -> str:
@@ -168,14 +172,17 @@ def decide(
     pytest_exit: int = 0,
     capped: Sequence[str] = (),
     allow_skip: Mapping[str, str] | None = None,
+    unpinned: Sequence[str] = (),
 ) -> Verdict:
     """The verdict (see the module docstring). ``errors`` are one-line descriptions of what went wrong
     in the session (errored tests, timeouts, refused baselines, artefacts not written);
-    ``allow_skip`` maps ``[release] allow_skip`` patterns to their reasons."""
+    ``allow_skip`` maps ``[release] allow_skip`` patterns to their reasons; ``unpinned`` names the
+    answer sources whose benchmark data has no pinned revision (``"label: why"``): the line says so,
+    the word does not change."""
     allow_skip = dict(allow_skip or {})
     inputs = {"declared": list(declared), "required": list(required), "errors": list(errors), "strict": bool(strict),
               "holm_failures": list(holm_failures), "inconclusive": inconclusive, "allow_empty": bool(allow_empty),
-              "pytest_exit": int(pytest_exit), "capped": list(capped), "allow_skip": allow_skip}
+              "pytest_exit": int(pytest_exit), "capped": list(capped), "allow_skip": allow_skip, "unpinned": list(unpinned)}
     model_gates = [g for g in gates if subject_of(g, declared) == MODEL]
     self_checks = [g for g in gates if subject_of(g, declared) == SELF_CHECK]
     counts = Counter(("FINDING" if is_finding(g) else str(g.get("outcome"))) for g in model_gates)
@@ -226,4 +233,4 @@ def decide(
     if word != "PASSED" and pytest_exit > 1:  # interrupted, internal or usage error: keep pytest's code
         exit_code = pytest_exit
     return Verdict(word, tuple(reasons), dict(counts), len(req), passed, tuple(declared), exit_code,
-                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped), notes, inputs)
+                   dict(Counter(str(g.get("outcome")) for g in self_checks)), tuple(capped), notes, tuple(unpinned), inputs)

@@ -124,6 +124,13 @@ def test_an_edited_verdict_detail_is_refused_naming_the_field(sessions, tmp_path
     assert code == 2 and "field 'verdict_detail.line'" in err and str(edited / "results.json") in err
 
 
+def test_a_results_file_of_a_version_that_did_not_record_unpinned_sources_is_still_read(sessions, tmp_path):
+    older = _copy(sessions["FAILED"], tmp_path / "older")
+    _edit(older, lambda run: (run["verdict_detail"].pop("unpinned"), run["verdict_detail"]["inputs"].pop("unpinned")))
+    code, out, err = _cli("report", str(older))
+    assert code == 0 and "  FAILED (" in out, err
+
+
 def test_the_session_records_its_inputs_to_the_verdict_and_the_report_repeats_its_word(sessions):
     for word, folder in sessions.items():
         run = json.loads((folder / "results.json").read_text())

@@ -139,3 +139,27 @@ def test_a_tagging_file_given_here_is_scored_whole(tmp_path):
     _, run = _in_the_checkout("--musiceval-model", f"recorded:{folder}", "-k", "every_line", results=tmp_path / "r")
     (source,) = run["sources"]
     assert source["cap"] is None and source["records"] == records
+
+
+def test_unpinned_data_is_named_in_every_artefacts_verdict_line(project):
+    """An answers entry that says its benchmark's data has no pinned revision (what ``musiceval run``
+    writes for an unpinned catalogue entry) is named at the end of the verdict line of the terminal,
+    results.json, report.md and JUnit, with its reason in results.json; the word does not change,
+    and ``musiceval report`` decides the same line again from the file."""
+    shutil.copy(REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl", project.path / "answers.jsonl")
+    out, word, run = _run(project, '[release.allow_skip]\n"gates/needs_weights/*" = "no CLAP weights on this runner"\n'
+                                   '[[model.answers]]\nprotocol = "choice"\nfile = "answers.jsonl"\nlabel = "mmau-music"\n'
+                                   'unpinned = "which commit is v05.15.25 could not be established"\n')
+    assert word == "PASSED" and out.ret == 0, run["verdict_detail"]
+    assert out.outlines[-1].split("; report: ")[0].endswith("; unpinned: mmau-music"), out.outlines[-1]
+    assert run["verdict_detail"]["unpinned"] == ["mmau-music: which commit is v05.15.25 could not be established"]
+    assert run["verdict_detail"]["line"].endswith("; unpinned: mmau-music")
+    assert "; unpinned: mmau-music" in (project.path / "res" / "report.md").read_text(encoding="utf-8")
+    junit = {p.get("name"): p.get("value") for p in ET.parse(project.path / "junit.xml").iter("property")}
+    assert any("unpinned: mmau-music" in str(v) for v in junit.values()), junit
+    from musiceval.results.verdict_check import check_verdict
+
+    assert check_verdict(run, "results.json") == "PASSED"
+    run["verdict_detail"]["unpinned"] = []
+    with pytest.raises(Exception, match="verdict_detail.unpinned"):
+        check_verdict(run, "results.json")

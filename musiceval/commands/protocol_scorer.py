@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from musiceval.commands import InputError, Scorer, ScoreOutput
-from musiceval.keys import Key
+from musiceval.keys import SOURCE_KEYS, Key
 
 
 _BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
@@ -62,7 +62,7 @@ def _controls(run: Any) -> dict[str, dict[str, Any]]:
 def protocol_scorer(cls: type) -> Scorer:
     """The :class:`~musiceval.commands.Scorer` of protocol class ``cls``: load the answers (format
     detected unless ``--format``), ``cls.from_answers``, then ``evaluate()`` on Correct."""
-    declared = {k: v for k, v in cls.answer_options.items() if k != "expected_items"}
+    declared = {k: v for k, v in cls.answer_options.items() if k not in SOURCE_KEYS}
 
     def configure(parser: argparse.ArgumentParser) -> None:
         for name, key in declared.items():

@@ -40,7 +40,7 @@ import numpy as np
 
 from musiceval.conditions import QuestionPartners, question_derangement
 from musiceval.exclusions import Exclusion, summarize
-from musiceval.keys import GATE_KEYS, Key
+from musiceval.keys import GATE_KEYS, SOURCE_KEYS, Key
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.registry import Registry
 
@@ -159,9 +159,9 @@ class Protocol(abc.ABC):
     def options_from(cls, section: Mapping[str, Any], entry: Mapping[str, Any], task: str = "") -> dict[str, Any]:
         """The options :meth:`from_answers` receives for one answers entry: the keys of the protocol's
         config ``section`` named in :attr:`options_from_config` (unset ones left out), overlaid with
-        the entry's own options (``expected_items`` is the coverage gate's, not the protocol's)."""
+        the entry's own options (:data:`~musiceval.keys.SOURCE_KEYS` are the suite's, not the protocol's)."""
         options = {k: section[k] for k in cls.options_from_config if section.get(k) not in ("", [], None)}
-        options.update({k: v for k, v in entry.items() if k != "expected_items"})
+        options.update({k: v for k, v in entry.items() if k not in SOURCE_KEYS})
         return options
 
     @classmethod

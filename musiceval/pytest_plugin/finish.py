@@ -149,6 +149,7 @@ def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exits
                   holm_failures=run["holm_failures"], inconclusive=inconclusive,
                   allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus,
                   allow_skip=suite.allow_skip,
+                  unpinned=sorted({f"{s.label}: {s.options['unpinned']}" for s in suite.sources() if s.options.get("unpinned")}),
                   capped=sorted(f"{r['id']}: first {r['cap']} of {r['records']} records" for r in run["sources"]
                                 if isinstance(r.get("cap"), int) and isinstance(r.get("records"), int)
                                 and r["records"] > r["cap"]))

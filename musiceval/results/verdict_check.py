@@ -30,7 +30,9 @@ from musiceval.verdict import VERDICTS, decide, gates_alone
 
 #: the fields of ``verdict_detail`` compared with the recomputed verdict (``Verdict.as_dict()``)
 DETAIL_FIELDS = ("word", "line", "reasons", "counts", "required", "passed", "models", "exit_code", "self_checks",
-                 "capped", "allowed_skips")
+                 "capped", "allowed_skips", "unpinned")
+#: inputs and detail fields that sessions of earlier versions did not record, and their value then
+_SINCE_LATER = {"unpinned": []}
 _FIX = "the file was edited after the run: restore the results.json the session wrote, or rerun the session"
 
 
@@ -64,6 +66,7 @@ _INPUTS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "capped": ("a list of strings", _strings),
     "allow_skip": ("an object of pattern -> reason", lambda v: isinstance(v, dict)
                    and all(isinstance(k, str) and isinstance(r, str) for k, r in v.items())),
+    "unpinned": ("a list of strings", _strings),
 }
 
 
@@ -96,6 +99,8 @@ def check_verdict(run: Mapping[str, Any], path: str | Path) -> str | None:
         raise _error(path, f"field 'verdict' says {word}, but its gates and the session's record give "
                            f"{expected['word']} ({_first_reason(expected)})")
     for key in DETAIL_FIELDS:
+        if key not in detail and key in _SINCE_LATER and expected[key] == _SINCE_LATER[key]:
+            continue
         if key not in detail:
             raise _error(path, f"field 'verdict_detail.{key}' is missing")
         if detail[key] != expected[key]:
@@ -126,6 +131,9 @@ def _inputs(raw: Any, path: Any) -> dict[str, Any]:
         raise _error(path, f"field 'verdict_detail.inputs' must be an object, got {type(raw).__name__}")
     out = {}
     for key, (what, fits) in _INPUTS.items():
+        if key not in raw and key in _SINCE_LATER:
+            out[key] = _SINCE_LATER[key]
+            continue
         if key not in raw:
             raise _error(path, f"field 'verdict_detail.inputs.{key}' is missing")
         if not fits(raw[key]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Mapping
 
-from musiceval.keys import GATE_KEYS, Key
+from musiceval.keys import GATE_KEYS, SOURCE_KEYS, Key
 from musiceval.ranges import AT_LEAST_ONE, FINITE, LEVEL, NON_NEGATIVE, NON_NEGATIVE_INT, SHARE
 
 
@@ -52,9 +52,6 @@ STATIC_SECTIONS: dict[str, dict[str, Key]] = {
         "tempo_tolerance": Key(float, 0.04, "relative tempo tolerance (MIREX Accuracy 1)", NON_NEGATIVE),
     },
 }
-#: an option every answers entry may set: the benchmark's size, for the coverage gate
-EXPECTED_ITEMS = Key(int, 0, "the benchmark's number of items, for the coverage gate (known ones need none)",
-                     AT_LEAST_ONE)
 
 
 def schema() -> dict[str, dict[str, Key]]:
@@ -70,7 +67,7 @@ def answer_options() -> dict[str, dict[str, Key]]:
     """Protocol -> the options one ``[[model.answers]]`` entry may set, from each protocol class."""
     from musiceval.protocols.base import answer_protocols
 
-    return {name: {**cls.answer_options, "expected_items": EXPECTED_ITEMS} for name, cls in answer_protocols().items()}
+    return {name: {**cls.answer_options, **SOURCE_KEYS} for name, cls in answer_protocols().items()}
 
 
 def check_value(value: Any, key: Key, where: str) -> Any:

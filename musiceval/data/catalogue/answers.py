@@ -108,4 +108,7 @@ def answers_entry(benchmark: Benchmark, path: Path, report: PrepareReport) -> di
     else:
         entry["file"] = str(path)
     entry.update({k: v for k, v in benchmark.options.items() if k in ("matcher", "vocab")})
+    source = benchmark.source
+    if source.revision is None and source.unpinned:  # the verdict line of every run that used it says so
+        entry["unpinned"] = source.unpinned
     return entry
