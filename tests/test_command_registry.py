@@ -22,8 +22,8 @@ def test_the_parser_has_exactly_the_registered_commands_in_their_order_whatever_
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert list(sub.choices) == list(BUILTIN) == [
-        "score", "generate", "merge", "rewrite", "mir-live", "init", "setup", "compare", "power", "cache", "data", "run",
-        "report"]
+        "score", "generate", "merge", "rewrite", "mir-live", "init", "setup", "compare", "power", "stability", "cache",
+        "data", "run", "report"]
     assert set(COMMANDS.names()) == set(BUILTIN)
 
 

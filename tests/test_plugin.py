@@ -268,11 +268,13 @@ def test_an_explicit_dist_is_kept(grouped, monkeypatch):
         assert len(ran) == 8 and all(("]@" in line) == suffixed for line in ran), ran
 
 
-@pytest.mark.parametrize("sources, self_checks, threads", [(1, False, 4), (2, False, 2), (9, False, 1), (1, True, 1)])
+@pytest.mark.parametrize("sources, self_checks, threads",
+                         [(1, False, 4), (2, False, 2), (4, False, 1), (5, False, 4), (9, False, 4), (1, True, 1)])
 def test_each_worker_gets_the_cores_of_the_workers_without_work(monkeypatch, sources, self_checks, threads):
     """Torch threads per xdist worker: the cores divided among the workers that have a source to
-    build (one answer source on -n 4 gets every core; the self-checks spread over every worker),
-    and idle OpenMP threads sleep whenever a worker runs more than one."""
+    build (one answer source on -n 4 gets every core), every core for each worker when sources
+    outnumber workers (the last one running alone uses them all), the cores divided among all
+    workers for the self-checks; idle OpenMP threads sleep whenever a worker runs more than one."""
     import sys
 
     from musiceval.pytest_plugin import session

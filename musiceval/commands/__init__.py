@@ -48,14 +48,14 @@ class ScoreOutput:
     protocol: str
     n: int
     metrics: dict[str, Any]
-    #: each control condition scored beside Correct: ``{condition: {metric: value}}``
-    conditions: dict[str, Any] = field(default_factory=dict)
     #: one dict per item: at least ``item_id``; failed items carry ``error`` (the reason)
     per_item: list[dict[str, Any]] = field(default_factory=list)
     #: items that could not be scored: ``{"item_id": .., "error": ..}``
     failures: list[dict[str, Any]] = field(default_factory=list)
     #: extra top-level keys for the JSON object (e.g. ``task`` for mir)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: each control condition scored beside Correct: ``{condition: {metric: value}}``
+    conditions: dict[str, Any] = field(default_factory=dict)
     #: per-item scores of each headline metric on Correct (the CLI prints them with their interval)
     headline: dict[str, Any] = field(default_factory=dict)
     #: paired contrasts ``{metric: (ItemScores a, ItemScores b)}``, e.g. Correct vs Random

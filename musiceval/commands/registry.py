@@ -28,8 +28,8 @@ class Command:
 
 #: the builtin commands, in the order ``musiceval --help`` lists them (each in
 #: ``musiceval/commands/<name with _ for ->.py``, or the protocol home :data:`IN_PROTOCOL_HOMES` names); a plugin's follow
-BUILTIN = ("score", "generate", "merge", "rewrite", "mir-live", "init", "setup", "compare", "power", "cache", "data",
-           "run", "report")
+BUILTIN = ("score", "generate", "merge", "rewrite", "mir-live", "init", "setup", "compare", "power", "stability",
+           "cache", "data", "run", "report")
 #: the commands that live in a protocol's home instead of ``musiceval/commands/``
 IN_PROTOCOL_HOMES = {"mir-live": "musiceval.protocols.mir.command_live"}
 COMMANDS: Registry[Command] = Registry(

@@ -212,19 +212,32 @@ def _check_format(source: Source, whose: str = "model") -> None:
 
 
 def _share_cpus_between_workers(sources: int, self_checks: bool) -> None:
-    """Give each xdist worker its share of the cores for torch/BLAS threads (set before torch loads):
-    the cores divided among the workers that have work. Each answer source is built on one worker
-    (its xdist group), so with fewer sources than workers the others idle: one MusicQA file on
-    ``-n 4`` is one worker's work, and it gets every core. The self-checks spread over every worker.
+    """Give each xdist worker its torch/BLAS threads (set before torch loads). Each answer source
+    is built on one worker (its xdist group):
+
+    - fewer sources than workers: the others idle, so the cores are divided among the workers that
+      have a source (one MusicQA file on ``-n 4`` is one worker's work, and it gets every core);
+    - more sources than workers: every worker gets every core. While all are busy they share the
+      cores; at the end, when the largest source's worker runs alone, it uses them all instead of
+      one (LTU's 19-file CMI-Bench folder on ``-n 4``, 2 cores, cold: one thread each 323 s at
+      load 6.9, MusicCaps 219 s of it; two each 240 s at load 3.7, MusicCaps 136 s; 244 and 253
+      CPU-s, results equal; docs/performance.md, "Cold one-file runs");
+    - the self-checks spread over every worker: the cores divided among all of them.
 
     With more than one thread, idle OpenMP threads sleep instead of spinning
     (``OMP_WAIT_POLICY=PASSIVE``, the OpenMP specification's wait policy): a core that another
-    process holds then costs a thread's wait, not a core spinning against the thread it waits for
-    (MiniLM on 2 cores with one held by another job: 57 s with two spinning threads, 46 s with two
-    sleeping ones, 43-47 s with one; docs/performance.md, "Cold one-file runs")."""
+    worker or process holds then costs a thread's wait, not a core spinning against the thread it
+    waits for (MiniLM on 2 cores with one held by another job: 57 s with two spinning threads, 46 s
+    with two sleeping ones, 43-47 s with one). A variable already set in the environment is kept."""
     workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")), 1)
-    busy = workers if self_checks else min(workers, max(sources, 1))
-    threads = max(1, (os.cpu_count() or 1) // busy)
+    cores = os.cpu_count() or 1
+    if self_checks:
+        threads = cores // workers
+    elif sources > workers:
+        threads = cores
+    else:
+        threads = cores // max(sources, 1)
+    threads = max(1, threads)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))
     if threads > 1:
