@@ -220,8 +220,8 @@ def _share_cpus_between_workers(sources: int, self_checks: bool) -> None:
     - more sources than workers: every worker gets every core. While all are busy they share the
       cores; at the end, when the largest source's worker runs alone, it uses them all instead of
       one (LTU's 19-file CMI-Bench folder on ``-n 4``, 2 cores, cold: one thread each 323 s at
-      load 6.9, MusicCaps 219 s of it; two each 240 s at load 3.7, MusicCaps 136 s; 244 and 253
-      CPU-s, results equal; docs/performance.md, "Cold one-file runs");
+      load 6.9, MusicCaps 219 s of it; two each 149-240 s, MusicCaps 88-136 s; 236-253 CPU-s
+      either way, results equal; docs/performance.md, "Cold one-file runs");
     - the self-checks spread over every worker: the cores divided among all of them.
 
     With more than one thread, idle OpenMP threads sleep instead of spinning

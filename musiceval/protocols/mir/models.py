@@ -53,12 +53,11 @@ def shared_encoder(spec: str):
 
 @contextlib.contextmanager
 def torch_threads(n: int | None):
-    """``torch.set_num_threads(n)`` for the block, restored after (``None``: leave torch's setting).
-
-    torch uses one intra-op thread per core; on a machine whose cores other jobs also use, its
-    threads wait on each other (MiniLM over the MTG_emotion responses: 13.2 s with 2 threads, 3.4 s
-    with 1, on 2 busy cores; identical rows). Embeddings are cached, so only a cold run is affected.
-    """
+    """``torch.set_num_threads(n)`` for the block, restored after (``None``: leave torch's setting):
+    ``musiceval score mir --threads N``. Under pytest the plugin sets each xdist worker's threads
+    before torch loads, with idle threads sleeping instead of spinning (docs/performance.md, "Cold
+    one-file runs"). The rows do not depend on the thread count; embeddings are cached, so only a
+    cold run is affected."""
     if not n:
         yield
         return
