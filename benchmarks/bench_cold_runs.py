@@ -32,8 +32,10 @@ Inputs, built in a temporary directory from ``shared/data`` (beside the reposito
   ``mullama``: 19 files, tens of thousands of answers), linked from
   ``cmi-bench/outputs/<model>/``.
 
-``--smoke`` runs a tiny version in seconds: 40 MusicQA items and a 2-task CMI folder (GTZAN genre
-and EMO arousal, the first 60 answers of each).
+``--smoke`` runs a tiny version in seconds, every step of the script at its cheapest: the 40-item
+MusicQA file is built but not gated, and one input, a 2-task CMI folder (GTZAN genre and EMO
+arousal, the first 60 answers of each), is gated cold and warm on ``-n 2`` (two workers, one per
+task file): two pytest sessions instead of four sessions of ``-n 4``.
 """
 from __future__ import annotations
 
@@ -56,8 +58,8 @@ MUSICQA_ITEMS = 5040
 #: the questions MusicQA asks of every clip (the 400 dasheng rows: 45 clips, each asked all four)
 QUESTIONS = ("Describe the audio", "Describe the audio in detail", "What do you hear in the audio?",
              "What can be inferred from the audio?")
-#: the smoke run's CMI-Bench tasks and answers per task
-SMOKE_TASKS, SMOKE_RECORDS = ("GTZAN", "EMO_arousal"), 60
+#: the smoke run's CMI-Bench tasks and answers per task, and its xdist workers (one per task file)
+SMOKE_TASKS, SMOKE_RECORDS, SMOKE_WORKERS = ("GTZAN", "EMO_arousal"), 60, 2
 
 
 def musicqa_rows(n: int) -> list[dict]:
@@ -132,13 +134,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", default=["musicqa", "cmi"], choices=["musicqa", "cmi"])
     ap.add_argument("--model", default="ltu", choices=["ltu", "mullama"], help="whose CMI-Bench outputs folder")
-    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=None, help=f"xdist workers (default 4; --smoke: {SMOKE_WORKERS})")
     ap.add_argument("--durations", type=int, default=0, help="print pytest's N slowest steps of each run")
-    ap.add_argument("--smoke", action="store_true", help="40 MusicQA items and a 2-task CMI folder (seconds)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="build a 40-item MusicQA file, gate a 2-task CMI folder on -n 2 (seconds)")
     ap.add_argument("--keep", type=Path, metavar="DIR",
                     help="build the inputs and keep every run's results directory in DIR (a new folder), to compare runs")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args.workers = args.workers or (SMOKE_WORKERS if args.smoke else 4)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-cold-runs-") as scratch:
         tmp = args.keep or Path(scratch)
@@ -146,7 +150,9 @@ def main() -> None:
             args.keep.mkdir(parents=True)
         inputs = {}
         if "musicqa" in args.only:
-            inputs["musicqa"] = write_musicqa(tmp, 40 if args.smoke else MUSICQA_ITEMS)
+            path = write_musicqa(tmp, 40 if args.smoke else MUSICQA_ITEMS)
+            if not args.smoke or args.only == ["musicqa"]:  # the smoke run gates one input: the CMI folder
+                inputs["musicqa"] = path
         if "cmi" in args.only:
             inputs["cmi"] = (write_cmi(tmp, args.model, SMOKE_TASKS, SMOKE_RECORDS) if args.smoke
                              else write_cmi(tmp, args.model))

@@ -30,7 +30,9 @@ they differ by more than 1e-5 (without bert-score or sentence-transformers insta
 reference side is skipped, saying so, and nothing is compared). "texts through the models"
 counts what each side sends to its models: bert-score embeds the distinct texts of each
 ``score`` call, sentence-transformers every text it is given, musiceval each distinct text once
-per model (counted by the models). ``--smoke``: 8 pairs, one repeat.
+per model (counted by the models). ``--smoke``: 8 pairs, one repeat, the three sides one after the
+other in one child process (one interpreter start and one torch import instead of three: the
+smoke run checks the code path and the values, its times and peak RSS are not the sides' own).
 """
 from __future__ import annotations
 
@@ -111,19 +113,22 @@ def musiceval_side(cands: dict[str, list[str]], refs: list[str], cache_dir: str)
                             "bertscore_embedded": bert.n_embedded, "sentence_encoded": sentence.n_encoded}
 
 
-def child(side: str, n: int, values: str, cache_dir: str, threads: int | None) -> None:
+def child(sides: str, n: int, values: str, cache_dir: str, threads: int | None) -> None:
+    """Run each of the comma-separated ``sides`` in turn; each writes ``values`` with its name in
+    place of ``{side}`` and prints one JSON line of its figures."""
     cands, refs = conditions(n)
     if threads:
         import torch
 
         torch.set_num_threads(threads)
-    if side == "reference":
-        out, wall, cpu, extra = reference_side(cands, refs)
-    else:
-        out, wall, cpu, extra = musiceval_side(cands, refs, cache_dir)
-    np.savez(values, **{k.replace("/", "__"): v for k, v in out.items()})
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"side": side, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss, **extra}))
+    for side in sides.split(","):
+        if side == "reference":
+            out, wall, cpu, extra = reference_side(cands, refs)
+        else:
+            out, wall, cpu, extra = musiceval_side(cands, refs, cache_dir)
+        np.savez(values.format(side=side), **{k.replace("/", "__"): v for k, v in out.items()})
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({"side": side, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss, **extra}), flush=True)
 
 
 def compare(values: dict[str, dict], cands: dict[str, list[str]]) -> float:
@@ -139,18 +144,24 @@ def compare(values: dict[str, dict], cands: dict[str, list[str]]) -> float:
     return worst
 
 
-def run_side(side: str, n: int, tmp: str, cache_dir: str, threads: int | None) -> tuple[dict, dict]:
-    values = os.path.join(tmp, f"{side}.npz")
-    proc = subprocess.run([sys.executable, __file__, "--child", side, "--n", str(n), "--values", values, "--cache", cache_dir,
+def run_sides(sides: list[str], n: int, tmp: str, cache_dir: str, threads: int | None) -> list[tuple[dict, dict]]:
+    """``[(figures, values)]`` of ``sides``, run in that order in one child process."""
+    values = os.path.join(tmp, "{side}.npz")
+    proc = subprocess.run([sys.executable, __file__, "--child", ",".join(sides), "--n", str(n), "--values", values, "--cache", cache_dir,
                            *(["--threads", str(threads)] if threads else [])],
                           capture_output=True, text=True, check=False,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                                "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
     if proc.returncode != 0:
-        raise SystemExit(f"{side} side failed:\n{proc.stderr[-3000:]}")
-    stats = json.loads(proc.stdout.strip().splitlines()[-1])
-    with np.load(values) as z:
-        return stats, {k.replace("__", "/"): z[k] for k in z.files}
+        raise SystemExit(f"{', '.join(sides)} side failed:\n{proc.stderr[-3000:]}")
+    lines = [line for line in proc.stdout.splitlines() if line.startswith('{"side"')]
+    if len(lines) != len(sides):
+        raise SystemExit(f"{', '.join(sides)}: the child reported {len(lines)} sides:\n{proc.stdout[-3000:]}")
+    out = []
+    for side, line in zip(sides, lines):
+        with np.load(values.format(side=side)) as z:
+            out.append((json.loads(line), {k.replace("__", "/"): z[k] for k in z.files}))
+    return out
 
 
 def main() -> None:
@@ -160,7 +171,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads in every side (default: torch's own); 1 keeps a shared machine's noise out of CPU times")
     parser.add_argument("--smoke", action="store_true", help="8 pairs, 1 repeat")
-    parser.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # comma-separated SIDES
     parser.add_argument("--values", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -182,12 +193,13 @@ def main() -> None:
         for rep in range(args.repeats):
             cache_dir = os.path.join(tmp, f"cache{rep}")  # empty: the cold side fills it, the warm side reads it
             order = sides if rep % 2 == 0 else sorted(sides, key=lambda side: side == "reference")
-            for side in order:
-                stats, values[side] = run_side(side, args.n, tmp, cache_dir, args.threads)
-                runs[side].append(stats)
-                print(f"  repeat {rep + 1} {side:15s} {stats['wall_s']:7.1f} s wall {stats['cpu_s']:7.1f} s CPU "
-                      f"peak RSS {stats['peak_rss_mb']:5.0f} MB, texts through the models {stats['texts_through_models']} "
-                      f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+            # each side in a process of its own (its peak RSS, its imports); --smoke: all in one
+            for group in ([list(order)] if args.smoke else [[side] for side in order]):
+                for side, (stats, values[side]) in zip(group, run_sides(group, args.n, tmp, cache_dir, args.threads)):
+                    runs[side].append(stats)
+                    print(f"  repeat {rep + 1} {side:15s} {stats['wall_s']:7.1f} s wall {stats['cpu_s']:7.1f} s CPU "
+                          f"peak RSS {stats['peak_rss_mb']:5.0f} MB, texts through the models {stats['texts_through_models']} "
+                          f"(load average {os.getloadavg()[0]:.1f})", flush=True)
     worst = compare(values, cands) if "reference" in values else None
     med = {side: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k != "side"} for side, rs in runs.items()}
     print(f"distinct texts: {len(distinct)}; musiceval cold embedded {runs['musiceval-cold'][0]['bertscore_embedded']} "

@@ -18,7 +18,7 @@ matrix products on the texts it embeds need at the machine's best measured rate
 (bench_model_floor.py, the ceiling measured by the parent just before and after the run, the
 better kept). There is no peer implementation that computes this set in one run; the reference
 libraries' figures per metric family are in bench_lexical_scale.py and bench_embeddings.py.
-``--quick``: 2,000 pairs; ``--smoke``: 16 pairs (seconds).
+``--quick``: 2,000 pairs; ``--smoke``: 16 pairs and ceilings of 5 products each (seconds).
 """
 from __future__ import annotations
 
@@ -35,20 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from lexical_data import SCALE_SMOKE_N as SMOKE_N, scale_conditions  # noqa: E402
+
 os.environ.setdefault("NLTK_DATA", str(Path(sys.prefix) / "nltk_data"))
 
 LEXICAL = ("bleu", "bleu4", "meteor", "rouge_l", "cider")
 CONDITIONS = ("correct", "random")
-#: --smoke's pairs
-SMOKE_N = 16
-
-
-def pairs(n: int) -> tuple[dict[str, list[str]], list[str]]:
-    """``({condition: candidates}, references)`` of the benchmark at ``n`` pairs (what it scores)."""
-    from lexical_data import scale_pairs, second_condition
-
-    cands, refs = scale_pairs(n)
-    return {"correct": cands, "random": second_condition(cands)}, refs
 
 
 def child(n: int, cache_dir: str, threads: int | None) -> None:
@@ -61,7 +54,7 @@ def child(n: int, cache_dir: str, threads: int | None) -> None:
         import torch
 
         torch.set_num_threads(threads)
-    texts, refs = pairs(n)
+    texts, refs = scale_conditions(n)
     ids = [f"pair{k:06d}" for k in range(n)]
     data = AnswerSet(items=[Item(id=i, question="Describe the music.", reference=r) for i, r in zip(ids, refs)],
                         responses=[Response(i, cond, "model", "Describe the music.", texts[cond][k])
@@ -99,7 +92,7 @@ def floor_of(n: int) -> tuple[int, float]:
     """``(texts, FLOP)``: BERTScore's distinct texts at ``n`` pairs and its encoder's FLOP on them."""
     from bench_model_floor import embedded_texts, encoder_flop
 
-    texts = embedded_texts(pairs(n))["bertscore"]
+    texts = embedded_texts(scale_conditions(n))["bertscore"]
     return len(texts), encoder_flop(texts)
 
 
@@ -119,12 +112,13 @@ def main() -> None:
     if args.child:
         child(args.n, args.cache, args.threads)
         return
-    from bench_model_floor import best_ceiling
+    from bench_model_floor import SMOKE_REPEATS, best_ceiling
 
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.n} distinct pairs x 2 conditions, cold",
           flush=True)
     n_texts, flop = floor_of(args.n)
-    ceiling, one_thread = best_ceiling(), best_ceiling(threads=1)
+    tries = {"repeats": SMOKE_REPEATS} if args.smoke else {}  # --smoke: a few products, not 200
+    ceiling, one_thread = best_ceiling(**tries), best_ceiling(threads=1, **tries)
     with tempfile.TemporaryDirectory(prefix="bench-freeform-") as cache:
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--child", "--n", str(args.n), "--cache", cache,
@@ -134,7 +128,7 @@ def main() -> None:
         wall = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"the run failed:\n{proc.stderr[-3000:]}")
-    ceiling, one_thread = max(ceiling, best_ceiling()), max(one_thread, best_ceiling(threads=1))
+    ceiling, one_thread = max(ceiling, best_ceiling(**tries)), max(one_thread, best_ceiling(threads=1, **tries))
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     parts = ", ".join(f"{k} {v:.1f} s" for k, v in out["seconds"].items())
     split = ", ".join(f"{k} {v:.1f} s" for k, v in out["bertscore_split"].items())

@@ -103,3 +103,14 @@ def scale_pairs(n: int) -> tuple[list[str], list[str]]:
 def second_condition(cands: list[str]) -> list[str]:
     n = len(cands)
     return [cands[(k + n // 2) % n] for k in range(n)]
+
+
+#: bench_freeform_scale.py's --smoke size (bench_model_floor.py's --smoke counts the same texts)
+SCALE_SMOKE_N = 16
+
+
+def scale_conditions(n: int) -> tuple[dict[str, list[str]], list[str]]:
+    """``({condition: candidates}, references)`` that bench_freeform_scale.py scores at ``n`` pairs:
+    :func:`scale_pairs` as Correct, :func:`second_condition` of them as Random."""
+    cands, refs = scale_pairs(n)
+    return {"correct": cands, "random": second_condition(cands)}, refs
