@@ -101,6 +101,8 @@ class Scorer:
     score: Callable[[argparse.Namespace], ScoreOutput]
     help: str = ""
     formats: tuple[str, ...] = ("musiceval",)
+    #: False for a scorer that reads no answer file (triplets probe a text encoder): no --format
+    reads_answers: bool = True
 
 
 #: the scorers with their own flags and output (the builtin protocols'); see :func:`musiceval.commands.score.load_scorers`

@@ -65,9 +65,12 @@ def _no_format(protocol: str):
     return refuse
 
 
-def _add_common(p: argparse.ArgumentParser, formats: Sequence[str], protocol: str) -> None:
+def _add_common(p: argparse.ArgumentParser, formats: Sequence[str] | None, protocol: str) -> None:
+    """The flags every scorer has; ``formats`` None: the scorer reads no answer file (no --format)."""
     p.add_argument("file", nargs="?", help="input file (responses / outputs)")
-    if formats:
+    if formats is None:
+        p.set_defaults(format=None)
+    elif formats:
         p.add_argument("--format", choices=list(formats), default=None,
                        help="input layout (default: detected from the file's content)")
     else:
@@ -84,7 +87,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     protocols = parser.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
     for name, scorer in sorted(load_scorers().items()):
         p = protocols.add_parser(name, help=scorer.help, description=scorer.help)
-        _add_common(p, tuple(dict.fromkeys([*scorer.formats, *format_choices(name)])), name)
+        formats = tuple(dict.fromkeys([*scorer.formats, *format_choices(name)])) if scorer.reads_answers else None
+        _add_common(p, formats, name)
         scorer.configure(p)
         p.set_defaults(_scorer=scorer)
 

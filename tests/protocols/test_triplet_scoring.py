@@ -231,3 +231,14 @@ def test_encoder_specs_for_layers_are_checked():
         load_text_encoder("layer:/some/dir@x")
     with pytest.raises(ValueError, match="no default layer"):
         load_text_encoder("bertscore:/local/dir")
+
+
+def test_score_triplets_offers_no_answer_format(capsys):
+    """It reads triplets (``--triplets`` or FILE), no answer file: ``--format`` is not a flag of it."""
+    from musiceval.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["score"]
+    triplets = next(a for a in sub._actions if a.dest == "protocol").choices["triplets"]
+    assert "--format" not in triplets.format_usage() and "file" in triplets.format_usage()
+    choice = next(a for a in sub._actions if a.dest == "protocol").choices["choice"]
+    assert "--format" in choice.format_usage()

@@ -72,4 +72,5 @@ def _no_triplets(source: str, triplets, ontology) -> str:
     return f"{source}: no triplet in the file{first}; pass a CSV with header anchor,positive,negative and one triplet per row"
 
 
-register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets"))
+register_scorer(Scorer("triplets", _configure, _score, help="triplet accuracy of a text encoder on AudioSet music triplets",
+                       formats=(), reads_answers=False))  # it reads --triplets, no answer file
