@@ -80,3 +80,22 @@ def test_the_config_reads_every_vocabulary_file_it_names(tmp_path, content, prob
     with pytest.raises(ConfigError) as err:
         parse_config(raw, where="musiceval.toml", base=tmp_path)
     assert str(tmp_path / "v.json") in str(err.value) and problem in str(err.value)
+
+
+def test_a_file_of_controls_alone_is_refused_at_start_up_and_by_musiceval_score(pytester, capsys):
+    """Answers under noise (or any control) and none under Correct: every gate compares the model's
+    own answers with a control, so there is nothing to gate; one line naming the conditions found."""
+    rows = [json.loads(line) for line in (FIXTURES / "choice" / "dev_midashenglm.jsonl").read_text().splitlines()[:30]]
+    controls = pytester.path / "noise.jsonl"
+    controls.write_text("\n".join(json.dumps({"item_id": f"q{k}", "question": r["question"], "choices": r["choices"],
+                                              "answer": r["answer"], "response": r["model_output"], "condition": "noise",
+                                              "model": "ours"}) for k, r in enumerate(rows)) + "\n", encoding="utf-8")
+    line = _one_line(_project(pytester, '[[model]]\nname = "ours"\n[[model.answers]]\nprotocol = "choice"\n'
+                                        'file = "noise.jsonl"\n'))
+    assert "noise.jsonl" in line and "under noise only, none under the Correct condition" in line
+    from musiceval.cli import main
+
+    capsys.readouterr()  # the session's own output
+    assert main(["score", "choice", str(controls), "--json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no answer under the Correct condition" in err[0] and "holds noise only" in err[0]

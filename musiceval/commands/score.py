@@ -147,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
             out.summarize(seed=getattr(args, "seed", 0) or 0, on_metric=lambda: bar.update(1))
     if args.per_item:
         _write_per_item(args.per_item, out)
+    if out.n == 0 and out.conditions:
+        raise InputError(f"{args.file or out.protocol}: no answer under the Correct condition (the model's own answers "
+                         f"to the items); it holds {', '.join(out.conditions)} only: add the model's answers")
     if out.n == 0:
         first = (out.failures[0].get("error") or out.failures[0].get("reason")) if out.failures else "the input has no items"
         if not args.file:  # a scorer reading no answer file (triplets): name what it read

@@ -52,13 +52,28 @@ def protocol_options(source: Source, config: SuiteConfig, *, cache_dir: str | Pa
 def load_source(source: Source) -> AnswerSet:
     """``source``'s answers (format detected from the content unless declared), refused
     (:class:`~musiceval.data.formats.FormatError`) when they cannot be one model's single run:
-    several models (:func:`~musiceval.data.formats.refuse_mixed_answers`) or more items than the
-    benchmark holds (:func:`refuse_oversized`). The session calls it at start-up for every source."""
+    several models (:func:`~musiceval.data.formats.refuse_mixed_answers`), more items than the
+    benchmark holds (:func:`refuse_oversized`) or controls alone (:func:`refuse_controls_only`).
+    The session calls it at start-up for every source."""
     from musiceval.data.formats import load_answers
 
     answers = load_answers(source.path, source.format, protocol=source.protocol)
     refuse_oversized(answers, source)
+    refuse_controls_only(answers, source)
     return answers
+
+
+def refuse_controls_only(answers: AnswerSet, source: Source) -> None:
+    """:class:`~musiceval.data.formats.FormatError` when the file answers only under control
+    conditions (noise, random audio, text only ...): every gate compares the model's own answers
+    (Correct) with something, so there is nothing to gate."""
+    from musiceval.data.formats import FormatError
+
+    conditions = {r.condition for r in answers.responses}
+    if conditions and "correct" not in conditions:
+        raise FormatError(f"{source.path}: holds answers under {', '.join(sorted(conditions))} only, none under the "
+                          "Correct condition (the model's own answers to the items, which every gate compares with "
+                          "its controls); add them (rows without a condition, or condition \"correct\")")
 
 
 def expected_items(source: Source, answers: AnswerSet) -> int | None:
