@@ -62,6 +62,10 @@ AT_LEAST_ONE = Range(1, integer=True)
 #: p-value near 0.05 has a Monte Carlo standard error of 0.0002 (at the default 2,000: 0.005), far
 #: below what moves a gate, so more draws only make a run that never ends
 PERMUTATIONS = Range(1, 1_000_000, integer=True)
+#: bootstrap resamples of an interval (``[defaults] n_resamples``): at most a million, for the same
+#: reason: each resample is a pass over the items, and at a million the Monte Carlo error of an
+#: interval's bound is far below its own width
+RESAMPLES = Range(1, 1_000_000, integer=True)
 NON_NEGATIVE_INT = Range(0, integer=True)
 NON_NEGATIVE = Range(0)
 POSITIVE = Range(0, low_open=True)

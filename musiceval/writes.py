@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable, IO
 
-__all__ = ["WriteError", "append_whole", "cannot_write", "remove_quietly", "write_whole"]
+__all__ = ["WriteError", "append_whole", "cannot_write", "remove_quietly", "replace_whole", "write_whole"]
 
 
 class WriteError(OSError):
@@ -71,6 +71,15 @@ def write_whole(path: str | os.PathLike[str], fill: Callable[[IO[bytes]], object
     """Write ``path`` through ``.<name>.tmp`` beside it (``fill(fh)`` writes the bytes), flushed to
     disk and renamed into place. On any ``OSError`` the temporary file is removed, ``path`` is left
     as it was, and :class:`WriteError` says ``cannot write <path>: ...; free space or <fix>``."""
+    try:
+        replace_whole(path, fill)
+    except OSError as exc:
+        raise WriteError(cannot_write(path, exc, fix)) from None
+
+
+def replace_whole(path: str | os.PathLike[str], fill: Callable[[IO[bytes]], object]) -> None:
+    """:func:`write_whole` for a caller that words the error itself: the ``OSError`` is raised as it
+    came, its ``filename`` the file asked for, after the temporary file is removed."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp")
     try:
@@ -81,4 +90,5 @@ def write_whole(path: str | os.PathLike[str], fill: Callable[[IO[bytes]], object
         os.replace(tmp, target)
     except OSError as exc:
         remove_quietly(tmp)
-        raise WriteError(cannot_write(target, exc, fix)) from None
+        exc.filename = str(target)
+        raise

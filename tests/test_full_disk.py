@@ -130,6 +130,8 @@ def test_a_disk_that_fills_before_the_artefacts_are_written_is_an_error_never_a_
     assert _says_one_word(done, disk) == "ERROR"
     reasons = done.stdout
     assert ("writing the JUnit file failed: cannot write " in reasons or "writing the artefacts failed: cannot write " in reasons)
+    plots = [p for p in disk.rglob("*") if p.is_file() and "plots" in p.parts]
+    assert all(p.suffix == ".svg" and p.read_text(encoding="utf-8").rstrip().endswith("</svg>") for p in plots), plots
 
 
 def test_a_plain_session_whose_junit_file_cannot_be_written_says_so_in_one_line(small_disk, tmp_path):
@@ -191,6 +193,29 @@ def test_generate_on_a_full_disk_is_one_line_naming_the_cache_exit_2(small_disk,
     assert errors == [f"musiceval: error: cannot write {disk / 'responses' / 'responses.jsonl'}: No space left on device; "
                       "free space or pass --cache-dir DIR (pytest: --musiceval-cache-dir DIR) on a writable disk"]
     assert not list((disk / "responses" / "claims").iterdir())  # released: a rerun asks for them
+
+
+def test_generate_out_on_a_full_disk_is_one_line_exit_2_and_the_old_file_stays(small_disk, tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    sf.write(tmp_path / "a.wav", np.zeros(160, np.float32), 16000)
+    manifest, recorded = tmp_path / "m.jsonl", tmp_path / "rec.jsonl"
+    manifest.write_text("".join(json.dumps({"id": f"x{i}", "question": "q", "audio": "a.wav"}) + "\n" for i in range(30)))
+    recorded.write_text("".join(json.dumps({"item_id": f"x{i}", "prompt": "q", "text": "long answer " * 400}) + "\n"
+                                for i in range(30)))
+    disk = small_disk("64k")
+    out = disk / "answers.jsonl"
+    out.write_text('{"old": true}\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "musiceval", "generate", "--model", f"recorded:{recorded}",
+                           "--dataset", str(manifest), "--cache-dir", str(tmp_path / "cache"), "--conditions", "correct",
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=300)
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert len(errors) == 1 and f"cannot write {out}: No space left on device" in errors[0], errors
+    assert "rerun with a writable --out" in errors[0]
+    assert out.read_text(encoding="utf-8") == '{"old": true}\n'  # whole or not at all
+    assert not list(disk.glob(".*.tmp"))
 
 
 def test_per_item_on_a_full_disk_is_one_line_exit_2_and_the_old_file_stays(small_disk):

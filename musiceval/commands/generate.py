@@ -105,14 +105,15 @@ def run(args: argparse.Namespace) -> int:
     if shard is not None:  # each bad manifest line is reported by one shard only
         failures = [f for f in failures if shard_of(f.item_id, shard[1]) == shard[0]]
     result.failures[:0] = failures
-    if args.out:
+    if args.out:  # whole or not at all: a full disk leaves the earlier file (or none), never a torn one
+        from musiceval.writes import WriteError, write_whole
+
+        lines = "".join(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in result.responses).encode("utf-8")
         try:
-            with open(args.out, "w", encoding="utf-8") as f:
-                for r in result.responses:
-                    f.write(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n")
-        except OSError as exc:
-            print(f"musiceval generate: error: --out {args.out}: {exc.strerror or exc} (the answers are in the "
-                  f"cache {cache.path}; rerun with a writable --out to write them without new model calls)", file=sys.stderr)
+            write_whole(args.out, lambda fh: fh.write(lines), fix="pass a writable --out")
+        except WriteError as exc:
+            print(f"musiceval generate: error: --out: {exc} (the answers are in the cache {cache.path}; rerun with a "
+                  "writable --out to write them without new model calls)", file=sys.stderr)
             return 2
     for failure in result.failures:
         print(redact(f"FAILED {failure.item_id}: {failure.reason}"), file=sys.stderr)

@@ -26,6 +26,7 @@ from musiceval.report.reasons import group
 from musiceval.report.sample_data import protocol_samples
 from musiceval.report.view import (banner, confined, headline, is_finding, rule, safe_name, scale, scrub_paths, shorten,
                                    verdict)
+from musiceval.writes import replace_whole
 
 #: sample rows embedded in report.html per protocol (the rest stay in samples.jsonl.xz; see sample_data)
 MAX_SAMPLES_PER_PROTOCOL = 500
@@ -93,7 +94,7 @@ class _PlotWriter:
             k += 1
             name = f"{base}-{k}.svg"
         self.used.add(name)
-        confined(self.dir, name).write_bytes(data)
+        replace_whole(confined(self.dir, name), lambda fh: fh.write(data))  # no torn plot on a full disk
         return {"file": f"plots/{name}", "title": title, "b64": Markup(base64.b64encode(data).decode("ascii"))}  # base64 alphabet: safe, and no path to scrub
 
 

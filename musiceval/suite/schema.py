@@ -16,7 +16,7 @@ import difflib
 from typing import Any, Mapping
 
 from musiceval.keys import GATE_KEYS, SOURCE_KEYS, Key
-from musiceval.ranges import AT_LEAST_ONE, FINITE, LEVEL, NON_NEGATIVE, NON_NEGATIVE_INT, SHARE
+from musiceval.ranges import AT_LEAST_ONE, FINITE, LEVEL, NON_NEGATIVE, NON_NEGATIVE_INT, RESAMPLES, SHARE
 
 
 class ConfigError(ValueError):
@@ -29,7 +29,7 @@ class ConfigError(ValueError):
 STATIC_SECTIONS: dict[str, dict[str, Key]] = {
     "defaults": {
         "alpha": Key(float, 0.05, "two-sided confidence level of every interval is 1 - alpha", LEVEL),
-        "n_resamples": Key(int, 10_000, "bootstrap resamples", AT_LEAST_ONE),
+        "n_resamples": Key(int, 10_000, "bootstrap resamples", RESAMPLES),
         "ci_method": Key(str, "auto", "interval method: auto (chosen per data shape, calibrated), bca or percentile"),
         "power": Key(float, 0.8, "power at which every regression gate states its minimum detectable effect", LEVEL),
         "adjust": Key(str, "holm", "family-wise control across the regression gates of a run: holm or bh"),
