@@ -241,3 +241,22 @@ def test_a_results_dir_on_a_full_disk_stops_pytest_at_start_up_naming_the_lock_f
     assert (f"musiceval: cannot write {disk / 'res' / '.session.lock'}: No space left on device; free space or pass "
             "--musiceval-results-dir DIR on a writable disk") in out
     assert not (disk / "res" / ".session.lock").exists()
+
+
+def test_an_embedding_cache_on_a_full_disk_warns_once_naming_the_fix_and_values_are_computed(small_disk):
+    """The embedding cache is an accelerator: on a full disk it degrades to no cache with one warning
+    that says to free space or move the cache (not to delete the file), and every value is still given."""
+    import numpy as np
+
+    from musiceval.encoders.embedding_cache import EmbeddingCache
+
+    disk = small_disk("96k")
+    cache = EmbeddingCache(disk)
+    rows = [(f"text {k}", np.full(384, k, np.float32)) for k in range(200)]
+    with pytest.warns(UserWarning) as caught:
+        cache.put_many("enc", rows)
+        cache.put_many("enc", rows)
+    (warning,) = [str(w.message) for w in caught]
+    assert "unusable" in warning and "disk is full" in warning
+    assert "free space or pass --cache-dir DIR (pytest: --musiceval-cache-dir DIR) on a writable disk" in warning
+    assert cache.get("enc", "text 3") is None  # a miss, computed by the caller: never a wrong value

@@ -17,6 +17,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from musiceval.writes import DISK_FULL
+
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -151,8 +153,11 @@ class EmbeddingCache:
 
     def _disable(self, exc: BaseException) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"
+        full = "disk is full" in str(exc) or getattr(exc, "errno", None) in DISK_FULL
+        fix = ("free space or pass --cache-dir DIR (pytest: --musiceval-cache-dir DIR) on a writable disk" if full
+               else "delete the file or pass another cache directory")
         warnings.warn(f"embedding cache {self.path} unusable ({self._broken}); embeddings are computed "
-                      "without a cache. Delete the file or pass another cache directory.", stacklevel=3)
+                      f"without a cache: {fix}", stacklevel=3)
 
     @staticmethod
     def _enc(encoder_id: str) -> str:
