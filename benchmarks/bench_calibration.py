@@ -10,7 +10,7 @@ Prints a markdown table with the Monte-Carlo SE and the limit nominal + 2 SE.
     .venv/bin/python benchmarks/bench_calibration.py [--sims 2000] [--methods auto] \\
         [--kinds paired_greater,...] [--shapes "zero-inflated left,clustered left"] [--resamples 2000]
 
-With ``--blind``: answer-blind files instead (:mod:`musiceval.calibration_blind`): for each
+With ``--blind``: answer-blind files instead (:mod:`musiceval.calibration.blind`): for each
 simulated benchmark (uniform and skewed keys; MTG-instrument-like tagging) and
 answer-blind strategy (constant, best constant, prior-matched, shifted; for tagging the most common
 response, the tag-frequency ranking, prior-matched tags and shifted answers), the false-PASS rate of
@@ -19,7 +19,7 @@ of the file as a whole (both PASS: what a release needs).
 
     .venv/bin/python benchmarks/bench_calibration.py --blind [--sims 2000] [--jobs 2]
 
-With ``--questions``: "the model answers the question" (:mod:`musiceval.calibration_questions`): for
+With ``--questions``: "the model answers the question" (:mod:`musiceval.calibration.questions`): for
 each simulated benchmark with several questions per clip (MuChoMusic-like and MusicQA-like multiple
 choice, uniform and skewed keys; MusicQA-like free-form scored by ROUGE-L) and strategy, the share of
 files on which the gate PASSes, FAILs or is INCONCLUSIVE. A true null (``clip-only``: answers that
@@ -93,7 +93,7 @@ def main() -> None:
 
 
 def _blind_row(bench, strategy: str, sims: int, seed: int) -> tuple[dict[str, float], float]:
-    from musiceval.calibration_blind import false_pass_rates
+    from musiceval.calibration.blind import false_pass_rates
 
     t0 = time.perf_counter()
     rates = false_pass_rates(bench, strategy, n_sims=sims, seed=seed)
@@ -103,7 +103,7 @@ def _blind_row(bench, strategy: str, sims: int, seed: int) -> tuple[dict[str, fl
 def blind(sims: int, jobs: int = 1) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
-    from musiceval.calibration_blind import BENCHMARKS
+    from musiceval.calibration.blind import BENCHMARKS
 
     limit = tolerance(NOMINAL, sims)
     print(f"{sims} answer-blind files per row; nominal false PASS of one gate {NOMINAL:.1%}, limit {limit:.2%} "
@@ -124,7 +124,7 @@ def blind(sims: int, jobs: int = 1) -> None:
 
 
 def _questions_row(bench, strategy: str, sims: int, seed: int) -> tuple[dict[str, float], float]:
-    from musiceval.calibration_questions import outcome_rates
+    from musiceval.calibration.questions import outcome_rates
 
     t0 = time.perf_counter()
     rates = outcome_rates(bench, strategy, n_sims=sims, seed=seed)
@@ -135,7 +135,7 @@ def questions(sims: int, jobs: int = 1) -> None:
     """The table of docs/regression-gates.md, "Answering the question"."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from musiceval.calibration_questions import BENCHMARKS, NULLS, STRATEGIES
+    from musiceval.calibration.questions import BENCHMARKS, NULLS, STRATEGIES
 
     limit = tolerance(NOMINAL, sims)
     print(f"{sims} files per row; the gate \"answers the question\" on each; nominal false PASS {NOMINAL:.1%}, "

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from musiceval.calibration_blind import BENCHMARKS, TAGGING_STRATEGIES, _answers, answer_set, ranking_embedder, _tags
+from musiceval.calibration.blind import BENCHMARKS, TAGGING_STRATEGIES, _answers, answer_set, ranking_embedder, _tags
 from musiceval.gates import Gate, GateConfig
 from musiceval.protocols import PROTOCOLS, ProtocolSettings, load_protocol
 from musiceval.records import Outcome

@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import assume, given, settings, strategies as st
 
-from musiceval.calibration_blind import BENCHMARKS, Benchmark, _tags, answer_set, ranking_embedder
+from musiceval.calibration.blind import BENCHMARKS, Benchmark, _tags, answer_set, ranking_embedder
 from musiceval.protocols.base import PROTOCOLS, ProtocolSettings
 
 

@@ -35,7 +35,7 @@ TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"provenance"},
     {"results"},
     {"suite", "report"},
-    {"commands", "calibration_blind", "calibration_questions"},
+    {"commands", "calibration"},
     {"pytest_plugin", "cli"},
     {"evals", "__main__"},
 ))
