@@ -5,7 +5,7 @@ meaning and range. A protocol declares its own (:attr:`musiceval.protocols.base.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE, Range
 
@@ -17,6 +17,14 @@ class Key:
     help: str
     #: the numbers the key takes (:mod:`musiceval.ranges`); every number is finite
     range: Range | None = None
+    #: the words a text key takes, or a function giving them (a registry's names, read when checked)
+    choices: Iterable[str] | Callable[[], Iterable[str]] | None = None
+
+    def allowed(self) -> list[str] | None:
+        """The words the key takes, or None for any text."""
+        if self.choices is None:
+            return None
+        return list(self.choices() if callable(self.choices) else self.choices)
 
 
 #: the keys every protocol that reads answer files has in its section: margins in the metric's

@@ -84,6 +84,11 @@ def check_value(value: Any, key: Key, where: str) -> Any:
         allowed = key.range or FINITE
         if value not in allowed:
             raise ConfigError(f"{where}: expected {allowed.describe()}, got {value!r}")
+    words = key.allowed() if isinstance(value, str) else None
+    if words is not None and value not in words:
+        close = difflib.get_close_matches(value, words, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"{where}: unknown {value!r}; {hint}choose one of {', '.join(map(repr, words))}")
     return value
 
 

@@ -37,6 +37,13 @@ from musiceval.records import ItemFailure, ItemScores
 from musiceval.schemas import LETTERS, UNANSWERED
 
 
+def _matchers() -> list[str]:
+    """The registered answer matchers (a plugin's too), read when a config or flag is checked."""
+    from musiceval.metrics.choice import MATCHERS
+
+    return sorted(MATCHERS.names())
+
+
 @register_protocol
 class ChoiceProtocol(Protocol):
     name = "choice"
@@ -44,13 +51,14 @@ class ChoiceProtocol(Protocol):
     answer_file = "a multiple-choice answer file"
     config_keys = {
         "min_parse_rate": Key((int, float), 0.90, "instruction-following rate: share of answers mapped to an option", SHARE),
-        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule) or strict"),
+        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule) or strict", choices=_matchers),
         "runs": Key(int, 3, "live runs with different option shuffles (averaged)", AT_LEAST_ONE),
         "n_examples": Key(int, 1, "live in-context examples per prompt", Range(0, 5, integer=True)),
     }
     options_from_config = ("matcher",)
     answer_options = {
-        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule), strict or a registered one"),
+        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule), strict or a registered one",
+                       choices=_matchers),
     }
 
     @classmethod

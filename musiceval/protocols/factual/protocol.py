@@ -50,15 +50,15 @@ class FactualProtocol(Protocol):
         "vocab": Key(str, "", "default closed vocabulary when an answers entry gives none"),
         "fma_small_chance": Key(float, 0.125, "uniform guessing among FMA-small's 8 balanced genres (reported)", SHARE),
         "live_max_items": Key(int, 0, "live gates: ask at most this many items per dataset (0 = all)", NON_NEGATIVE_INT),
-        "prompt_variant": Key(str, "paper", "live question phrasing: paper or among"),
-        "live_chunks": Key(str, "any", "live chunked answers: any or majority"),
+        "prompt_variant": Key(str, "paper", "live question phrasing: paper or among", choices=("paper", "among")),
+        "live_chunks": Key(str, "any", "live chunked answers: any or majority", choices=("any", "majority")),
         "live_true_false_max_items": Key(int, 50, "live true/false gate: items asked (0 = all)", NON_NEGATIVE_INT),
     }
     options_from_config = ("n_permutations", "vocab")
     answer_options = {
         "vocab": Key(str, "", "closed vocabulary: a built-in name or a vocabulary file (relative to the config)"),
         "extractor": Key(str, "rules", "label extractor"),
-        "chunks": Key(str, "", "answers given per audio chunk: any or majority"),
+        "chunks": Key(str, "", "answers given per audio chunk: any or majority", choices=("", "any", "majority")),
         "hierarchy": Key(str, "", "FMA genres.csv for 'same tree' scores (relative to the config)"),
         "labels_field": Key(str, "", "field holding the true labels"),
         "n_permutations": config_keys["n_permutations"],

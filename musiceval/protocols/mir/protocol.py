@@ -41,6 +41,7 @@ from musiceval.protocols.answers import conditions as conditions_of, model_name,
 from musiceval.protocols.base import (CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings,
                                      register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores
+from musiceval.protocols.mir.metrics.compat import COMPAT_MODES
 from musiceval.schemas import OutputRecord
 
 HEADLINES = {"classification": "accuracy", "pitch": "accuracy", "key": "weighted_score", "regression": "r2",
@@ -77,7 +78,8 @@ class MirProtocol(Protocol):
     config_keys = {
         "min_parse_rate": Key((int, float), 0.5, "share of responses the task's parser reads", SHARE),
         "compat": Key(str, "", "'' (corrected rules), cmi-bench (the toolkit's rules, quirks included) or "
-                               "cmi-bench@35235cb / cmi-bench@2cafca5 (evaluate.py at that commit)"),
+                               "cmi-bench@35235cb / cmi-bench@2cafca5 (evaluate.py at that commit)",
+                      choices=("", *(m for m in COMPAT_MODES if m))),
         "encoder": Key(str, "minilm", "text encoder of the tagging tasks"),
         "tagging_items": Key(int, 0, "score only the first N records of tagging files (0 = all; a cap is printed in "
                                      "the verdict)", NON_NEGATIVE_INT),
