@@ -6,7 +6,7 @@
     musiceval generate --model hf:/models/qwen2-audio --dataset data/manifest.jsonl \\
         --conditions correct,random,noise,text_only --cache-dir .musiceval/cache [--concurrency 8]
 
-The expensive GPU step runs once; ``pytest evals/ --musiceval-model SPEC --musiceval-cache-dir
+The expensive GPU step runs once; ``pytest evals/ --musiceval-model MODEL_SPEC --musiceval-cache-dir
 .musiceval/cache`` (and any later ``generate`` run) reuses the cached answers. A killed run resumes where it stopped: finished
 batches are in the cache, the torn last line of a killed writer is ignored and reported.
 

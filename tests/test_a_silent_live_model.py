@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 
 from musiceval.llm.fake_server import FakeOpenAIServer
+from tests.fake_secrets import fake_key
 
 REPO = Path(__file__).resolve().parents[1]
-SECRET = "sk-live0123456789abcdefSECRET"
+SECRET = fake_key("live0123456789abcdefSECRET")
 
 
 class SilentServer(FakeOpenAIServer):

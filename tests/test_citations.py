@@ -9,9 +9,10 @@ REPO = Path(__file__).resolve().parents[1]
 #: an outside specification ("SPEC section 2", "SPEC 5", SPEC.md, SPEC's) or an issue number ("issue #27", "(#14)");
 #: ``--model SPEC`` is a placeholder of the command line, not a citation
 UNREADABLE = re.compile(r"\bSPEC(?:\.md|'s|,\s+\"|\s+(?:section|protocol|\d|\())|\bissues? #?\d+|\(#\d+\)|[^&]#\d{2}\b(?![0-9a-f])")
-#: where a reader looks: the package, its tests, benchmarks and scripts, the docs, the README and the changelog
-FILES = [p for pattern in ("musiceval/**/*.py", "tests/**/*.py", "benchmarks/*.py", "scripts/*", "docs/**/*.md", "README.md",
-                           "CHANGELOG.md")
+#: where a reader looks: the package (its data files too), its tests, benchmarks and scripts, the docs, the README
+#: and the changelog
+FILES = [p for pattern in ("musiceval/**/*.py", "musiceval/**/*.json", "tests/**/*.py", "benchmarks/*.py", "scripts/*",
+                           "docs/**/*.md", "README.md", "CHANGELOG.md")
          for p in REPO.glob(pattern) if p.is_file() and p.name != Path(__file__).name]
 
 

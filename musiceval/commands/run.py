@@ -1,4 +1,4 @@
-"""``musiceval run --model SPEC --benchmarks a,b``: from a checkpoint to a verdict in one command.
+"""``musiceval run --model MODEL_SPEC --benchmarks a,b``: from a checkpoint to a verdict in one command.
 
 Prepares each benchmark (cached: an intact lock and manifest are reused), loads the model once,
 generates under ``--conditions`` (default correct,random,noise,text_only; a benchmark asks only

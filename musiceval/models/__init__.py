@@ -1,4 +1,4 @@
-"""Music LM adapters behind ``--model SPEC`` and the resumable response cache.
+"""Music LM adapters behind ``--model MODEL_SPEC`` and the resumable response cache.
 
 See :mod:`musiceval.models.base` for the protocol and how to register your own adapter.
 """

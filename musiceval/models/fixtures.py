@@ -1,6 +1,6 @@
 """pytest fixtures for live Music LMs, loaded by musiceval's pytest plugin.
 
-- ``music_lm`` (session): the adapter ``--model SPEC`` names, built once per xdist worker and
+- ``music_lm`` (session): the adapter ``--model MODEL_SPEC`` names, built once per xdist worker and
   closed at session end (GPU memory released). On a machine with several GPUs each worker takes
   ``cuda:<worker index mod GPU count>``; group tests that share a model with
   ``@pytest.mark.xdist_group("music_lm")`` and run ``pytest evals/ -n 4 --dist loadgroup`` so a

@@ -2,7 +2,7 @@
 
 Each ``musiceval generate --shard i/n --cache-dir DIR_i`` run (one machine, one Slurm array task,
 one Kubernetes pod) fills its own cache, ``DIR_i/responses``; merging them gives the cache an
-unsharded run would have written, which ``pytest evals/ --musiceval-model SPEC --musiceval-cache-dir
+unsharded run would have written, which ``pytest evals/ --musiceval-model MODEL_SPEC --musiceval-cache-dir
 .musiceval/cache`` then replays::
 
     musiceval merge shard0/responses shard1/responses ... --out .musiceval/cache/responses

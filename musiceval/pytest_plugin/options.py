@@ -37,10 +37,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add = group.addoption
     add("--musiceval-config", default=None, metavar="FILE",
         help="suite config (default: musiceval.toml in the rootdir, else [tool.musiceval] in pyproject.toml)")
-    add("--musiceval-model", default=None, metavar="SPEC",
+    add("--musiceval-model", default=None, metavar="MODEL_SPEC",
         help="override the config's model under test: recorded:FILE (an answer file, protocol detected from its "
              "content), recorded:DIR (CMI-Bench outputs), or a live spec hf:ID_OR_DIR, openai-compatible:URL#MODEL, "
-             "text-only:SPEC")
+             "text-only:MODEL_SPEC")
     add("--musiceval-model-args", default=None, metavar="K=V,...",
         help="model arguments of a live spec: dtype=bfloat16,device_map=auto,revision=...,max_new_tokens=...")
     add("--musiceval-data-dir", default=os.environ.get("MUSICEVAL_DATA"), metavar="DIR",

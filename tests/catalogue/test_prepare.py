@@ -66,7 +66,7 @@ def test_the_cli_prints_counts_problems_and_the_generate_command(nsynth_mirror, 
     out = capsys.readouterr().out
     assert "nsynth: 4 of 4,096 items with audio (1 missing, 1 corrupt" in out
     assert "  missing brass_acoustic_006-050-075: no clip for 'brass_acoustic_006-050-075'" in out
-    assert "musiceval generate --model SPEC --dataset" in out
+    assert "musiceval generate --model MODEL_SPEC --dataset" in out
     (root / "nsynth" / "audio" / "bass_synthetic_068-049-025.wav").unlink()
     assert main(["data", "check", "nsynth", "--data-root", str(root), "--no-progress"]) == 1
     assert "bass_synthetic_068-049-025.wav is missing" in capsys.readouterr().out

@@ -6,8 +6,9 @@ import pytest
 
 from musiceval.llm.client import LLMCallFailed, MissingAPIKey, RetryPolicy, call_with_retries, make_client
 from musiceval.llm.fake_server import FakeOpenAIServer
+from tests.fake_secrets import fake_key
 
-SECRET = "sk-test-secret-0123456789"
+SECRET = fake_key("test-secret-0123456789")
 NO_WAIT = RetryPolicy(max_retries=2, base_delay=0.0)
 
 

@@ -10,8 +10,9 @@ from musiceval.llm.cassettes import CassetteMissing, record_mode, use_cassette
 from musiceval.llm.client import RetryPolicy, make_client
 from musiceval.llm.extract import PROMPT_VERSION, CassetteMissError, LLMExtractor, parse_reply
 from musiceval.llm.fake_server import FakeOpenAIServer
+from tests.fake_secrets import fake_key
 
-SECRET = "sk-test-secret-0123456789"
+SECRET = fake_key("test-secret-0123456789")
 GTZAN = load_vocabulary("gtzan")
 ANSWERS = [  # real MU-LLaMA / LTU answers from fixtures/factual
     "The given music is a blues rock song.",

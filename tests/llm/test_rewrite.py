@@ -15,8 +15,9 @@ from musiceval.llm.client import RetryPolicy, make_client
 from musiceval.llm.fake_server import FakeOpenAIServer
 from musiceval.llm.rewrite import KINDS, PROMPT_VERSION, LLMRewriter, load_prompts, write_rewrites
 from musiceval.records import Item
+from tests.fake_secrets import fake_key
 
-SECRET = "sk-test-secret-never-recorded"
+SECRET = fake_key("test-secret-never-recorded")
 ITEMS = [
     Item(id="a.flac", question="Describe the audio", reference="A calm ambient piece with flute and synthesizer."),
     Item(id="b.flac", question="What is the tempo of the audio?", reference="The tempo is fast, around 140 bpm."),

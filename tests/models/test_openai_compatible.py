@@ -14,6 +14,7 @@ from musiceval.llm.fake_server import FakeOpenAIServer  # noqa: E402
 
 from musiceval.models import GenerationSettings, ModelSpecError, Request, load_model  # noqa: E402
 from musiceval.models.openai_compatible import encode_wav_base64  # noqa: E402
+from tests.fake_secrets import fake_key  # noqa: E402
 
 SETTINGS = GenerationSettings(temperature=0.2, max_tokens=16, seed=7)
 # a healthy answer on a loaded machine stays far inside the timeout; a stall (5 s) stays far outside it
@@ -81,10 +82,10 @@ def test_an_unreachable_server_is_a_per_item_error_not_a_crash():
 
 
 def test_the_api_key_comes_from_the_environment_and_never_appears_in_errors(server, monkeypatch):
-    monkeypatch.setenv("MUSICEVAL_OPENAI_API_KEY", "sk-test-SECRET")
+    monkeypatch.setenv("MUSICEVAL_OPENAI_API_KEY", fake_key("test-SECRET"))
     model = load_model(f"openai-compatible:{server.base_url}#broken", **{**FAST, "max_retries": 0})
     (answer,) = model.generate(requests(1), SETTINGS)
-    assert server.auth_headers[-1] == "Bearer sk-test-SECRET"
+    assert server.auth_headers[-1] == "Bearer " + fake_key("test-SECRET")
     assert "SECRET" not in answer.error and "SECRET" not in model.spec
 
 

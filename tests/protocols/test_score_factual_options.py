@@ -10,6 +10,7 @@ from musiceval.extraction import extract_labels, load_vocabulary
 from musiceval.records import Item
 from musiceval.data.errors import InputError
 from tests.protocols.cli_args import score
+from tests.fake_secrets import fake_key
 
 GENRES = """genre_id,#tracks,parent,title,top_level
 12,32923,0,Rock,12
@@ -156,7 +157,7 @@ def test_agreement_recorded_against_a_local_server_then_replayed_with_it_stopped
 
     cassette = tmp_path / "cassettes" / "agreement.yaml"
     monkeypatch.delenv("CI", raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key("test-secret"))
     args = ("--vocab", "gtzan", "--conditions", "correct", "--agreement", "--llm-cassette", str(cassette))
     with FakeOpenAIServer(reply) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -164,7 +165,7 @@ def test_agreement_recorded_against_a_local_server_then_replayed_with_it_stopped
         assert len(server.requests) == len(set(texts))  # each distinct answer sent once
     monkeypatch.delenv("OPENAI_API_KEY")
     replayed, _ = run(path, *args, "--llm-replay")  # no server, no key: only the cassette answers
-    assert "sk-test-secret" not in cassette.read_text() and replayed["llm_cassette"] == str(cassette)
+    assert fake_key("test-secret") not in cassette.read_text() and replayed["llm_cassette"] == str(cassette)
     with pytest.raises(FileNotFoundError, match="cassette .* is missing"):
         run(path, *args[:-1], str(tmp_path / "absent.yaml"), "--llm-replay")
     agreement = replayed["agreement"]
