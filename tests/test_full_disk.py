@@ -175,7 +175,8 @@ def test_the_response_cache_on_a_full_disk_names_its_file_and_keeps_whole_lines(
     assert len(again) == written > 0 and again.torn == []
 
 
-def test_generate_on_a_full_disk_is_one_line_naming_the_cache_exit_2(small_disk, tmp_path):
+def _thirty_long_answers(tmp_path: Path) -> tuple[Path, Path]:
+    """A 30-item manifest over one silent clip and a recorded model answering each with about 4.8 kB."""
     import numpy as np
     import soundfile as sf
 
@@ -184,6 +185,11 @@ def test_generate_on_a_full_disk_is_one_line_naming_the_cache_exit_2(small_disk,
     manifest.write_text("".join(json.dumps({"id": f"x{i}", "question": "q", "audio": "a.wav"}) + "\n" for i in range(30)))
     recorded.write_text("".join(json.dumps({"item_id": f"x{i}", "prompt": "q", "text": "long answer " * 400}) + "\n"
                                 for i in range(30)))
+    return manifest, recorded
+
+
+def test_generate_on_a_full_disk_is_one_line_naming_the_cache_exit_2(small_disk, tmp_path):
+    manifest, recorded = _thirty_long_answers(tmp_path)
     disk = small_disk("200k")
     done = subprocess.run([sys.executable, "-m", "musiceval", "generate", "--model", f"recorded:{recorded}",
                            "--dataset", str(manifest), "--cache-dir", str(disk), "--conditions", "correct", "--no-progress"],
@@ -196,14 +202,7 @@ def test_generate_on_a_full_disk_is_one_line_naming_the_cache_exit_2(small_disk,
 
 
 def test_generate_out_on_a_full_disk_is_one_line_exit_2_and_the_old_file_stays(small_disk, tmp_path):
-    import numpy as np
-    import soundfile as sf
-
-    sf.write(tmp_path / "a.wav", np.zeros(160, np.float32), 16000)
-    manifest, recorded = tmp_path / "m.jsonl", tmp_path / "rec.jsonl"
-    manifest.write_text("".join(json.dumps({"id": f"x{i}", "question": "q", "audio": "a.wav"}) + "\n" for i in range(30)))
-    recorded.write_text("".join(json.dumps({"item_id": f"x{i}", "prompt": "q", "text": "long answer " * 400}) + "\n"
-                                for i in range(30)))
+    manifest, recorded = _thirty_long_answers(tmp_path)
     disk = small_disk("64k")
     out = disk / "answers.jsonl"
     out.write_text('{"old": true}\n', encoding="utf-8")

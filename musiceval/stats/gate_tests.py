@@ -19,6 +19,7 @@ import numpy as np
 
 from musiceval.records import Outcome
 from musiceval.stats import intervals
+from musiceval.stats.intervals import has_clusters
 from musiceval.stats.bootstrap import paired_bootstrap_ci
 from musiceval.stats.core import Interval, decide
 from musiceval.stats.exact import mcnemar_exact, sign_flip_test
@@ -49,11 +50,6 @@ class Decision:
     test: str
     bar: float
     outcome: Outcome
-
-
-def has_clusters(groups: Sequence[str] | None) -> bool:
-    """Whether some items share a group (a track asked several questions)."""
-    return groups is not None and len(set(groups)) < len(groups)
 
 
 def exact_mean(values: np.ndarray) -> float:
