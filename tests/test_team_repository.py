@@ -199,3 +199,16 @@ def test_musiceval_run_from_a_checkpoint_with_the_default_out(user, team, tmp_pa
     assert done.stdout.strip().splitlines()[-1].startswith(f"musiceval: {run['verdict']}: ")
     assert done.returncode == (0 if run["verdict"] == "PASSED" else 1)
     assert "covers 4 of 4,096 items" in json.dumps(run["gates"])  # NSynth's test split, from the lock
+
+
+def test_musiceval_stability_reruns_the_team_gates_under_other_seeds(user, team):
+    """``musiceval stability`` from the installed wheel, in the repository init set up: a whole
+    session per seed, and the word the same in each (the slices fail their coverage gates whatever
+    the seed)."""
+    assert _in(user, team, "musiceval setup").returncode == 0  # WordNet for METEOR, as the CI file runs it
+    done = _in(user, team, "musiceval stability --reseeds 2 -- evals/ -n 2")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((team / ".musiceval" / "stability" / "stability.json").read_text(encoding="utf-8"))
+    assert report["seeds"] == [0, 1] and report["words"] == {"FAILED": 2} and report["word_flips"] == 0
+    assert done.stdout.strip().splitlines()[-1].startswith("musiceval stability: FAILED in 2 of 2 reseeds; ")
+    assert all((team / ".musiceval" / "stability" / f"seed-{k}" / "results.json").is_file() for k in (0, 1))
