@@ -46,7 +46,8 @@ import numpy as np
 from musiceval.records import Item
 
 
-def _rng(seed: int, key: str = "") -> np.random.Generator:
+def seeded_rng(seed: int, key: str = "") -> np.random.Generator:
+    """A generator seeded from the run seed and a key (an item id, a draw): never from file order."""
     return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(key.encode("utf-8"))]))
 
 
@@ -140,7 +141,7 @@ def random_audio_assignment(items: Sequence[Item], seed: int, *, draws: int = 1)
         raise ValueError(f"{len(missing)} items have no audio (first: {missing[0]!r}); Random audio needs the clips")
     out = []
     for d in range(draws):
-        perm = derangement(len(clips), _rng(seed, f"audio/{d}"))
+        perm = derangement(len(clips), seeded_rng(seed, f"audio/{d}"))
         swap = {clips[i]: clips[perm[i]] for i in range(len(clips))}
         out.append({it.id: swap[it.audio] for it in items})
     return out
@@ -210,7 +211,7 @@ def random_recorded_responses(
         for prompt, ks in groups.items():
             if not feasible(ks):
                 continue
-            rng = _rng(seed, f"prompt/{d}/{prompt}")
+            rng = seeded_rng(seed, f"prompt/{d}/{prompt}")
             labels = list(range(len(ks))) if clips is None else [clips[k] for k in ks]
             perm = clip_avoiding_derangement(labels, rng)
             for i, k in enumerate(ks):
@@ -288,7 +289,7 @@ def question_derangement(item_ids: Sequence[str], clips: Sequence[Hashable], que
         ids = [str(item_ids[k]) for k in ks]
         # two questions have one derangement, the exchange: no stream to draw
         perm = [1, 0] if len(ids) == 2 else clip_avoiding_derangement(
-            labels, _rng(seed, "question/" + "\x1f".join([str(clip), *ids])))
+            labels, seeded_rng(seed, "question/" + "\x1f".join([str(clip), *ids])))
         partner.update({ids[i]: ids[perm[i]] for i in range(len(ids))})
         paired_clips += 1
     return QuestionPartners(dict(sorted(partner.items())), tuple(sorted(unpaired)), paired_clips)

@@ -68,9 +68,11 @@ def fingerprint(
 
     Parameters
     ----------
-    protocols : names, or ``{protocol: {"data": {name: path}}}``
+    protocols : names, or ``{protocol: {"data": {name: path}, "scorer": {...}}}``
         The protocols the run scored; each is fingerprinted with the versions of its components
-        (what the protocol class declares, :func:`component_versions`).
+        (what the protocol class declares, :func:`component_versions`) and what its config decides
+        of its scores (``scorer``: :meth:`musiceval.protocols.base.Protocol.scorer`, an LLM judge's
+        identity).
     prompts : ``{protocol: template text}``
         Prompt templates; stored as sha256 so a changed wording refuses to compare.
     data_files : ``{name: path}`` or paths
@@ -99,6 +101,8 @@ def fingerprint(
             entry["prompt"] = text_sha256(prompts[name])
         if spec.get("data"):
             entry["data"] = {str(k): sha256(v) for k, v in spec["data"].items()}
+        if spec.get("scorer"):
+            entry["scorer"] = dict(spec["scorer"])
         per_protocol[name] = entry
     for name, template in (prompts or {}).items():
         per_protocol.setdefault(name, {"versions": component_versions([name])})

@@ -40,6 +40,7 @@ PROTOCOL_MODULES = {
     "choice": "musiceval.protocols.choice.command",
     "mir": "musiceval.protocols.mir.command",
     "triplets": "musiceval.protocols.triplets.command",
+    "judge": "musiceval.protocols.judge.command",
 }
 
 

@@ -59,15 +59,22 @@ def _controls(run: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def protocol_scorer(cls: type) -> Scorer:
+def protocol_scorer(cls: type, *, flags: dict[str, Key] | None = None, calls_llm: bool = False) -> Scorer:
     """The :class:`~musiceval.commands.Scorer` of protocol class ``cls``: load the answers (format
-    detected unless ``--format``), ``cls.from_answers``, then ``evaluate()`` on Correct."""
-    declared = {k: v for k, v in cls.answer_options.items() if k not in SOURCE_KEYS}
+    detected unless ``--format``), ``cls.from_answers``, then ``evaluate()`` on Correct.
+
+    ``flags``: the options offered as ``--key`` flags (default: the class's ``answer_options``);
+    ``calls_llm``: the protocol calls an LLM while scoring (a judge): ``--replay`` replays its
+    cassettes only, as on CI; without it new calls are recorded (:func:`musiceval.llm.cassettes.command_mode`)."""
+    declared = {k: v for k, v in (cls.answer_options if flags is None else flags).items() if k not in SOURCE_KEYS}
 
     def configure(parser: argparse.ArgumentParser) -> None:
         for name, key in declared.items():
             parser.add_argument(f"--{name.replace('_', '-')}", dest=f"opt_{name}", type=_flag_type(key, name),
                                 default=None, help=f"{key.help} (default {key.default!r})")
+        if calls_llm:
+            parser.add_argument("--replay", action="store_true",
+                                help="replay the recorded LLM calls only (always on CI); a call they lack is an error")
 
     def score(args: argparse.Namespace) -> ScoreOutput:
         from musiceval.commands import excluded_entry, load_protocol_answers
@@ -78,7 +85,13 @@ def protocol_scorer(cls: type) -> Scorer:
             raise InputError(f"score {cls.name}: no FILE given; pass {cls.answer_file}")
         answers = load_protocol_answers(str(args.file), getattr(args, "format", None), cls.name)
         options = {name: getattr(args, f"opt_{name}") for name in declared if getattr(args, f"opt_{name}") is not None}
-        run = cls.from_answers(answers, ProtocolSettings(seed=getattr(args, "seed", 0) or 0, options=options))
+        record = "none"
+        if calls_llm:
+            from musiceval.llm.cassettes import command_mode
+
+            record = command_mode(bool(args.replay))
+        run = cls.from_answers(answers, ProtocolSettings(seed=getattr(args, "seed", 0) or 0, options=options,
+                                                         config_dir=".", record_mode=record))
         result = dict(run.evaluate())
         failures = [{"item_id": f["item_id"], "error": f["reason"]} for f in result.pop("failures", [])]
         n = int(result.pop("n", 0))

@@ -91,7 +91,7 @@ def _is_musicqa(path: Path, recs: list) -> bool:
     return {"question", "answer", "model_output"} <= keys and not keys & {"choices", "label"}
 
 
-@register_format("dasheng-musicqa", protocols=("freeform",), detect=_is_musicqa,
+@register_format("dasheng-musicqa", protocols=("freeform", "judge"), detect=_is_musicqa,
                  description="dasheng free-form (MusicQA) answers")
 def load_dasheng_freeform(path: Path) -> AnswerSet:
     """dasheng-lm MusicQA answers (``question``, ``answer`` reference, ``model_output``)."""
@@ -121,7 +121,7 @@ def load_musiceval_factual(path: Path) -> AnswerSet:
     return load_factual(path, "musiceval")
 
 
-@register_format("musiceval-freeform", protocols=("freeform",),
+@register_format("musiceval-freeform", protocols=("freeform", "judge"),
                  detect=lambda path, recs: {"id", "question", "reference", "response"} <= keys_of(recs),
                  description="musiceval free-form answers")
 def load_musiceval_freeform(path: Path) -> AnswerSet:

@@ -85,18 +85,27 @@ def _strip_response(response):
     return response
 
 
-def make_vcr(mode: str):
+def _raw_body(r1, r2) -> None:
+    """vcrpy matcher: the request bodies byte for byte. vcrpy's own ``body`` matcher decodes a JSON
+    body again for every recorded interaction it compares with, which dominates replay when one
+    cassette holds thousands of calls."""
+    assert r1.body == r2.body
+
+
+def make_vcr(mode: str, match_on: tuple[str, ...] = MATCH_ON):
     import vcr
 
-    return vcr.VCR(
+    recorder = vcr.VCR(
         record_mode=mode,
-        match_on=MATCH_ON,
+        match_on=match_on,
         filter_headers=FILTERED_REQUEST_HEADERS,
         filter_query_parameters=[(name, "***") for name in FILTERED_QUERY_PARAMETERS],
         before_record_request=_strip_request,
         before_record_response=_strip_response,
         decode_compressed_response=True,
     )
+    recorder.register_matcher("raw_body", _raw_body)
+    return recorder
 
 
 def record_command(cassette: Path, test_id: str | None = None) -> str:
@@ -109,18 +118,19 @@ COMMAND_RECORDING = "run the command again without the replay flag, outside CI, 
 
 @contextmanager
 def use_cassette(path: str | Path, *, mode: str | None = None, test_id: str | None = None,
-                 how_to_record: str | None = None) -> Iterator[object]:
+                 how_to_record: str | None = None, match_on: tuple[str, ...] = MATCH_ON) -> Iterator[object]:
     """Context manager: all HTTP inside goes through the cassette ``path`` under the policy above.
 
     ``how_to_record`` replaces the pytest recording command in the missing-cassette error (the
-    commands pass :data:`COMMAND_RECORDING`)."""
+    commands pass :data:`COMMAND_RECORDING`); ``match_on`` names vcrpy's matchers (``raw_body``:
+    the body byte for byte, for cassettes of many calls)."""
     path = Path(path)
     mode = record_mode(mode)
     if mode == "none" and not path.is_file():
         raise CassetteMissing(f"LLM cassette {path} is missing and recording is off; record it: "
                               f"{how_to_record or record_command(path, test_id)}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with make_vcr(mode).use_cassette(str(path)) as cassette:
+    with make_vcr(mode, match_on).use_cassette(str(path)) as cassette:
         yield cassette
 
 

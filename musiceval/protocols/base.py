@@ -101,6 +101,11 @@ class ProtocolSettings:
     seed: int = 0
     #: protocol-specific settings (matcher, vocabulary, compat mode, encoders ...)
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: the folder the suite config's relative paths start from
+    config_dir: str = "."
+    #: how LLM calls made while scoring meet their vcrpy cassettes (:mod:`musiceval.llm.cassettes`):
+    #: ``none`` replays only; another mode records what the cassettes lack
+    record_mode: str = "none"
 
 
 class Protocol(abc.ABC):
@@ -168,6 +173,14 @@ class Protocol(abc.ABC):
     def component_versions(cls) -> dict[str, str]:
         """The version of each piece of code that turns answers into scores (parser, matcher,
         metric formulas): the scorer side of a run's provenance. Bump one when its scores change."""
+        return {}
+
+    @classmethod
+    def scorer(cls, section: Mapping[str, Any]) -> dict[str, Any]:
+        """What of the protocol's config ``section`` decides its scores beyond its code (an LLM
+        judge's model, prompt and decoding): recorded on the scorer side of every run's provenance,
+        so two runs scored differently are refused as not comparable. An ``unpinned`` entry (why
+        that scorer can change under its name) is named on the verdict line. Default: nothing."""
         return {}
 
     @classmethod
@@ -294,6 +307,7 @@ PROTOCOLS: Registry[type[Protocol]] = Registry(
         "musiceval.protocols.choice",
         "musiceval.protocols.factual",
         "musiceval.protocols.freeform",
+        "musiceval.protocols.judge",
         "musiceval.protocols.mir",
         "musiceval.protocols.triplets",
     ),

@@ -105,7 +105,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Every test of one answer source shares an xdist group, so ``--dist loadgroup`` builds (and
     scores) each source on one worker only. Tests that are not about the declared model (the
     suite's self-checks; tests of protocols the config gives no answers for) are deselected unless
-    self-checks are on."""
+    self-checks are on; a check of the scorer of a declared source (``musiceval_scorer_check``: an
+    LLM judge's own gates) always runs with it."""
     state = _state(config)
     items[:] = _dedupe_release_gates(items)
     keep, dropped = [], []
@@ -113,7 +114,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _inherit_module_marks(item)
         subject, _ = _subject_of(item, state["suite"])
         source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
-        if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models:
+        if (subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models
+                and item.get_closest_marker("musiceval_scorer_check") is None):
             dropped.append(item)
             continue
         keep.append(item)

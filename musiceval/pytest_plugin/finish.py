@@ -9,7 +9,7 @@ import pytest
 
 from musiceval.pytest_plugin import junit
 from musiceval.pytest_plugin.options import _STATES, _is_worker, _opt, _state, _strict
-from musiceval.pytest_plugin.session import RESULTS_DIR_FIX
+from musiceval.pytest_plugin.session import RESULTS_DIR_FIX, scorers
 from musiceval.suite.config import SuiteConfig
 from musiceval.verdict import MODEL, subject_of
 from musiceval.writes import cannot_write, remove_quietly
@@ -149,7 +149,7 @@ def _decide(config: pytest.Config, run: dict[str, Any], errors: list[str], exits
                   holm_failures=run["holm_failures"], inconclusive=inconclusive,
                   allow_empty=bool(_opt(config, "musiceval_allow_empty", False)), pytest_exit=exitstatus,
                   allow_skip=suite.allow_skip,
-                  unpinned=sorted({f"{s.label}: {s.options['unpinned']}" for s in suite.sources() if s.options.get("unpinned")}),
+                  unpinned=_unpinned(suite),
                   capped=sorted(f"{r['id']}: first {r['cap']} of {r['records']} records" for r in run["sources"]
                                 if isinstance(r.get("cap"), int) and isinstance(r.get("records"), int)
                                 and r["records"] > r["cap"]))
@@ -163,8 +163,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     tr = terminalreporter
     tr.section("musiceval gates")
     declared = {m.name for m in state["suite"].models}
-    for title, about_model in (("about the declared model", True), ("self-checks of the suite (never gates of the model)", False)):
-        gates = [g for g in run["gates"] if (subject_of(g, declared) == MODEL) == about_model]
+    sections = (("the scorer of the declared model's answers (its LLM judge; a failure makes the verdict ERROR)",
+                 lambda g: bool(g.get("scorer_check"))),
+                ("about the declared model", lambda g: subject_of(g, declared) == MODEL),
+                ("self-checks of the suite (never gates of the model)",
+                 lambda g: subject_of(g, declared) != MODEL and not g.get("scorer_check")))
+    for title, belongs in sections:
+        gates = [g for g in run["gates"] if belongs(g)]
         if not gates:
             continue
         tr.write_line(f"-- {title}")
@@ -203,3 +208,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         tr.write_line(line, **{colour: True, "bold": True})
     else:
         print(line)
+
+
+def _unpinned(suite) -> list[str]:
+    """``"<what>: why"`` of each source whose benchmark data, and each scorer (an LLM judge), that
+    is not pinned to a revision: the verdict line names them."""
+    data = {f"{s.label}: {s.options['unpinned']}" for s in suite.sources() if s.options.get("unpinned")}
+    judged = {f"LLM judge {entry['scorer'].get('model')}: {entry['scorer']['unpinned']}"
+              for entry in scorers(suite).values() if entry.get("scorer", {}).get("unpinned")}
+    return sorted(data | judged)

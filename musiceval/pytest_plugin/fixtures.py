@@ -37,9 +37,13 @@ class PytestGate(Gate):
         #: tables and bar series recorded (a test that records only these is not a passing gate)
         self.n_recorded = 0
 
+        scorer_check = item.get_closest_marker("musiceval_scorer_check") is not None
+
         def tagged(row: dict[str, Any]) -> None:  # every row says whom it is about
             if row.get("type") in ("gate", "scores"):
                 row = {**row, "subject": subject if subject == SELF_CHECK else MODEL}
+                if scorer_check:  # a self-check of the scorer of the declared model's answers (an LLM judge)
+                    row["scorer_check"] = True
                 if subject == SELF_CHECK:
                     row["model"] = ""
                 elif model and not row.get("model"):
@@ -179,7 +183,8 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
 
     def get(source: Source):
         if source.id not in built:
-            run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings")
+            run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings",
+                                 record_mode=_opt(pytestconfig, "musiceval_record_mode", "none"))
             built[source.id] = run
             evaluated = run.evaluate()
             excluded = evaluated.get("excluded") or {}

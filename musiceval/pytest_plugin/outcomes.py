@@ -165,6 +165,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
         "check": check, "model": model, "source": getattr(source, "label", ""),
         "subject": SELF_CHECK if subject == SELF_CHECK else MODEL,
+        **({"scorer_check": True} if item.get_closest_marker("musiceval_scorer_check") is not None else {}),
     })
     # a skipped required gate of the declared model makes the verdict INCONCLUSIVE (musiceval.verdict),
     # with or without --strict (which then exits 1 even under --musiceval-inconclusive xfail); a

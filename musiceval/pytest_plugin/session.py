@@ -37,6 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "musiceval_live_model: asks a declared live model (not applicable without one)")
     config.addinivalue_line("markers", "musiceval_self_check: checks the suite's own machinery (never a gate of the "
                                        "declared model); runs with [defaults] self_checks or --musiceval-self-checks")
+    config.addinivalue_line("markers", "musiceval_scorer_check: a self-check of the scorer of a declared answer source "
+                                       "(an LLM judge): always runs with that source; a failure makes the verdict ERROR")
     try:
         suite = _load_suite(config)
     except ConfigError as exc:
@@ -299,6 +301,18 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def scorers(suite: SuiteConfig) -> dict[str, dict[str, Any]]:
+    """``{protocol: {"scorer": ...}}`` of every protocol the suite's sources use: what each one's config
+    section decides of its scores (:meth:`~musiceval.protocols.base.Protocol.scorer`), for the provenance."""
+    from musiceval.protocols import PROTOCOLS
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted({s.protocol for s in suite.sources()}):
+        scorer = PROTOCOLS.get(name).scorer(suite.thresholds.get(name, {}))
+        out[name] = {"scorer": scorer} if scorer else {}
+    return out
+
+
 def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
     root = Path(config.rootpath)
 
@@ -317,7 +331,7 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
     from musiceval.models.fixtures import model_args_from_config
     from musiceval.suite.files import answer_files, data_files
 
-    provenance = fingerprint(protocols=sorted({s.protocol for s in suite.sources()}), seed=seed,
+    provenance = fingerprint(protocols=scorers(suite), seed=seed,
                              model=live[0].live if live else ",".join(m.name for m in suite.models),
                              decoding=model_args_from_config(config) if live else None,
                              backend="live" if live else "recorded",

@@ -96,6 +96,8 @@ def clean_gate(row: Any, where: str) -> tuple[dict[str, Any] | None, str | None]
     g["ci"] = interval(row.get("ci"))
     hib = row.get("higher_is_better")
     g["higher_is_better"] = hib if isinstance(hib, bool) else None
+    if row.get("scorer_check") is True:  # an LLM judge's own gate: shown above the model's
+        g["scorer_check"] = True
     return g, None
 
 

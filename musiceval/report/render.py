@@ -135,7 +135,8 @@ def context(results_dir: Path, run: dict[str, Any], samples: list[dict[str, Any]
     gates_by, tables_by, bars_by = _by_protocol(gates), _by_protocol(tables), _by_protocol(bars)
     sample_by = protocol_samples(samples, MAX_SAMPLES_PER_PROTOCOL, results_dir, _num)
     protocols = []
-    for protocol in sorted(set(gates_by) | set(tables_by) | set(bars_by)):
+    # the scorer's own gates (an LLM judge) first: the model's scores rest on them
+    for protocol in sorted(set(gates_by) | set(tables_by) | set(bars_by), key=lambda p: (not p.startswith("scorer: "), p)):
         pg = gates_by.get(protocol, [])
         decided = [g for g in pg if g["outcome"] in _DECIDED and not is_finding(g)]
         decided.sort(key=lambda g: (_DECIDED.index(g["outcome"]), g["name"]))
@@ -200,7 +201,8 @@ def _self_check_apart(g: dict[str, Any], declared: list[str]) -> dict[str, Any]:
 
     # without declared models (a run not written by the plugin) only rows marked as self-checks are
     own = subject_of(g, declared) == SELF_CHECK if declared else g.get("subject") == SELF_CHECK
-    return {**g, "self_check": own, "protocol": f"self-checks: {g.get('protocol') or 'suite'}" if own else g.get("protocol")}
+    label = "scorer" if g.get("scorer_check") else "self-checks"  # an LLM judge's own gates: the scorer's
+    return {**g, "self_check": own, "protocol": f"{label}: {g.get('protocol') or 'suite'}" if own else g.get("protocol")}
 
 
 def _source_view(row: dict[str, Any]) -> dict[str, Any]:

@@ -113,12 +113,14 @@ def refuse_oversized(answers: AnswerSet, source: Source) -> None:
                       "answers entry)")
 
 
-def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None) -> Protocol:
+def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None,
+                   record_mode: str = "none") -> Protocol:
     """Load ``source``'s answers (:func:`load_source`) and build its protocol, refused
     (:func:`~musiceval.protocols.base.check_headline`) when its headline is a finding."""
     answers = load_source(source)
     options = protocol_options(source, config, cache_dir=cache_dir)
-    settings = ProtocolSettings(seed=seed, options=options)
+    settings = ProtocolSettings(seed=seed, options=options, config_dir=str(config.path.parent if config.path else config.root),
+                                record_mode=record_mode)
     run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]
     check_headline(run)
     run.model = source.model

@@ -1,0 +1,56 @@
+"""The LLM judge's own gates (docs/judge.md), for each judged answer source.
+
+The judge is part of the scorer, so these are self-checks: reported apart from the model's gates,
+run whenever a judged source is (``musiceval_scorer_check``), and a judge that fails one makes the
+verdict ERROR (its scores cannot be trusted). The model's own
+gates under the judge are the generic ones (:mod:`musiceval.evals.model_gates`: the judged score
+beats the answers moved to other items, the model listens, answers the question, the judge's parse
+rate; regression against a baseline judged by the same judge).
+
+- **the judge reads the answer**: the item's own reference, read as the answer, scores above
+  another clip's reference read as the answer (paired by item, clustered by clip); a judge that
+  ignores the answer scores both alike and fails;
+- **the judge keeps its verdict when the answers swap seats** (pairwise): the share of items whose
+  preference does not follow the seat is at least ``1 - [judge] max_flip_rate``;
+- **the judge agrees with itself** (several samples at the judge's temperature): the share of its
+  samples agreeing with their majority is at least ``[judge] min_self_consistency``.
+"""
+from __future__ import annotations
+
+import pytest
+
+from musiceval.protocols.judge.protocol import SCORE
+
+#: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
+__all__ = ["test_judge_reads_the_answer", "test_judge_keeps_its_verdict_across_seats", "test_judge_agrees_with_itself"]
+PROTOCOL = "judge"
+
+#: the judge belongs to the scorer: its checks are the suite's own, never gates of the model
+pytestmark = [pytest.mark.musiceval_self_check, pytest.mark.musiceval_scorer_check]
+
+
+def test_judge_reads_the_answer(run, gate):
+    audit = run.audit()
+    gate.paired_greater(audit["reference_in_place"], audit["reference_moved"],
+                        name=f"{run.source}: the judge scores each item's reference above another clip's",
+                        protocol=PROTOCOL, metric=SCORE)
+
+
+def test_judge_keeps_its_verdict_across_seats(run, gate, thresholds):
+    same = run.audit()["same_verdict_both_seats"]
+    if same is None:
+        gate.skip(f"{run.source}: the judge grades one answer at a time (mode pointwise): no seats to swap; "
+                  "[judge] mode = \"pairwise\" compares the answer with the reference in both orders", applicable=False)
+    bar = 1.0 - float(thresholds[PROTOCOL]["max_flip_rate"])
+    gate.at_least(same, bar, name=f"{run.source}: the judge keeps its verdict when the answers swap seats "
+                                  f"(at least {bar:g} of items)", protocol=PROTOCOL, metric="same_verdict_both_seats")
+
+
+def test_judge_agrees_with_itself(run, gate, thresholds):
+    agree = run.audit()["self_consistency"]
+    if agree is None:
+        gate.skip(f"{run.source}: one judge reply per prompt: set [judge] samples > 1 and its temperature > 0 to "
+                  "measure whether the judge agrees with itself", applicable=False)
+    bar = float(thresholds[PROTOCOL]["min_self_consistency"])
+    gate.at_least(agree, bar, name=f"{run.source}: the judge's samples agree with their majority (at least {bar:g})",
+                  protocol=PROTOCOL, metric="self_consistency")

@@ -1,0 +1,66 @@
+"""Scripted judges behind the fake OpenAI-compatible server (:mod:`musiceval.llm.fake_server`), for
+the judged path's tests: each reads the prompt the judge protocol sends and replies as a judge of
+one kind would."""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+_WORD = re.compile(r"[a-z]+")
+_STOP = {"the", "a", "an", "and", "of", "with", "is", "in", "it", "this", "to", "by", "that", "on", "for", "as", "are",
+         "audio", "music", "song", "piece", "track", "has", "its", "be", "at", "there", "which", "from"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def _field(prompt: str, name: str) -> str:
+    found = re.search(rf"^{re.escape(name)}: (.*?)(?:\n\n|\Z)", prompt, re.MULTILINE | re.DOTALL)
+    return found.group(1) if found else ""
+
+
+def overlap(a: str, b: str) -> float:
+    wa, wb = _words(a), _words(b)
+    return len(wa & wb) / max(1, min(len(wa), len(wb)))
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else next(p["text"] for p in content if p.get("type") == "text")
+
+
+def fair(body: dict[str, Any]) -> str:
+    """CORRECT when the answer shares enough content words with the reference; pairwise, the answer
+    closer to the question's words... here: the one sharing more words with the other (a tie when
+    equal), so both seats agree."""
+    prompt = _prompt(body)
+    if "Answer to grade:" in prompt:
+        ok = overlap(_field(prompt, "Answer to grade"), _field(prompt, "Reference answer")) >= 0.5
+        return "VERDICT: CORRECT" if ok else "VERDICT: INCORRECT"
+    first, second = _words(_field(prompt, "Answer 1")), _words(_field(prompt, "Answer 2"))
+    if first == second:
+        return "PREFERENCE: TIE"
+    return "PREFERENCE: 1" if len(first) > len(second) else "PREFERENCE: 2" if len(second) > len(first) else "PREFERENCE: TIE"
+
+
+def first_seat(body: dict[str, Any]) -> str:
+    """Always prefers the answer shown first (pointwise: as :func:`fair`)."""
+    return "PREFERENCE: 1" if "Answer 1:" in _prompt(body) else fair(body)
+
+
+def yes_man(body: dict[str, Any]) -> str:
+    """Calls every answer correct without reading it."""
+    return "VERDICT: CORRECT" if "Answer to grade:" in _prompt(body) else "PREFERENCE: TIE"
+
+
+def mumbling(every: int) -> Callable[[dict[str, Any]], str]:
+    """:func:`fair`, except every ``every``-th distinct prompt gets a reply with no verdict."""
+    seen: dict[str, int] = {}
+
+    def reply(body: dict[str, Any]) -> str:
+        prompt = _prompt(body)
+        k = seen.setdefault(prompt, len(seen))
+        return "I would rather not say." if k % every == every - 1 else fair(body)
+
+    return reply

@@ -1,0 +1,174 @@
+"""The LLM judge (docs/judge.md) on real MusicQA answers (MiDashengLM's, ../shared/data/musicqa), judged
+by scripted judges behind the fake OpenAI-compatible server, through the real openai client and
+vcrpy cassettes, and by a tiny local transformers model through the ``hf:`` adapter."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from musiceval.data.formats import load_answers
+from musiceval.llm.fake_server import FakeOpenAIServer
+from musiceval.protocols import PROTOCOLS, ProtocolSettings
+from musiceval.protocols.judge.engine import (Judge, JudgeCassetteMiss, JudgeError, JudgeSettings, JudgeUnpinned,
+                                              parse_pairwise, parse_pointwise)
+from tests.judge_server import fair, first_seat, mumbling, yes_man
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+MUSICQA = SHARED / "musicqa" / "dev_midashenglm.jsonl"
+SNAPSHOT = "judge-2024-08-06"
+
+
+@pytest.fixture
+def answers_file(tmp_path):
+    if not MUSICQA.is_file():
+        pytest.skip(f"{MUSICQA} absent (../shared/data is optional)")
+    path = tmp_path / "musicqa.jsonl"
+    path.write_text("".join(MUSICQA.read_text("utf-8").splitlines(keepends=True)[:90]), "utf-8")
+    return path
+
+
+def _protocol(path, server, tmp_path, *, record="once", cache="cache", **judge):
+    options = {"model": f"openai-compatible:{server.base_url}#{judge.pop('model', SNAPSHOT)}", **judge}
+    settings = ProtocolSettings(seed=0, options={**options, "cache_dir": str(tmp_path / cache)}, config_dir=str(tmp_path),
+                                record_mode=record)
+    return PROTOCOLS.get("judge").from_answers(load_answers(path, protocol="judge"), settings)
+
+
+def test_replies_are_read_only_in_the_templates_form():
+    assert parse_pointwise("VERDICT: CORRECT") == 1.0 and parse_pointwise("verdict:incorrect.") == 0.0
+    assert parse_pointwise("Correct") == 1.0 and parse_pointwise("  INCORRECT\n") == 0.0
+    for unreadable in (None, "", "I think so", "VERDICT: CORRECT\nVERDICT: INCORRECT", "VERDICT: maybe",
+                       "The answer is mostly correct", "\x00" * 10, "VERDICT: CORRECTNESS"):
+        assert parse_pointwise(unreadable) is None, unreadable
+    assert parse_pairwise("PREFERENCE: 2") == "2" and parse_pairwise("preference: tie") == "tie"
+    for unreadable in (None, "", "PREFERENCE: 3", "PREFERENCE: 1 PREFERENCE: 2", "Answer 1 is better"):
+        assert parse_pairwise(unreadable) is None, unreadable
+
+
+@pytest.mark.parametrize("model, pinned", [
+    ("gpt-4o-2024-08-06", True), ("claude-3-5-sonnet-20241022", True), ("Qwen/Qwen2.5-7B-Instruct@0123abcd", True),
+    ("gpt-4o", False), ("gpt-4o-mini", False), ("gpt-4-0613", False), ("Qwen/Qwen2.5-7B-Instruct", False),
+    ("model-20241399", False)])
+def test_an_endpoint_judge_is_pinned_by_a_dated_snapshot_or_a_revision(model, pinned):
+    settings = JudgeSettings(f"openai-compatible:http://127.0.0.1:1/v1#{model}")
+    assert (settings.unpinned() is None) == pinned
+    if not pinned:
+        with pytest.raises(JudgeUnpinned, match="allow_unpinned"):
+            Judge(settings, cassettes="unused")
+        assert Judge(JudgeSettings(settings.spec, allow_unpinned=True), cassettes="unused").unpinned_reason
+
+
+def test_settings_that_cannot_judge_are_refused_naming_the_fix():
+    with pytest.raises(JudgeError, match=r"\[judge\] model"):
+        JudgeSettings("")
+    with pytest.raises(JudgeError, match="temperature"):
+        JudgeSettings("openai:x-2024-01-01", samples=3)
+    with pytest.raises(JudgeError, match="pointwise or pairwise"):
+        JudgeSettings("openai:x-2024-01-01", mode="listwise")
+    with pytest.raises(JudgeError, match="cassettes"):
+        Judge(JudgeSettings("openai:x-2024-01-01"))  # an endpoint judge is always recorded
+
+
+def test_a_judged_set_is_recorded_then_replayed_offline_identically(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=fair) as server:
+        live = _protocol(answers_file, server, tmp_path)
+        recorded = {m: live.scores(m).values for m in live.metrics}
+        moved = live.answer_permutation("judge_score")
+        calls = len(server.requests)
+    assert calls > 0 and live.judge.n_calls == calls
+    cassettes = sorted((tmp_path / "cassettes" / "judge" / "musicqa").glob("*.yaml"))
+    assert cassettes and not any("test-key-not-secret" in p.read_text("utf-8") for p in cassettes)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with FakeOpenAIServer(reply=yes_man) as server:  # another judge at another address: never asked
+        replay = _protocol(answers_file, server, tmp_path, record="none", cache="cache2")
+        for metric in replay.metrics:
+            np.testing.assert_array_equal(replay.scores(metric).values, recorded[metric])
+        np.testing.assert_array_equal(replay.answer_permutation("judge_score").values, moved.values)
+        assert server.requests == []
+    # the same run from the cache alone: no cassette read, no call
+    cached = _protocol(answers_file, server, tmp_path, record="none")
+    np.testing.assert_array_equal(cached.scores("judge_score").values, recorded["judge_score"])
+    assert cached.judge.n_calls == 0
+
+
+def test_a_call_the_cassettes_lack_is_an_error_naming_the_item(answers_file, tmp_path):
+    with pytest.raises(JudgeCassetteMiss, match=r"item '.+'.*--musiceval-record-mode once"):
+        with FakeOpenAIServer(reply=fair) as server:
+            _protocol(answers_file, server, tmp_path, record="none").scores("judge_score")
+
+
+def test_an_unreadable_reply_is_a_counted_failure_with_the_reply_kept(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=mumbling(5)) as server:
+        run = _protocol(answers_file, server, tmp_path)
+        scores, parse = run.scores("judge_score"), run.scores("parse_rate")
+        samples = [s for s in run.samples() if s["condition"] == "correct"]
+    assert len(scores.failures) > 0 and scores.n + len(scores.failures) == parse.n
+    assert all(f.reason.startswith("correct: judge reply unreadable: 'I would rather not say.'") for f in scores.failures)
+    assert parse.mean() == pytest.approx(scores.n / parse.n)  # one reply per item: an unread item reads 0 here
+    failed = [s for s in samples if s.get("failure")]
+    assert len(failed) == len(scores.failures) and all(s["judge_replies"] == ["I would rather not say."] for s in failed)
+    assert all(s["parsed"] is None for s in failed)  # never scored 0
+    assert run.evaluate()["n_failed"] >= len(scores.failures)
+
+
+def test_pairwise_judging_puts_the_answer_in_both_seats_and_a_seat_bias_shows(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=first_seat) as server:
+        run = _protocol(answers_file, server, tmp_path, mode="pairwise")
+        scores = run.scores("judge_score")
+        same = run.audit()["same_verdict_both_seats"]
+        prompts = [b["prompt"] for b in server.bodies]
+    assert len(set(prompts)) == len(prompts) and any("Answer 1:" in p for p in prompts)  # each seat asked once
+    assert same.mean() == 0.0 and np.all(scores.values == 0.5)  # every item flipped: a tie, never a win
+    with FakeOpenAIServer(reply=fair) as server:
+        fair_run = _protocol(answers_file, server, tmp_path, mode="pairwise", model="fair-2024-09-01", cache="cache-fair")
+        assert fair_run.audit()["same_verdict_both_seats"].mean() == 1.0
+
+
+def test_a_judge_that_ignores_the_answer_scores_moved_references_alike(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=yes_man) as server:
+        audit = _protocol(answers_file, server, tmp_path).audit()
+    assert audit["reference_in_place"].mean() == audit["reference_moved"].mean() == 1.0
+    with FakeOpenAIServer(reply=fair) as server:
+        audit = _protocol(answers_file, server, tmp_path, model="fair-2024-09-01", cache="cache-fair").audit()
+    assert audit["reference_in_place"].mean() > audit["reference_moved"].mean() + 0.5
+
+
+def test_self_consistency_counts_samples_agreeing_with_their_majority(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+
+    def coin(body):  # a judge whose verdict is its seed's parity: samples 0, 1, 2 say C, I, C
+        return "VERDICT: CORRECT" if body["seed"] % 2 == 0 else "VERDICT: INCORRECT"
+
+    with FakeOpenAIServer(reply=coin) as server:
+        run = _protocol(answers_file, server, tmp_path, samples=3, temperature=0.7)
+        agree = run.audit()["self_consistency"]
+        assert {b["temperature"] for b in server.bodies} == {0.7}
+        assert sorted({b["seed"] for b in server.bodies}) == [0, 1, 2]
+    assert np.allclose(agree.values, 2 / 3) and np.allclose(run.scores("judge_score").values, 2 / 3)
+
+
+def test_a_local_transformers_judge_answers_through_the_hf_adapter(answers_file, tmp_path):
+    pytest.importorskip("transformers")
+    from musiceval.models.tiny import build_tiny_qwen2_audio
+
+    model_dir = build_tiny_qwen2_audio(tmp_path / "tiny-judge")
+    settings = ProtocolSettings(seed=0, options={"model": f"hf:{model_dir}", "max_tokens": 8,
+                                                 "cache_dir": str(tmp_path / "cache")})
+    answers = load_answers(answers_file, protocol="judge")
+    run = PROTOCOLS.get("judge").from_answers(answers, settings)
+    assert run.judge.unpinned_reason is None and len(run.judge.revision) == 16  # the weights' content hash
+    parse = run.scores("parse_rate")
+    scores = run.scores("judge_score")
+    # random weights say nothing readable: every item a counted failure, none scored
+    assert parse.n == len({r.item_id for r in answers.responses}) and scores.n + len(scores.failures) == parse.n
+    again = PROTOCOLS.get("judge").from_answers(answers, settings)
+    assert [j.replies for j in again.judged("correct").values()] == [j.replies for j in run.judged("correct").values()]
+    assert again.judge.n_calls == 0  # every reply from the cache
+    json.dumps(list(run.samples()))  # the drill-down rows are plain data

@@ -1,0 +1,126 @@
+"""A judged answer file through ``pytest evals/`` as a team runs it (docs/judge.md): the judge behind
+the fake OpenAI-compatible server, recorded into the project's cassettes, then replayed with the
+server gone and no key; the judge's own gates reported apart and able to make the verdict ERROR;
+an unpinned judge refused or named; a baseline judged by another snapshot refused."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from musiceval.llm.fake_server import FakeOpenAIServer
+from tests.fake_secrets import fake_key
+from tests.judge_server import fair, first_seat, yes_man
+
+REPO = Path(__file__).resolve().parents[1]
+MUSICQA = REPO.parent / "shared" / "data" / "musicqa" / "dev_midashenglm.jsonl"
+
+
+@pytest.fixture
+def project(pytester):
+    if not MUSICQA.is_file():
+        pytest.skip(f"{MUSICQA} absent (../shared/data is optional)")
+    (pytester.path / "evals").mkdir()
+    shutil.copy(REPO / "evals" / "test_musiceval.py", pytester.path / "evals")
+    lines = MUSICQA.read_text("utf-8").splitlines(keepends=True)[:180]  # 20 clips, 9 questions each
+    (pytester.path / "musicqa.jsonl").write_text("".join(lines), "utf-8")
+    return pytester
+
+
+def _config(project, server, model: str = "judge-2024-08-06", extra: str = "", judge: str = "") -> None:
+    (project.path / "musiceval.toml").write_text(f"""
+[[model]]
+name = "MiDashengLM"
+[[model.answers]]
+protocol = "judge"
+file = "musicqa.jsonl"
+expected_items = 180
+{extra}
+[judge]
+model = "openai-compatible:{server.base_url if server else 'http://127.0.0.1:9/v1'}#{model}"
+{judge}
+""", "utf-8")
+
+
+def _run(project, *args, results="results", cache="cache"):
+    out = project.runpytest_subprocess("evals", "-p", "no:cacheprovider", "-p", "no:randomly",
+                                       "--musiceval-results-dir", str(project.path / results),
+                                       "--musiceval-cache-dir", str(project.path / cache), *args)
+    run = json.loads((project.path / results / "results.json").read_text("utf-8"))
+    return out, run
+
+
+def _judge_scores(run) -> dict:
+    return {(g["name"], g["outcome"]): round(g["estimate"], 12) for g in run["gates"] if g.get("estimate") is not None}
+
+
+def test_a_judged_run_is_recorded_then_replayed_with_no_server_and_no_key(project, monkeypatch):
+    key = fake_key("sk-")
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with FakeOpenAIServer(reply=fair) as server:
+        _config(project, server)
+        live, live_run = _run(project, "--musiceval-record-mode", "once")
+        asked = len(server.requests)
+    assert asked >= 180 and live_run["verdict"] == "PASSED", live.stdout.str()[-3000:]
+    judge_gates = [g for g in live_run["gates"] if g["protocol"] == "judge" and g.get("subject") == "self-check"]
+    assert {g["outcome"] for g in judge_gates} >= {"PASS", "N/A"}
+    assert any("reference above another clip's" in g["name"] and g["outcome"] == "PASS" for g in judge_gates)
+    stdout = live.stdout.str()  # the judge's own gates above the model's, in the terminal and the report
+    assert stdout.index("-- the scorer of the declared model's answers") < stdout.index("-- about the declared model")
+    assert all(g.get("scorer_check") for g in judge_gates)
+    html = (project.path / "results" / "report.html").read_text("utf-8")
+    assert html.index("scorer: judge") < html.index("reference above another clip") < html.index("listens: judge_score")
+    cassettes = list((project.path / "cassettes" / "judge" / "musicqa").glob("*.yaml"))
+    assert cassettes and not any(key in p.read_text("utf-8") for p in cassettes)
+    assert key not in (project.path / "results" / "results.json").read_text("utf-8")
+
+    monkeypatch.delenv("OPENAI_API_KEY")  # CI: no key, no server, an empty cache
+    replay, replay_run = _run(project, results="replay", cache="cache-ci")
+    assert replay_run["verdict"] == live_run["verdict"] and replay.ret == live.ret == 0
+    assert _judge_scores(replay_run) == _judge_scores(live_run)
+    provenance = replay_run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]
+    assert provenance["model"] == "judge-2024-08-06" and provenance["parser"] and len(provenance["template_sha256"]) == 64
+
+
+def test_the_judges_own_gates_make_the_verdict_error(project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=first_seat) as server:  # prefers whatever it reads first
+        _config(project, server, judge='mode = "pairwise"')
+        out, run = _run(project, "--musiceval-record-mode", "once")
+    assert run["verdict"] == "ERROR" and out.ret == 1
+    seats = [g for g in run["gates"] if "swap seats" in g["name"]]
+    assert [g["outcome"] for g in seats] == ["FAIL"] and seats[0]["subject"] == "self-check"
+    assert "musiceval: ERROR" in out.stdout.str().splitlines()[-1]
+
+    with FakeOpenAIServer(reply=yes_man) as server:  # calls every answer correct without reading it
+        _config(project, server, model="yes-2024-08-06")
+        out, run = _run(project, "--musiceval-record-mode", "once", results="yes", cache="cache-yes")
+    reads = [g for g in run["gates"] if "reference above another clip's" in g["name"]]
+    assert [g["outcome"] for g in reads] == ["FAIL"] and run["verdict"] == "ERROR"
+
+
+def test_an_unpinned_judge_is_refused_unless_allowed_and_then_named(project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=fair) as server:
+        _config(project, server, model="gpt-4o-mini")
+        out, run = _run(project, "--musiceval-record-mode", "once")
+        assert run["verdict"] == "ERROR" and "allow_unpinned" in out.stdout.str().splitlines()[-1]
+        _config(project, server, model="gpt-4o-mini", judge="allow_unpinned = true")
+        out, run = _run(project, "--musiceval-record-mode", "once", results="allowed")
+    line = out.stdout.str().splitlines()[-1]
+    assert "unpinned: LLM judge gpt-4o-mini" in line and run["verdict_detail"]["line"] == line.split("; report:")[0]
+    assert run["verdict"] == "PASSED"
+
+
+def test_a_baseline_judged_by_another_snapshot_is_refused(project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=fair) as server:
+        _config(project, server, model="judge-2024-05-13")
+        _run(project, "--musiceval-record-mode", "once", results="v1")
+        _config(project, server, model="judge-2024-08-06", extra='[baseline]\nresults = "v1"')
+        out, run = _run(project, "--musiceval-record-mode", "once", results="v2")
+    assert run["verdict"] == "ERROR" and out.ret == 1
+    assert "not comparable with the baseline" in run["verdict_detail"]["reasons"][0]
+    assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in run["verdict_detail"]["reasons"][0]
