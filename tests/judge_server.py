@@ -64,3 +64,16 @@ def mumbling(every: int) -> Callable[[dict[str, Any]], str]:
         return "I would rather not say." if k % every == every - 1 else fair(body)
 
     return reply
+
+
+def option_reader(body: dict[str, Any]) -> str:
+    """Pointwise on a multiple-choice item (reference ``(X) option``): CORRECT when the answer's
+    letter is X or it names the option's text; any other prompt as :func:`fair`."""
+    prompt = _prompt(body)
+    ref = re.match(r"\(([A-D])\) (.*)", _field(prompt, "Reference answer"))
+    if "Answer to grade:" not in prompt or not ref:
+        return fair(body)
+    answer = _field(prompt, "Answer to grade")
+    letters = set(re.findall(r"\b([A-D])\b", answer))
+    ok = letters == {ref.group(1)} or (not letters and ref.group(2).lower() in answer.lower())
+    return "VERDICT: CORRECT" if ok else "VERDICT: INCORRECT"

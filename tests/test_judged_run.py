@@ -12,7 +12,7 @@ import pytest
 
 from musiceval.llm.fake_server import FakeOpenAIServer
 from tests.fake_secrets import fake_key
-from tests.judge_server import fair, first_seat, yes_man
+from tests.judge_server import fair, first_seat, option_reader, yes_man
 
 REPO = Path(__file__).resolve().parents[1]
 MUSICQA = REPO.parent / "shared" / "data" / "musicqa" / "dev_midashenglm.jsonl"
@@ -124,3 +124,35 @@ def test_a_baseline_judged_by_another_snapshot_is_refused(project, monkeypatch):
     assert run["verdict"] == "ERROR" and out.ret == 1
     assert "not comparable with the baseline" in run["verdict_detail"]["reasons"][0]
     assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in run["verdict_detail"]["reasons"][0]
+
+
+def test_a_judge_that_disagrees_with_the_option_matcher_fails_on_multiple_choice(pytester, monkeypatch):
+    source = MUSICQA.parents[1] / "muchomusic" / "dev_midashenglm.jsonl"
+    if not source.is_file():
+        pytest.skip(f"{source} absent (../shared/data is optional)")
+    (pytester.path / "evals").mkdir()
+    shutil.copy(REPO / "evals" / "test_musiceval.py", pytester.path / "evals")
+    (pytester.path / "choice.jsonl").write_text("".join(source.read_text("utf-8").splitlines(keepends=True)[:120]), "utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    # the reader maps letters to options as the matcher does; fair compares words, and a letter shares none
+    for reply, model, results in ((option_reader, "reader-2024-08-06", "reader"), (fair, "words-2024-08-06", "words")):
+        with FakeOpenAIServer(reply=reply) as server:
+            (pytester.path / "musiceval.toml").write_text(f"""
+[[model]]
+name = "MiDashengLM"
+[[model.answers]]
+protocol = "judge"
+file = "choice.jsonl"
+expected_items = 120
+[judge]
+model = "openai-compatible:{server.base_url}#{model}"
+""", "utf-8")
+            out, run = _run(pytester, "--musiceval-record-mode", "once", results=results, cache=f"cache-{results}")
+        exact = [g for g in run["gates"] if "as the option matcher does" in g["name"]]
+        assert len(exact) == 1 and exact[0]["scorer_check"] and exact[0]["subject"] == "self-check"
+        if reply is option_reader:
+            assert exact[0]["outcome"] == "PASS" and "Cohen's kappa 1.000" in exact[0]["name"]
+            assert run["verdict"] != "ERROR"
+        else:
+            assert exact[0]["outcome"] == "FAIL" and "Cohen's kappa 0.000" in exact[0]["name"]
+            assert run["verdict"] == "ERROR" and out.ret == 1

@@ -48,7 +48,7 @@ def load_cmi_bench(path: Path | str, task: str | None = None) -> AnswerSet:
 # --------------------------------------------------------------------------------- formats
 
 
-@register_format("muchomusic-eval", protocols=("choice",),
+@register_format("muchomusic-eval", protocols=("choice", "judge"),
                  detect=lambda path, recs: "answer_orders" in keys_of(recs),
                  description="MuChoMusic evaluation answers (answer_orders)")
 def load_muchomusic_eval(path: Path) -> AnswerSet:
@@ -66,7 +66,7 @@ def _load_cmi_bench(path: Path) -> AnswerSet:
     return load_cmi_bench(path)
 
 
-@register_format("dasheng-choice", protocols=("choice",),
+@register_format("dasheng-choice", protocols=("choice", "judge"),
                  detect=lambda path, recs: {"choices", "answer", "model_output"} <= keys_of(recs),
                  description="dasheng multiple-choice answers")
 def load_dasheng_choice(path: Path) -> AnswerSet:
@@ -100,7 +100,7 @@ def load_dasheng_freeform(path: Path) -> AnswerSet:
     return load_dasheng_musicqa(path)
 
 
-@register_format("musiceval-choice", protocols=("choice",),
+@register_format("musiceval-choice", protocols=("choice", "judge"),
                  detect=lambda path, recs: {"item_id", "choices", "answer"} <= keys_of(recs)
                  and bool(keys_of(recs) & {"text", "response"}),
                  description="musiceval multiple-choice answers")

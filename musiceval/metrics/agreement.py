@@ -55,7 +55,10 @@ def mean_jaccard(a: LabelSets, b: LabelSets) -> float:
     return float(np.mean([len(x & y) / len(x | y) if x | y else 1.0 for x, y in zip(sa, sb)]))
 
 
-def _kappa(x: np.ndarray, y: np.ndarray) -> float:
+def cohen_kappa(x: np.ndarray, y: np.ndarray) -> float:
+    """Cohen's kappa of two binary ratings of the same items (NaN when chance agreement is 1, as
+    ``sklearn.metrics.cohen_kappa_score``)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     p_o = float(np.mean(x == y))
     p_e = float(x.mean() * y.mean() + (1 - x.mean()) * (1 - y.mean()))
     return float("nan") if p_e == 1.0 else (p_o - p_e) / (1 - p_e)
@@ -65,7 +68,7 @@ def label_kappas(a: LabelSets, b: LabelSets, labels: Sequence[str]) -> dict[str,
     """Cohen's kappa of the two extractors' binary "names this label" ratings, per label."""
     sa, sb = validate(a, b)
     ma, mb = binarize(sa, labels), binarize(sb, labels)
-    return {label: _kappa(ma[:, j], mb[:, j]) if len(sa) else float("nan") for j, label in enumerate(labels)}
+    return {label: cohen_kappa(ma[:, j], mb[:, j]) if len(sa) else float("nan") for j, label in enumerate(labels)}
 
 
 def agreement_summary(a: LabelSets, b: LabelSets, labels: Sequence[str]) -> dict:

@@ -14,7 +14,7 @@ from musiceval.llm.fake_server import FakeOpenAIServer
 from musiceval.protocols import PROTOCOLS, ProtocolSettings
 from musiceval.protocols.judge.engine import (Judge, JudgeCassetteMiss, JudgeError, JudgeSettings, JudgeUnpinned,
                                               parse_pairwise, parse_pointwise)
-from tests.judge_server import fair, first_seat, mumbling, yes_man
+from tests.judge_server import fair, first_seat, mumbling, option_reader, yes_man
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 MUSICQA = SHARED / "musicqa" / "dev_midashenglm.jsonl"
@@ -172,3 +172,26 @@ def test_a_local_transformers_judge_answers_through_the_hf_adapter(answers_file,
     assert [j.replies for j in again.judged("correct").values()] == [j.replies for j in run.judged("correct").values()]
     assert again.judge.n_calls == 0  # every reply from the cache
     json.dumps(list(run.samples()))  # the drill-down rows are plain data
+
+
+def test_on_multiple_choice_items_the_judge_is_checked_against_the_option_matcher(tmp_path, monkeypatch):
+    """MiDashengLM's MuChoMusic answers (letters): the judge reads the question with its options and
+    the correct option as the reference; where the answer is known its verdicts are compared with
+    MuChoMusic's option matcher, item by item, and by Cohen's kappa."""
+    source = SHARED / "muchomusic" / "dev_midashenglm.jsonl"
+    if not source.is_file():
+        pytest.skip(f"{source} absent (../shared/data is optional)")
+    path = tmp_path / "muchomusic.jsonl"
+    path.write_text("".join(source.read_text("utf-8").splitlines(keepends=True)[:80]), "utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=option_reader) as server:
+        run = _protocol(path, server, tmp_path)
+        audit = run.audit()
+        prompt = server.bodies[0]["prompt"]
+    assert "Options: (A) " in prompt and "Reference answer: (" in prompt
+    assert audit["agrees_with_exact"].n == 80 and audit["agrees_with_exact"].mean() == 1.0
+    assert audit["kappa_with_exact"] == 1.0
+    with FakeOpenAIServer(reply=yes_man) as server:
+        audit = _protocol(path, server, tmp_path, model="yes-2024-08-06", cache="cache-yes").audit()
+    accuracy = run.scores("judge_score").mean()  # the matcher's accuracy, which the reader reproduced
+    assert audit["agrees_with_exact"].mean() == pytest.approx(accuracy) and audit["kappa_with_exact"] == 0.0

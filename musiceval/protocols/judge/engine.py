@@ -132,6 +132,8 @@ class JudgeSettings:
     max_tokens: int = 32
     seed: int = 0
     allow_unpinned: bool = False
+    #: an endpoint judge's calls in flight at once (not part of :meth:`facts`: it changes no reply)
+    concurrency: int = 8
 
     def __post_init__(self) -> None:
         if not self.spec:
@@ -193,28 +195,30 @@ def _endpoint_backend(settings: JudgeSettings, replaying: bool) -> Ask:
     url, model = settings.endpoint  # type: ignore[misc]
     client = make_client(base_url=url, require_key=not replaying)
 
-    def ask(prompts: Sequence[str], seed: int) -> list[Reply]:
+    def one(prompt: str, seed: int) -> Reply:
         import openai
 
-        out = []
-        for prompt in prompts:
-            try:
-                completion = call_with_retries(lambda: client.chat.completions.create(
-                    model=model, messages=[{"role": "user", "content": prompt}], temperature=settings.temperature,
-                    max_tokens=settings.max_tokens, seed=seed, stream=False))
-            except LLMCallFailed as exc:
-                out.append(Reply(error=str(exc)))
-                continue
-            except Exception as exc:
-                if is_cassette_miss(exc):
-                    raise JudgeCassetteMiss("not recorded", prompt) from exc
-                if isinstance(exc, openai.APIError):
-                    out.append(Reply(error=f"judge call failed: {describe_error(exc)}"))
-                    continue
-                raise
-            text = completion.choices[0].message.content if completion.choices else None
-            out.append(Reply(text=text) if isinstance(text, str) else Reply(error="the judge returned no message"))
-        return out
+        try:
+            completion = call_with_retries(lambda: client.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": prompt}], temperature=settings.temperature,
+                max_tokens=settings.max_tokens, seed=seed, stream=False))
+        except LLMCallFailed as exc:
+            return Reply(error=str(exc))
+        except Exception as exc:
+            if is_cassette_miss(exc):
+                raise JudgeCassetteMiss("not recorded", prompt) from exc
+            if isinstance(exc, openai.APIError):
+                return Reply(error=f"judge call failed: {describe_error(exc)}")
+            raise
+        text = completion.choices[0].message.content if completion.choices else None
+        return Reply(text=text) if isinstance(text, str) else Reply(error="the judge returned no message")
+
+    def ask(prompts: Sequence[str], seed: int) -> list[Reply]:
+        """The calls in flight together (``settings.concurrency``), the replies in order."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
+            return list(pool.map(lambda p: one(p, seed), prompts))
 
     return ask
 

@@ -13,7 +13,10 @@ rate; regression against a baseline judged by the same judge).
 - **the judge keeps its verdict when the answers swap seats** (pairwise): the share of items whose
   preference does not follow the seat is at least ``1 - [judge] max_flip_rate``;
 - **the judge agrees with itself** (several samples at the judge's temperature): the share of its
-  samples agreeing with their majority is at least ``[judge] min_self_consistency``.
+  samples agreeing with their majority is at least ``[judge] min_self_consistency``;
+- **the judge agrees with exact scoring** where the answer is known (multiple-choice items, pointwise):
+  the share of items the judge and MuChoMusic's option matcher call alike is at least
+  ``[judge] min_exact_agreement``, Cohen's kappa of the two in the gate's name.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ import pytest
 from musiceval.protocols.judge.protocol import SCORE
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
-__all__ = ["test_judge_reads_the_answer", "test_judge_keeps_its_verdict_across_seats", "test_judge_agrees_with_itself"]
+__all__ = ["test_judge_reads_the_answer", "test_judge_keeps_its_verdict_across_seats", "test_judge_agrees_with_itself",
+           "test_judge_agrees_with_exact_scoring"]
 PROTOCOL = "judge"
 
 #: the judge belongs to the scorer: its checks are the suite's own, never gates of the model
@@ -54,3 +58,15 @@ def test_judge_agrees_with_itself(run, gate, thresholds):
     bar = float(thresholds[PROTOCOL]["min_self_consistency"])
     gate.at_least(agree, bar, name=f"{run.source}: the judge's samples agree with their majority (at least {bar:g})",
                   protocol=PROTOCOL, metric="self_consistency")
+
+
+def test_judge_agrees_with_exact_scoring(run, gate, thresholds):
+    audit = run.audit()
+    agree = audit["agrees_with_exact"]
+    if agree is None:
+        gate.skip(f"{run.source}: no item has a known answer to score exactly (multiple-choice items judged "
+                  "pointwise): nothing to check the judge against", applicable=False)
+    bar = float(thresholds[PROTOCOL]["min_exact_agreement"])
+    gate.at_least(agree, bar, name=f"{run.source}: the judge calls answers right as the option matcher does (at least "
+                                   f"{bar:g} of items; Cohen's kappa {audit['kappa_with_exact']:.3f})",
+                  protocol=PROTOCOL, metric="agrees_with_exact")

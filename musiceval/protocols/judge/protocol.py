@@ -1,9 +1,10 @@
 """Open-ended answers judged by an LLM against the reference, as a
 :class:`~musiceval.protocols.base.Protocol` (docs/judge.md).
 
-Reads the free-form answer files (answers with references). The judge (:mod:`.engine`) reads each
-answer beside its item's question and reference: pointwise (CORRECT/INCORRECT) or pairwise (the
-answer against the reference, both seats). Metrics:
+Reads the free-form answer files (answers with references) and the multiple-choice ones (the
+correct option is the reference, the options are shown with the question). The judge
+(:mod:`.engine`) reads each answer beside its item's question and reference: pointwise
+(CORRECT/INCORRECT) or pairwise (the answer against the reference, both seats). Metrics:
 
 - ``judge_score`` (the headline): the item's judged score (pointwise: the share of CORRECT
   verdicts over the judge's samples; pairwise: win 1, tie 1/2, loss 0 against the reference);
@@ -41,27 +42,61 @@ MOVED = "answer permutation"
 REFERENCE_IN_PLACE, REFERENCE_MOVED = "reference in place", "reference moved"
 
 
+def _option(item: Item) -> int | None:
+    """The index of a multiple-choice item's correct option, None for an open question."""
+    from musiceval.metrics.choice import LETTERS
+
+    if item.choices and item.answer in LETTERS[:len(item.choices)]:
+        return LETTERS.index(item.answer)
+    return None
+
+
 def reference_of(item: Item) -> str | None:
+    """What the judge compares an answer with: the reference answer, or a multiple-choice item's
+    correct option with its letter."""
+    from musiceval.metrics.choice import LETTERS
+
     refs = item.meta.get("references") if isinstance(item.meta, Mapping) else None
     if item.reference:
         return item.reference
     if isinstance(refs, (list, tuple)) and refs and isinstance(refs[0], str) and refs[0].strip():
         return refs[0]
-    return None
+    k = _option(item)
+    return None if k is None else f"({LETTERS[k]}) {item.choices[k]}"
+
+
+def question_of(item: Item) -> str:
+    """The question the judge reads: a multiple-choice item's with its options (the answer may be a letter)."""
+    from musiceval.metrics.choice import LETTERS
+
+    if _option(item) is None:
+        return item.question
+    return item.question + "\nOptions: " + " ".join(f"({LETTERS[k]}) {c}" for k, c in enumerate(item.choices))
+
+
+def exact_of(item: Item, answer: str) -> float | None:
+    """1/0: the answer names the item's correct option by MuChoMusic's matcher
+    (:func:`musiceval.metrics.choice.match_muchomusic`); None for an open question."""
+    from musiceval.metrics.choice import match_muchomusic
+
+    k = _option(item)
+    return None if k is None else float(match_muchomusic(answer, item.choices) == k)
 
 
 def settings_of(options: Mapping[str, Any], seed: int = 0) -> JudgeSettings:
     return JudgeSettings(spec=str(options.get("model") or ""), mode=str(options.get("mode") or "pointwise"),
                          samples=int(options.get("samples", 1)), temperature=float(options.get("temperature", 0.0)),
                          max_tokens=int(options.get("max_tokens", 32)), seed=int(seed),
-                         allow_unpinned=bool(options.get("allow_unpinned", False)))
+                         allow_unpinned=bool(options.get("allow_unpinned", False)),
+                         concurrency=int(options.get("concurrency", 8)))
 
 
 @register_protocol
 class JudgeProtocol(Protocol):
     name = "judge"
     headline = SCORE
-    answer_file = "an open-ended answer file with references (the free-form formats), judged by an LLM"
+    answer_file = ("an answer file with references or correct options (the free-form and multiple-choice formats), "
+                   "judged by an LLM")
     config_keys = {
         "min_parse_rate": Key((int, float), 0.8, "share of the judge's replies its parser must read", SHARE),
         "model": Key(str, "", "the judge: openai-compatible:<url>#<snapshot>, openai:<snapshot> or a model spec "
@@ -73,14 +108,19 @@ class JudgeProtocol(Protocol):
         "temperature": Key((int, float), 0.0, "the judge's sampling temperature", NON_NEGATIVE),
         "max_tokens": Key(int, 32, "longest judge reply", AT_LEAST_ONE),
         "allow_unpinned": Key(bool, False, "accept a judge named by an alias (the verdict line then names it)"),
+        "concurrency": Key(int, 8, "an endpoint judge's calls in flight at once", AT_LEAST_ONE),
         "cassettes": Key(str, "cassettes/judge", "folder of the judge's recorded calls, relative to the config file "
                                                  "(a folder of cassettes per answer file)"),
         "max_flip_rate": Key((int, float), 0.2, "the judge's position gate: share of items whose preference follows "
                                                 "the seat, at most", SHARE),
         "min_self_consistency": Key((int, float), 0.8, "the judge's self-consistency gate: share of its samples "
                                                        "agreeing with their majority, at least", SHARE),
+        "min_exact_agreement": Key((int, float), 0.8, "where the answer is known (a multiple-choice item): share of "
+                                                      "items the judge and the option matcher call alike, at least",
+                                   SHARE),
     }
-    options_from_config = ("model", "mode", "samples", "temperature", "max_tokens", "allow_unpinned", "cassettes")
+    options_from_config = ("model", "mode", "samples", "temperature", "max_tokens", "allow_unpinned", "concurrency",
+                           "cassettes")
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:
@@ -122,10 +162,12 @@ class JudgeProtocol(Protocol):
         items, texts = {}, {}
         for item, response in pairs(answers):
             if reference_of(item) is None:
-                failures.append(ItemFailure(item.id, "no reference answer to judge against"))
+                failures.append(ItemFailure(item.id, "no reference answer (or correct option) to judge against"))
                 continue
-            items[item.id] = item
-            texts.setdefault(response.condition, {}).setdefault(item.id, response.text)
+            if item.id in texts.get(response.condition, {}):  # a second run of the item: its first is judged
+                continue
+            items.setdefault(item.id, item)  # the question as the first kept answer saw it (options in its order)
+            texts.setdefault(response.condition, {})[item.id] = response.text
         return cls(judge, list(items.values()), texts, failures=failures, model=model_name(answers), seed=settings.seed)
 
     # ------------------------------------------------------------------ what is judged
@@ -146,7 +188,7 @@ class JudgeProtocol(Protocol):
     def _rows(self, condition: str) -> list[tuple[str, str, str, str]]:
         def row(item_id: str, candidate: str) -> tuple[str, str, str, str]:
             item = self.items[item_id]
-            return item_id, item.question, reference_of(item) or "", candidate
+            return item_id, question_of(item), reference_of(item) or "", candidate
 
         correct = self.answers.get("correct", {})
         if condition == MOVED:
@@ -235,16 +277,28 @@ class JudgeProtocol(Protocol):
         correct = self.judged("correct").values()
         flips = [(j.item_id, 0.0 if j.flipped else 1.0) for j in correct if j.flipped is not None]
         agree = [(j.item_id, j.consistency) for j in correct if j.consistency is not None]
+        exact = []  # (item, judged correct, the option matcher's correct): items whose answer is known
+        if self.judge.settings.mode == "pointwise":
+            for j in correct:
+                truth = exact_of(self.items[j.item_id], self.answers["correct"][j.item_id])
+                if truth is not None and j.score is not None:
+                    exact.append((j.item_id, float(j.score >= 0.5), truth))
 
         def as_scores(rows, name):
             ids = tuple(i for i, _ in rows)
             return ItemScores(name, ids, np.asarray([v for _, v in rows], dtype=float),
                               groups=tuple(self.items[i].group or i for i in ids), condition="correct")
 
+        from musiceval.metrics.agreement import cohen_kappa
+
         return {"reference_in_place": self.scores(SCORE, REFERENCE_IN_PLACE),
                 "reference_moved": self.scores(SCORE, REFERENCE_MOVED),
                 "same_verdict_both_seats": as_scores(flips, "same_verdict_both_seats") if flips else None,
-                "self_consistency": as_scores(agree, "self_consistency") if agree else None}
+                "self_consistency": as_scores(agree, "self_consistency") if agree else None,
+                "agrees_with_exact": (as_scores([(i, float(a == b)) for i, a, b in exact], "agrees_with_exact")
+                                      if exact else None),
+                "kappa_with_exact": (cohen_kappa(np.array([a for _, a, _ in exact]), np.array([b for _, _, b in exact]))
+                                     if exact else None)}
 
     def samples(self) -> Iterator[dict[str, Any]]:
         for condition in self.conditions:
