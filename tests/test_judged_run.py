@@ -104,9 +104,12 @@ def test_the_judges_own_gates_make_the_verdict_error(project, monkeypatch):
 def test_an_unpinned_judge_is_refused_unless_allowed_and_then_named(project, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with FakeOpenAIServer(reply=fair) as server:
-        _config(project, server, model="gpt-4o-mini")
-        out, run = _run(project, "--musiceval-record-mode", "once")
-        assert run["verdict"] == "ERROR" and "allow_unpinned" in out.stdout.str().splitlines()[-1]
+        _config(project, server, model="gpt-4o-mini")  # refused at start-up, before any test or call
+        out = project.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--musiceval-results-dir",
+                                           str(project.path / "refused"))
+        assert out.ret == 2 and not (project.path / "refused").exists() and server.requests == []
+        assert ("[judge]: judge 'gpt-4o-mini' names no dated snapshot or revision" in out.stderr.str() + out.stdout.str())
+        assert "allow_unpinned = true" in out.stderr.str() + out.stdout.str()
         _config(project, server, model="gpt-4o-mini", judge="allow_unpinned = true")
         out, run = _run(project, "--musiceval-record-mode", "once", results="allowed")
     line = out.stdout.str().splitlines()[-1]
@@ -156,3 +159,11 @@ model = "openai-compatible:{server.base_url}#{model}"
         else:
             assert exact[0]["outcome"] == "FAIL" and "Cohen's kappa 0.000" in exact[0]["name"]
             assert run["verdict"] == "ERROR" and out.ret == 1
+
+
+def test_a_judged_source_without_a_judge_is_refused_at_start_up(project):
+    (project.path / "musiceval.toml").write_text('[[model]]\nname = "m"\n[[model.answers]]\nprotocol = "judge"\n'
+                                                 'file = "musicqa.jsonl"\n', "utf-8")
+    out = project.runpytest_subprocess("evals", "-p", "no:cacheprovider")
+    text = out.stderr.str() + out.stdout.str()
+    assert out.ret == 2 and "[judge]: no judge configured: set [judge] model" in text and "Traceback" not in text

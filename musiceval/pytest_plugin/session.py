@@ -53,6 +53,10 @@ def pytest_configure(config: pytest.Config) -> None:
         meta, session = config.workerinput["musiceval_meta"], config.workerinput["musiceval_session"]
     else:
         _group_sources_by_default(config)
+        try:  # before the results folder is made: a refused config leaves nothing behind
+            meta = _run_meta(config, suite)
+        except ConfigError as exc:
+            pytest.exit(f"musiceval: {exc}", returncode=2)
         session = f"{_dt.datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
         given = _opt(config, "musiceval_results_dir")
         results_dir = Path(given) if given else Path(config.rootpath) / ".musiceval" / "results" / session
@@ -64,7 +68,6 @@ def pytest_configure(config: pytest.Config) -> None:
             pytest.exit(f"musiceval: {exc}", returncode=2)
         except OSError as exc:  # nothing ran yet: a usage error, one line naming the file
             pytest.exit(f"musiceval: {cannot_write(exc.filename or results_dir, exc, RESULTS_DIR_FIX)}", returncode=2)
-        meta = _run_meta(config, suite)
     config._musiceval = {"results_dir": results_dir, "meta": meta, "suite": suite, "session": session,  # type: ignore[attr-defined]
                          "self_checks": self_checks,
                          "errors": [], "deselected_self_checks": 0, "n_gate_tests": 0,
@@ -308,7 +311,10 @@ def scorers(suite: SuiteConfig) -> dict[str, dict[str, Any]]:
 
     out: dict[str, dict[str, Any]] = {}
     for name in sorted({s.protocol for s in suite.sources()}):
-        scorer = PROTOCOLS.get(name).scorer(suite.thresholds.get(name, {}))
+        try:
+            scorer = PROTOCOLS.get(name).scorer(suite.thresholds.get(name, {}))
+        except ValueError as exc:  # a section that cannot score (no judge named): refused at start-up
+            raise ConfigError(f"{suite.where}: [{name}]: {exc}") from None
         out[name] = {"scorer": scorer} if scorer else {}
     return out
 

@@ -31,7 +31,7 @@ from musiceval.protocols.answers import model_name, orphans, pairs
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol,
                                       ProtocolSettings, register_protocol)
 from musiceval.protocols.judge.engine import (MODES, PARSER_VERSION, TEMPLATES, Judge, Judged, JudgeSettings,
-                                              judge_items)
+                                              JudgeUnpinned, judge_items)
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE
 from musiceval.records import Item, ItemFailure, ItemScores
 
@@ -129,11 +129,14 @@ class JudgeProtocol(Protocol):
     @classmethod
     def scorer(cls, section: Mapping[str, Any]) -> dict[str, Any]:
         """The judge's identity (model, template hash, decoding, parser) and, when it is an alias the
-        config allows, why it is unpinned."""
+        config allows, why it is unpinned; an alias the config does not allow is refused
+        (:class:`~musiceval.protocols.judge.engine.JudgeUnpinned`)."""
         settings = settings_of(section)
-        facts = settings.facts()
         reason = settings.unpinned() if settings.endpoint is not None else None
-        return {**facts, **({"unpinned": reason} if reason else {})}
+        if reason and not settings.allow_unpinned:
+            raise JudgeUnpinned(f"{reason}; pin it, or set [judge] allow_unpinned = true (the verdict line then names "
+                                "the judge as unpinned)")
+        return {**settings.facts(), **({"unpinned": reason} if reason else {})}
 
     def __init__(self, judge: Judge, items: list[Item], answers: dict[str, dict[str, str]], *,
                  failures: list[ItemFailure], model: str = "model", seed: int = 0):
