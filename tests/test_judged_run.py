@@ -167,3 +167,41 @@ def test_a_judged_source_without_a_judge_is_refused_at_start_up(project):
     out = project.runpytest_subprocess("evals", "-p", "no:cacheprovider")
     text = out.stderr.str() + out.stdout.str()
     assert out.ret == 2 and "[judge]: no judge configured: set [judge] model" in text and "Traceback" not in text
+
+
+def _shortened(path: Path, out: Path) -> None:
+    """The same items, each answer cut to its first three words: a release that says less."""
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    out.write_text("".join(json.dumps({**r, "model_output": " ".join(r["model_output"].split()[:3])}) + "\n"
+                           for r in rows), "utf-8")
+
+
+def test_the_answers_are_judged_side_by_side_with_the_baseline_release(project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    _shortened(project.path / "musicqa.jsonl", project.path / "short.jsonl")
+    for ours, theirs, expected in (("musicqa.jsonl", "short.jsonl", "PASS"), ("short.jsonl", "musicqa.jsonl", "FAIL")):
+        with FakeOpenAIServer(reply=fair) as server:  # pairwise: prefers the answer with more content words
+            (project.path / "musiceval.toml").write_text(f"""
+[[model]]
+name = "MiDashengLM"
+[[model.answers]]
+protocol = "judge"
+file = "{ours}"
+label = "musicqa"
+expected_items = 180
+[baseline]
+name = "v1"
+[[baseline.answers]]
+protocol = "judge"
+file = "{theirs}"
+label = "musicqa"
+[judge]
+model = "openai-compatible:{server.base_url}#judge-2024-08-06"
+""", "utf-8")
+            out, run = _run(project, "--musiceval-record-mode", "once", results=f"r-{ours}", cache=f"c-{ours}")
+            both_seats = sum("Answer 1:" in b["prompt"] for b in server.bodies)
+        side = [g for g in run["gates"] if "judged side by side with v1" in g["name"]]
+        assert [g["outcome"] for g in side] == [expected] and side[0]["subject"] == "model"
+        assert both_seats >= 2 * 150  # each item asked in both seats (identical answers are asked once)
+        if expected == "FAIL":  # a gate about the model: the word is FAILED, not ERROR
+            assert run["verdict"] == "FAILED" and out.ret == 1

@@ -26,5 +26,6 @@ AUDIO = Path(__file__).resolve().parent / "audio"
 #: in its own home (``musiceval/protocols/<name>/gates*.py``, beside the engine they gate)
 MODULES = ("musiceval.evals.model_gates", "musiceval.evals.regression", "musiceval.protocols.choice.gates",
            "musiceval.protocols.factual.gates", "musiceval.protocols.freeform.gates",
-           "musiceval.protocols.freeform.gates_live", "musiceval.protocols.judge.gates", "musiceval.evals.live", "musiceval.protocols.mir.gates_live",
+           "musiceval.protocols.freeform.gates_live", "musiceval.protocols.judge.gates",
+           "musiceval.protocols.judge.gates_baseline", "musiceval.evals.live", "musiceval.protocols.mir.gates_live",
            "musiceval.evals.text_encoders")

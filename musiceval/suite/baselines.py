@@ -50,17 +50,24 @@ class AnswerBaseline:
         except (ValueError, OSError, InputError):
             return None
 
-    def scores(self, protocol: str, source: str, metric: str, condition: str = "correct", *,
-               items_sha256: str | None = None) -> ItemScores | None:
+    def run_for(self, protocol: str, source: str, items_sha256: str | None = None) -> Any | None:
+        """The baseline's protocol built from the source ``source`` pairs with (None when there is none):
+        its answers, for a comparison that reads them (an LLM judge asked which answer is better)."""
         label = self.source_for(protocol, source, items_sha256)[0]
         found = next((s for s in self._sources if s.protocol == protocol and s.label == label), None)
         if found is None:
             return None
         try:
-            run = self._runs(found)
+            return self._runs(found)
         except (ValueError, OSError, InputError) as exc:
             raise BaselineSourceError(f"the baseline {self.label}'s {protocol}/{found.label} ({found.path.name}) "
                                       f"cannot be scored: {exc}") from None
+
+    def scores(self, protocol: str, source: str, metric: str, condition: str = "correct", *,
+               items_sha256: str | None = None) -> ItemScores | None:
+        run = self.run_for(protocol, source, items_sha256)
+        if run is None:
+            return None
         return run.scores(metric, condition) if metric in run.metrics and condition in run.conditions else None
 
 

@@ -369,8 +369,8 @@ def _seat_value(pref: str | None, candidate_first: bool) -> float | None:
     return WIN if (pref == "1") == candidate_first else LOSS
 
 
-def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]]) -> list[Judged]:
-    """Judge ``(item id, question, reference, candidate)`` rows in the judge's mode.
+def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]], mode: str | None = None) -> list[Judged]:
+    """Judge ``(item id, question, reference, candidate)`` rows in ``mode`` (default the judge's).
 
     Pointwise: each sample's verdict (CORRECT 1, INCORRECT 0); the item's score is their mean.
     Pairwise: the candidate against the reference in both seats (candidate first, then second);
@@ -378,7 +378,8 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]]) -> list
     candidate's side; when the seats fall on opposite sides of a tie the judge preferred a seat,
     not an answer: the item is a tie (1/2) and ``flipped``."""
     s = judge.settings
-    if s.mode == "pointwise":
+    mode = mode or s.mode
+    if mode == "pointwise":
         prompts = [[pointwise_prompt(q, ref, cand) for _, q, ref, cand in rows]]
     else:
         prompts = [[pairwise_prompt(q, cand, ref) for _, q, ref, cand in rows],
@@ -400,7 +401,7 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]]) -> list
                 texts.append(reply.text or "")
                 if reply.error:
                     errors.append(reply.error)
-                values.append(parse_pointwise(reply.text) if s.mode == "pointwise"
+                values.append(parse_pointwise(reply.text) if mode == "pointwise"
                               else _seat_value(parse_pairwise(reply.text), candidate_first=seat == 0))
             seats.append(values)
         flat = [v for seat in seats for v in seat]
@@ -411,7 +412,7 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]]) -> list
         means = [sum(r) / len(r) for r in read]
         flipped = None
         score = sum(means) / len(means)
-        if s.mode == "pairwise":
+        if mode == "pairwise":
             flipped = (means[0] - TIE) * (means[1] - TIE) < 0
             if flipped:
                 score = TIE

@@ -115,6 +115,8 @@ class JudgeProtocol(Protocol):
                                                 "the seat, at most", SHARE),
         "min_self_consistency": Key((int, float), 0.8, "the judge's self-consistency gate: share of its samples "
                                                        "agreeing with their majority, at least", SHARE),
+        "pairwise_margin": Key((int, float), 0.05, "judged against the baseline's answers, both seats: the share of "
+                                                   "wins (ties half) may fall this far below 1/2", SHARE),
         "min_exact_agreement": Key((int, float), 0.8, "where the answer is known (a multiple-choice item): share of "
                                                       "items the judge and the option matcher call alike, at least",
                                    SHARE),
@@ -272,6 +274,16 @@ class JudgeProtocol(Protocol):
         if metric != SCORE or not self.question_partners().enough:
             return None
         return self.scores(SCORE, QUESTION_PERMUTATION)
+
+    def against(self, other: "JudgeProtocol") -> ItemScores:
+        """The judge's preference for this run's Correct answers over ``other``'s (a baseline's), on the
+        items both answered, asked pairwise in both seats whatever ``[judge] mode``: per item win 1,
+        tie 1/2, loss 0 from this run's side, a tie where the seats disagree (condition
+        ``"against <other's model>"``, metric ``wins``)."""
+        mine, theirs = self.answers.get("correct", {}), other.answers.get("correct", {})
+        rows = [(i, question_of(self.items[i]), theirs[i], mine[i]) for i in self.items if i in mine and i in theirs]
+        judged = {j.item_id: j for j in judge_items(self.judge, rows, mode="pairwise")}
+        return self._scores("wins", f"against {other.model}", judged)
 
     def audit(self) -> dict[str, Any]:
         """The judge's own evidence (docs/judge.md): its reading of the references themselves in
