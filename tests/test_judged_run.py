@@ -29,14 +29,15 @@ def project(pytester):
     return pytester
 
 
-def _config(project, server, model: str = "judge-2024-08-06", extra: str = "", judge: str = "") -> None:
+def _config(project, server, model: str = "judge-2024-08-06", extra: str = "", judge: str = "",
+            file: str = "musicqa.jsonl", items: int = 180) -> None:
     (project.path / "musiceval.toml").write_text(f"""
 [[model]]
 name = "MiDashengLM"
 [[model.answers]]
 protocol = "judge"
-file = "musicqa.jsonl"
-expected_items = 180
+file = "{file}"
+expected_items = {items}
 {extra}
 [judge]
 model = "openai-compatible:{server.base_url if server else 'http://127.0.0.1:9/v1'}#{model}"
@@ -129,28 +130,17 @@ def test_a_baseline_judged_by_another_snapshot_is_refused(project, monkeypatch):
     assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in run["verdict_detail"]["reasons"][0]
 
 
-def test_a_judge_that_disagrees_with_the_option_matcher_fails_on_multiple_choice(pytester, monkeypatch):
+def test_a_judge_that_disagrees_with_the_option_matcher_fails_on_multiple_choice(project, monkeypatch):
     source = MUSICQA.parents[1] / "muchomusic" / "dev_midashenglm.jsonl"
     if not source.is_file():
         pytest.skip(f"{source} absent (../shared/data is optional)")
-    (pytester.path / "evals").mkdir()
-    shutil.copy(REPO / "evals" / "test_musiceval.py", pytester.path / "evals")
-    (pytester.path / "choice.jsonl").write_text("".join(source.read_text("utf-8").splitlines(keepends=True)[:120]), "utf-8")
+    (project.path / "choice.jsonl").write_text("".join(source.read_text("utf-8").splitlines(keepends=True)[:120]), "utf-8")
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     # the reader maps letters to options as the matcher does; fair compares words, and a letter shares none
     for reply, model, results in ((option_reader, "reader-2024-08-06", "reader"), (fair, "words-2024-08-06", "words")):
         with FakeOpenAIServer(reply=reply) as server:
-            (pytester.path / "musiceval.toml").write_text(f"""
-[[model]]
-name = "MiDashengLM"
-[[model.answers]]
-protocol = "judge"
-file = "choice.jsonl"
-expected_items = 120
-[judge]
-model = "openai-compatible:{server.base_url}#{model}"
-""", "utf-8")
-            out, run = _run(pytester, "--musiceval-record-mode", "once", results=results, cache=f"cache-{results}")
+            _config(project, server, model, file="choice.jsonl", items=120)
+            out, run = _run(project, "--musiceval-record-mode", "once", results=results, cache=f"cache-{results}")
         exact = [g for g in run["gates"] if "as the option matcher does" in g["name"]]
         assert len(exact) == 1 and exact[0]["scorer_check"] and exact[0]["subject"] == "self-check"
         if reply is option_reader:
@@ -181,23 +171,8 @@ def test_the_answers_are_judged_side_by_side_with_the_baseline_release(project, 
     _shortened(project.path / "musicqa.jsonl", project.path / "short.jsonl")
     for ours, theirs, expected in (("musicqa.jsonl", "short.jsonl", "PASS"), ("short.jsonl", "musicqa.jsonl", "FAIL")):
         with FakeOpenAIServer(reply=fair) as server:  # pairwise: prefers the answer with more content words
-            (project.path / "musiceval.toml").write_text(f"""
-[[model]]
-name = "MiDashengLM"
-[[model.answers]]
-protocol = "judge"
-file = "{ours}"
-label = "musicqa"
-expected_items = 180
-[baseline]
-name = "v1"
-[[baseline.answers]]
-protocol = "judge"
-file = "{theirs}"
-label = "musicqa"
-[judge]
-model = "openai-compatible:{server.base_url}#judge-2024-08-06"
-""", "utf-8")
+            _config(project, server, file=ours, extra='label = "musicqa"\n[baseline]\nname = "v1"\n[[baseline.answers]]\n'
+                                                      f'protocol = "judge"\nfile = "{theirs}"\nlabel = "musicqa"')
             out, run = _run(project, "--musiceval-record-mode", "once", results=f"r-{ours}", cache=f"c-{ours}")
             both_seats = sum("Answer 1:" in b["prompt"] for b in server.bodies)
         side = [g for g in run["gates"] if "judged side by side with v1" in g["name"]]
