@@ -167,11 +167,11 @@ class JudgeSettings:
         return f"judge {self.model_id!r} has no content-hash revision ({revision or 'none'})"
 
     def facts(self, revision: str = "") -> dict[str, Any]:
-        """What decides the judge's scores: model (and revision), template, decoding, parser."""
+        """What decides the judge's scores: model (and revision), template, decoding, parser (the seed
+        is the run's, recorded beside them in the provenance)."""
         return {"model": self.model_id, "revision": revision, "mode": self.mode,
                 "template": TEMPLATES[self.mode], "template_sha256": template_sha256(self.mode),
-                "decoding": {"temperature": self.temperature, "max_tokens": self.max_tokens, "samples": self.samples,
-                             "seed": self.seed},
+                "decoding": {"temperature": self.temperature, "max_tokens": self.max_tokens, "samples": self.samples},
                 "parser": PARSER_VERSION}
 
 
@@ -270,7 +270,8 @@ class Judge:
         self._identity = json.dumps(settings.facts(self.revision), sort_keys=True)
 
     def _key(self, prompt: str, sample: int) -> str:
-        return hashlib.sha256(json.dumps([self._identity, prompt, sample]).encode("utf-8")).hexdigest()
+        seed = self.settings.seed + sample
+        return hashlib.sha256(json.dumps([self._identity, prompt, seed]).encode("utf-8")).hexdigest()
 
     def _ask_backend(self, prompts: list[str], seed: int, keys: list[str]) -> list[Reply]:
         if self._backend is None:

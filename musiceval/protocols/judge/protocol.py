@@ -150,7 +150,6 @@ class JudgeProtocol(Protocol):
         self.seed = seed
         self._judged: dict[str, dict[str, Judged]] = {}
         self._moved = self._derange([i for i in self.items if i in answers.get("correct", {})], "answers")
-        self.derived = ()
 
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "JudgeProtocol":
