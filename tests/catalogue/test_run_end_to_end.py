@@ -38,6 +38,7 @@ def test_musiceval_run_reaches_a_verdict_on_what_the_model_answered(tiny_qwen, n
     # the default --out, as typed: a folder under .musiceval/runs/ of the working directory
     done = subprocess.run(command, env=_env(nsynth_mirror), capture_output=True, text=True, timeout=900, cwd=work)
     (out,) = (work / ".musiceval" / "runs").iterdir()
+    assert (out / "results" / "results.json").is_file(), done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((out / "results" / "results.json").read_text())
     assert results["verdict"] in ("FAILED", "INCONCLUSIVE", "PASSED"), done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == (0 if results["verdict"] == "PASSED" else 1)
