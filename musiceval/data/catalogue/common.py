@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 from typing import Any, Sequence
 
-from musiceval.data.choice_prompts import format_question
+from musiceval.vocab.choice_prompts import format_question
 
 LETTERS = ("A", "B", "C", "D")
 #: ``distractor_types`` for sets without MuChoMusic's typed distractors (the musiceval choice layout

@@ -9,7 +9,7 @@ Layout: ``nsynth-test/examples.json`` maps each note id to its attributes (``not
 notes. The label is the instrument family (the first field of the note id,
 :mod:`musiceval.data.nsynth`), scored with the ``nsynth`` vocabulary.
 
-Prompt: the paper's instrument question (:func:`musiceval.data.prompts_factual.phrasing`).
+Prompt: the paper's instrument question (:func:`musiceval.vocab.factual_prompts.phrasing`).
 Verified here: the note-id layout against the 300 NSynth test ids of dasheng-lm
 (``../shared/data/nsynth``); the family vocabulary. Not verified: the archive's hash.
 """
@@ -48,14 +48,14 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     source=Source("url", urls=(URL,), pin="the versioned release file nsynth-test.jsonwav.tar.gz (NSynth v2.2)",
                   size_bytes=None),
     licence="CC BY 4.0", items=4096, audio="shipped", protocol="factual", answer_format="musiceval-factual",
-    prompt="factual instrument question (musiceval.data.prompts_factual, paper phrasing)",
+    prompt="factual instrument question (musiceval.vocab.factual_prompts, paper phrasing)",
     parser="rule extractor with the nsynth vocabulary", controls=("random",), question_files=(EXAMPLES,),
     locate_audio=locate, version="v2.2 test split", options={"vocab": "nsynth"}, unpack=unpack,
     verified="note ids vs dasheng-lm's 300 NSynth test rows; no archive hash",
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:
     from musiceval.data.nsynth import parse_note_id
-    from musiceval.data.prompts_factual import phrasing
+    from musiceval.vocab.factual_prompts import phrasing
 
     examples = read_json(files[EXAMPLES], "NSynth examples.json")
     if not isinstance(examples, dict):

@@ -8,7 +8,7 @@ clips named by question id, ``<audio_dir>/<question_id>.mp3`` (``format_leave_on
 ExampleAudioEval/qwen_2_audio.py at the same commit), not shipped.
 
 Prompt: the repository's leave-one-out prompt ("Provide your best guess ... [[Letter]]",
-:data:`musiceval.data.rul.PROMPT`), options shuffled per pass by a seed (upstream: unseeded
+:data:`musiceval.vocab.rul_prompts.PROMPT`), options shuffled per pass by a seed (upstream: unseeded
 ``random.shuffle``). Each pass is one item (``<question_id>#<pass>``, grouped by question).
 Parser: the ``rul`` matcher (the repository's ``extract_answer``). Item count: four passes per
 question of the file (not verified here; recorded).
@@ -41,7 +41,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     verified="layout and rows quoted from RUL-MuchoMusic.json @ 8b348ec; count not verified",
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:
-    from musiceval.data.rul import leave_one_out_prompts
+    from musiceval.vocab.rul_prompts import leave_one_out_prompts
 
     data = read_json(files[FILE], "RUL-MuchoMusic.json")
     if not isinstance(data, dict):

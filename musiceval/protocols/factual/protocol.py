@@ -66,7 +66,7 @@ class FactualProtocol(Protocol):
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:
-        from musiceval.data.prompts_factual import PROMPT_VERSION
+        from musiceval.vocab.factual_prompts import PROMPT_VERSION
         from musiceval.extraction.rules import EXTRACTOR_VERSION
         from musiceval.llm.extract import PROMPT_VERSION as LLM_PROMPT_VERSION
 

@@ -1,7 +1,7 @@
 """Factual prompt templates: phrasings, the "Among {all labels}" variant, binary and true/false."""
 import pytest
 
-from musiceval.data.prompts_factual import PHRASINGS, among_prompt, binary_prompt, phrasing, true_false_prompts
+from musiceval.vocab.factual_prompts import PHRASINGS, among_prompt, binary_prompt, phrasing, true_false_prompts
 from musiceval.extraction import load_vocabulary
 from musiceval.schemas import binary_choices
 
@@ -40,7 +40,7 @@ def test_true_false_prompt_per_label():
 
 
 def test_variant_items_among_binary_true_false():
-    from musiceval.data.prompts_factual import variant_items
+    from musiceval.vocab.factual_prompts import variant_items
     from musiceval.records import Item
 
     items = [Item("a", "q", labels=("pop",), group="g"), Item("b", "q", labels=("rock",))]

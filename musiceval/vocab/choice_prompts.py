@@ -16,8 +16,7 @@ the option shown at position ``j`` is canonical option ``permutation[j]`` (canon
 item's own ``choices``), so :func:`to_canonical` maps a matched index back.
 
 Distractor ablation: :func:`build_prompts` with ``distractors=`` one or two of
-:data:`~musiceval.data.muchomusic.DISTRACTOR_TYPES` presents the answer with only those
-distractors; items must carry ``meta["distractor_types"]`` (the CSV loader sets it).
+:data:`DISTRACTOR_TYPES` presents the answer with only those distractors; items must carry ``meta["distractor_types"]`` (the CSV loader sets it).
 """
 from __future__ import annotations
 
@@ -28,13 +27,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES, distractor_setting
 from musiceval.schemas import ANSWER_PREFIX, LETTERS, UNANSWERED
 from musiceval.records import Item
 
 MAX_EXAMPLES = 5
 DEFAULT_RUNS = 3
 DEFAULT_EXAMPLES = 1
+
+#: MuChoMusic's distractor types, in the order of ``distractor_1/2/3_answer``
+DISTRACTOR_TYPES = ("incorrect_but_related", "correct_but_unrelated", "incorrect_and_unrelated")
+#: ``distractor_types`` label of the correct option
+ANSWER_TYPE = "answer"
+
+
+def distractor_setting(item: Item) -> str:
+    """The ablation setting of an item: its distractor types joined by ``+``, or ``"all"``.
+
+    ``"all"`` means the published setting (all three distractors, or unknown types with four
+    options); ablations with one or two distractors are named by their types, e.g.
+    ``"incorrect_but_related+correct_but_unrelated"``.
+    """
+    types = item.meta.get("distractor_types")
+    if not types:
+        return "all" if len(item.choices) == 4 else f"{len(item.choices) - 1}_distractors"
+    present = [t for t in DISTRACTOR_TYPES if t in types]
+    return "all" if len(present) == len(DISTRACTOR_TYPES) else "+".join(present)
 
 
 def format_question(question: str, options: Sequence[str]) -> str:

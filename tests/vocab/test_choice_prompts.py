@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from musiceval.data.choice_prompts import (
+from musiceval.vocab.choice_prompts import (
+    ANSWER_TYPE,
+    DISTRACTOR_TYPES,
     ablation_options,
     build_prompt,
     build_prompts,
@@ -16,7 +18,6 @@ from musiceval.data.choice_prompts import (
     shuffle_options,
     to_canonical,
 )
-from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES
 from musiceval.metrics.choice import LETTERS, UNANSWERED
 from musiceval.records import Item
 
