@@ -20,15 +20,17 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 
-#: lowest first. Records and plain helpers; statistics, parsers and extraction; the data layer; what
-#: reads data (encoders, models, control conditions); metrics and generation; the evaluation engines;
-#: the protocols; provenance; results read back and compared; the suite config and the reports; the commands;
-#: pytest and the CLI; the release gates.
+#: lowest first. Records and plain helpers; statistics, parsers, extraction, prompts and vocabularies;
+#: answer files and their formats (the data layer); the benchmark catalogue and the datasets' own files;
+#: what reads data (encoders, models, control conditions); metrics and generation; the evaluation
+#: engines; the protocols; provenance; results read back and compared; the suite config and the
+#: reports; the commands; pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"__init__", "records", "schemas", "registry", "ranges", "redact", "progress", "cache_dir",
      "writes", "skip_reasons"},
     {"exclusions", "keys", "stats", "parsers", "extraction", "verdict", "vocab"},
     {"data"},
+    {"catalogue"},
     {"encoders", "conditions", "models"},
     {"metrics", "generate", "llm", "gates", "wordnet_setup"},
     {"protocols"},
@@ -161,9 +163,9 @@ def test_roles_order_a_protocol_home(tmp_path, monkeypatch):
     for path in (engine, gates, home / "other" / "engine.py"):
         path.write_text("", encoding="utf-8")
     assert _upward(gates, 1, ("protocols", "tempo", "engine")) is None
-    assert "tier 5.5" in _upward(engine, 1, ("protocols", "tempo", "gates"))
+    assert f"tier {TIER['protocols'] + 0.5}" in _upward(engine, 1, ("protocols", "tempo", "gates"))
     assert "imports the other protocol's home" in _upward(engine, 1, ("protocols", "other", "engine"))
-    assert "tier 11.5" in _upward(home.parent / "metrics.py", 1, ("protocols", "tempo", "gates"))
+    assert f"tier {TIER['evals'] + 0.5}" in _upward(home.parent / "metrics.py", 1, ("protocols", "tempo", "gates"))
     assert _upward(home.parent / "report.py", 1, ("protocols", "tempo", "engine")) is None
 
 

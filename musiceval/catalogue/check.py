@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musiceval.data.digests import file_sha256
-from musiceval.data.catalogue.lock import LOCK_NAME, MANIFEST_NAME, read_lock
-from musiceval.data.catalogue.spec import Benchmark
+from musiceval.catalogue.digests import file_sha256
+from musiceval.catalogue.lock import LOCK_NAME, MANIFEST_NAME, read_lock
+from musiceval.catalogue.spec import Benchmark
 
 
 def check(benchmark: Benchmark, directory: Path, *, files: dict[str, Path] | None = None, progress: bool = False) -> list[str]:

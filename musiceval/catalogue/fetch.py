@@ -2,11 +2,11 @@
 through ``urllib``, and unpacking the archives they come in.
 
 - **Hub** (:func:`fetch_hub`): the hub is asked first (one small request, retried as
-  :mod:`~musiceval.data.catalogue.network` says: once at once when it cannot be reached, with a
+  :mod:`~musiceval.catalogue.network` says: once at once when it cannot be reached, with a
   doubling wait and a line on stderr when it is slow or busy); then ``huggingface_hub.snapshot_download``
   at the pinned revision with the entry's allow patterns. When the hub cannot be reached, a snapshot
   already in the local cache is used (said on stderr), else the error names the offline fixes
-  (:mod:`~musiceval.data.catalogue.offline`). Its cache (``HF_HUB_CACHE``), ``HF_ENDPOINT``,
+  (:mod:`~musiceval.catalogue.offline`). Its cache (``HF_HUB_CACHE``), ``HF_ENDPOINT``,
   ``HF_HUB_OFFLINE=1`` (read the cache, never the network) and the token (``HF_TOKEN`` or
   ``hf auth login``) are the library's own: musiceval never reads, prints or writes a token.
   Interrupted downloads resume (the library keeps ``.incomplete`` blobs). The resolved commit is the
@@ -38,8 +38,8 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
-from musiceval.data.catalogue.network import UNREACHABLE, classify, describe, with_retries
-from musiceval.data.catalogue.offline import (
+from musiceval.catalogue.network import UNREACHABLE, classify, describe, with_retries
+from musiceval.catalogue.offline import (
     MIRROR_ENV,
     hf_cli,
     hub_offline_miss,
@@ -48,7 +48,7 @@ from musiceval.data.catalogue.offline import (
     offline_variable,
     url_unavailable,
 )
-from musiceval.data.catalogue.spec import Benchmark, Source
+from musiceval.catalogue.spec import Benchmark, Source
 from musiceval.writes import DISK_FULL, WriteError, cannot_write, remove_quietly
 
 #: seconds the hub's first answer may take (then it counts as a timeout, retried)
@@ -66,7 +66,7 @@ class FetchError(RuntimeError):
 class DamagedArchive(FetchError):
     """A downloaded archive that cannot be read to its end (cut short, or corrupt): ``archive`` is the
     file, ``detail`` what reading it said. ``musiceval data prepare`` deletes it and names the command
-    that downloads it again (:func:`musiceval.data.catalogue.prepare.discard_damaged`)."""
+    that downloads it again (:func:`musiceval.catalogue.prepare.discard_damaged`)."""
 
     def __init__(self, archive: Path, detail: str):
         super().__init__(f"{archive}: a damaged or partial archive ({detail}); delete it and run "
@@ -284,7 +284,7 @@ def fetch_url(url: str, dest_dir: Path, *, progress: bool = True, log: Callable[
     """Download ``url`` into ``dest_dir`` (resuming a ``.part`` file) and return the complete file.
 
     A server that cannot be reached fails within about a second; a slow or busy one is retried
-    (:func:`~musiceval.data.catalogue.network.with_retries`), each retry said to ``log``."""
+    (:func:`~musiceval.catalogue.network.with_retries`), each retry said to ``log``."""
     name = PurePosixPath(urllib.parse.urlparse(url).path).name or "download"
     dest_dir.mkdir(parents=True, exist_ok=True)
     target, part = dest_dir / name, dest_dir / (name + ".part")

@@ -2,10 +2,10 @@
 and the lock file.
 
 Steps (each resumable): say how much will be downloaded; fetch the source at its revision
-(:mod:`musiceval.data.catalogue.fetch`); unpack shipped audio; read the questions with the entry's
+(:mod:`musiceval.catalogue.fetch`); unpack shipped audio; read the questions with the entry's
 ``questions`` function; find each question's clip under the audio root (the shipped audio, or
 ``--audio-dir`` for a benchmark that ships none); decode every clip once
-(:func:`~musiceval.data.catalogue.clips.inspect_clip`); write ``manifest.jsonl`` (the items with a usable
+(:func:`~musiceval.catalogue.clips.inspect_clip`); write ``manifest.jsonl`` (the items with a usable
 clip, in the layout ``musiceval generate`` reads) and ``musiceval.lock.json``.
 
 Missing and corrupt clips are listed and counted, never fatal: the coverage gate (items with
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from musiceval.data.catalogue.clips import ClipError, inspect_clip
-from musiceval.data.digests import file_sha256
-from musiceval.data.catalogue.fetch import DATA_ROOT_FIX, DamagedArchive, FetchError, download_size, fetch, human_bytes
-from musiceval.data.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
-from musiceval.data.catalogue.spec import AudioIndex, Benchmark, Question
+from musiceval.catalogue.clips import ClipError, inspect_clip
+from musiceval.catalogue.digests import file_sha256
+from musiceval.catalogue.fetch import DATA_ROOT_FIX, DamagedArchive, FetchError, download_size, fetch, human_bytes
+from musiceval.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
+from musiceval.catalogue.spec import AudioIndex, Benchmark, Question
 from musiceval.writes import WriteError, cannot_write, remove_quietly, write_whole
 
 #: clips checked between two saves of the partial lock
@@ -239,7 +239,7 @@ def refuse_changed_clips(benchmark: Benchmark, directory: Path, lock: Lock, prog
     """Before prepared data is reused, every clip the manifest uses is hashed again: a clip whose bytes
     are not the ones the lock records (the run's provenance copies the lock) stops the run with one
     line naming the clip, the lock and the fix, so the provenance never names audio the run did not read."""
-    from musiceval.data.catalogue.check import changed_clips
+    from musiceval.catalogue.check import changed_clips
 
     changed = changed_clips(lock, progress=progress, desc=f"verify {benchmark.name} audio")
     if not changed:

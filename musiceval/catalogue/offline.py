@@ -16,8 +16,8 @@ import shlex
 import urllib.parse
 from pathlib import Path
 
-from musiceval.data.catalogue.network import TRANSIENT, UNREACHABLE, classify, describe
-from musiceval.data.catalogue.spec import Source
+from musiceval.catalogue.network import TRANSIENT, UNREACHABLE, classify, describe
+from musiceval.catalogue.spec import Source
 
 #: the repository's page on preparing without network
 DOC = "docs/benchmarks.md#preparing-offline"

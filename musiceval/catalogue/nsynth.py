@@ -18,9 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.common import read_json
-from musiceval.data.catalogue.fetch import extract_members
-from musiceval.data.catalogue.spec import AudioIndex, Question, Source, register_benchmark
+from musiceval.data.benchmarks import NSYNTH_TEST_ITEMS
+from musiceval.catalogue.common import read_json
+from musiceval.catalogue.fetch import extract_members
+from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 EXAMPLES = "nsynth-test/examples.json"
 URL = "http://download.magenta.tensorflow.org/datasets/nsynth/nsynth-test.jsonwav.tar.gz"
@@ -47,7 +48,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     name="nsynth", title="NSynth test: instrument family (factual QA)",
     source=Source("url", urls=(URL,), pin="the versioned release file nsynth-test.jsonwav.tar.gz (NSynth v2.2)",
                   size_bytes=None),
-    licence="CC BY 4.0", items=4096, audio="shipped", protocol="factual", answer_format="musiceval-factual",
+    licence="CC BY 4.0", items=NSYNTH_TEST_ITEMS, audio="shipped", protocol="factual", answer_format="musiceval-factual",
     prompt="factual instrument question (musiceval.vocab.factual_prompts, paper phrasing)",
     parser="rule extractor with the nsynth vocabulary", controls=("random",), question_files=(EXAMPLES,),
     locate_audio=locate, version="v2.2 test split", options={"vocab": "nsynth"}, unpack=unpack,

@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.common import muchomusic_prompt, read_json, relative_or_basename, shuffled_options
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.catalogue.common import muchomusic_prompt, read_json, relative_or_basename, shuffled_options
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 FILE = "mmau-test-mini.json"
 

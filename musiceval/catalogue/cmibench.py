@@ -9,7 +9,7 @@ CMI-Bench's ``data/`` tree as ``--audio-dir`` (``audio_path[0]`` is relative to 
 Layout (one JSON object per line): ``instruction``, ``input``, ``output`` (ground truth),
 ``split`` (list), ``task_type{major,minor}``, ``audio_path[]``, ``audio_start``, ``audio_end``,
 ``source``, ``other``. Only ``split`` containing ``test`` is asked; item counts are the test
-records at 4c15f41 (:data:`CMI_BENCH_TEST_ITEMS`, the coverage gate's source of truth).
+records at 4c15f41 (:data:`musiceval.data.benchmarks.CMI_BENCH_TEST_ITEMS`, which the coverage gate reads too).
 
 Prompt: the ``instruction`` as written; answers are written as the toolkit's outputs
 (``<model>_<task>.jsonl``: ``question, response, correct_answer, audioid, other``) and scored by
@@ -25,20 +25,10 @@ import json
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.spec import AudioIndex, Question, Source, register_benchmark
+from musiceval.data.benchmarks import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS
+from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 REPO = "https://raw.githubusercontent.com/nicolaus625/CMI-bench"
-#: the test split per task: the ``split == "test"`` records of ``CMI_<task>.jsonl`` at
-#: nicolaus625/CMI-bench 4c15f41 where the instruction file ships, and the record count of the
-#: published outputs of both MU-LLaMA and LTU (identical) for GS_key, MTG_*, MTT and Nsynth_pitch
-CMI_BENCH_TEST_ITEMS = {
-    "DSing": 482, "EMO_arousal": 125, "EMO_valence": 125, "GS_key": 2406, "GTZAN": 290, "Guzheng_Tech": 94,
-    "MTG_emotion": 4231, "MTG_genre": 11479, "MTG_instrument": 5115, "MTT": 5329, "MusicCaps": 2813,
-    "Nsynth_instrument": 4096, "Nsynth_pitch": 4096, "SDD": 1106, "VocalSet_tech": 1140, "ballroom_beat": 685,
-    "ballroom_downbeat": 685, "gtzan_beat": 290, "gtzan_downbeat": 290,
-}
-#: the factual vocabulary of the CMI-Bench classification tasks scored as factual QA
-CMI_BENCH_DEFAULTS = {"GTZAN": {"vocab": "gtzan"}, "Nsynth_instrument": {"vocab": "nsynth"}}
 #: task -> (path in the repository, commit at which it was read)
 FILES = {
     "GS_key": ("data/GS-key/CMI_GS_key.jsonl", "a37cddf67ae2983b038e8cb425ca6ee47c0cdd5f"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 PROMPT = "Describe the music."
 MUSICCAPS_CSV = "musiccaps-public.csv"

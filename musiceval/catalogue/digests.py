@@ -1,5 +1,5 @@
 """sha256 digests of files and texts: what a catalogue lock file records per clip and question file
-(:mod:`musiceval.data.catalogue`) and what a run's provenance records per data and answer file
+(:mod:`musiceval.catalogue`) and what a run's provenance records per data and answer file
 (:mod:`musiceval.provenance`)."""
 from __future__ import annotations
 

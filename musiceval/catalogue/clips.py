@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from musiceval.data.digests import file_sha256
+from musiceval.catalogue.digests import file_sha256
 
 #: a clip whose absolute peak stays below this (full scale 1.0; about -80 dBFS) is silent
 SILENCE_PEAK = 1e-4

@@ -25,8 +25,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.common import muchomusic_prompt, shuffled_options
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.data.benchmarks import MUCHOMUSIC_ITEMS
+from musiceval.catalogue.common import muchomusic_prompt, shuffled_options
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 CSV = "muchomusic.csv"
 
@@ -44,7 +45,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     name="muchomusic", title="MuChoMusic (multiple choice)",
     source=Source("url", urls=("https://zenodo.org/records/12709974/files/muchomusic.csv",),
                   pin="Zenodo record 12709974 (records are immutable)", size_bytes=None),
-    licence="CC BY-SA 4.0 (questions); audio keeps the MusicCaps / Song Describer terms", items=1187,
+    licence="CC BY-SA 4.0 (questions); audio keeps the MusicCaps / Song Describer terms", items=MUCHOMUSIC_ITEMS,
     audio="not shipped: pass --audio-dir with upstream's data/ layout (musiccaps/audio, sdd/audio)",
     protocol="choice", answer_format="musiceval-choice",
     prompt="MuChoMusic zero-shot: 'Question: ... Options: (A) .. (D) .. The correct answer is: '",

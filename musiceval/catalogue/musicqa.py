@@ -16,15 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.fetch import extract_members
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.data.benchmarks import MUSICQA_EVAL_ITEMS
+from musiceval.catalogue.fetch import extract_members
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 EVAL = "EvalMusicQA.json"
 
 
 def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
     """Extract only the clips the evaluation split names from ``audios.zip``."""
-    from musiceval.data.catalogue.common import read_json
+    from musiceval.catalogue.common import read_json
 
     names = {str(r.get("audio_name")) for r in read_json(files[EVAL], "EvalMusicQA.json") if isinstance(r, dict)}
     if "audios.zip" in files:
@@ -42,7 +43,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     source=Source("hub", repo_id="mu-llama/MusicQA", files=(EVAL, "audios.zip"),
                   unpinned="the hub shows main at 115b805 (short form); no full commit hash could be read here",
                   size_bytes=36_500_000_000),
-    licence="MIT (dataset card); clips: MTG-Jamendo CC licences", items=5040, audio="shipped",
+    licence="MIT (dataset card); clips: MTG-Jamendo CC licences", items=MUSICQA_EVAL_ITEMS, audio="shipped",
     protocol="freeform", answer_format="musiceval-freeform", prompt="the question as written",
     parser="none (free-form metrics: CLAPText, BLEU, METEOR, ROUGE-L, BERTScore, CIDEr)", controls=ALL_CONTROLS,
     question_files=(EVAL,), locate_audio=locate, unpack=unpack,

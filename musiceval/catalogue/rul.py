@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.common import PLACEHOLDER_TYPES, read_json
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.catalogue.common import PLACEHOLDER_TYPES, read_json
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 COMMIT = "8b348ec3e80346c759ff0abed6bc54633010f623"
 FILE = "RUL-MuchoMusic.json"

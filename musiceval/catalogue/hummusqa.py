@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.common import muchomusic_prompt, shuffled_options
-from musiceval.data.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.catalogue.common import muchomusic_prompt, shuffled_options
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
 REVISION = "ca7bad071bde0b27e55eca050f2e88b49ae01f56"
 TEXT_COLUMNS = ("identifier", "question", "answer", "distractor_1", "distractor_2", "distractor_3", "main_category",

@@ -12,7 +12,7 @@ answer format          one record per response
 =====================  ==============================================================================
 
 Beside the answer files, ``musiceval.datasets.json`` maps each answer file to the dataset it was
-generated from (id, revision, question-file and audio hashes: :func:`musiceval.data.catalogue.lock.dataset_fingerprint`),
+generated from (id, revision, question-file and audio hashes: :func:`musiceval.catalogue.lock.dataset_fingerprint`),
 which the run's provenance records (:func:`musiceval.provenance.fingerprint`).
 """
 from __future__ import annotations
@@ -23,9 +23,9 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from musiceval.data.catalogue.lock import dataset_fingerprint
-from musiceval.data.catalogue.prepare import PrepareReport
-from musiceval.data.catalogue.spec import Benchmark
+from musiceval.catalogue.lock import dataset_fingerprint
+from musiceval.catalogue.prepare import PrepareReport
+from musiceval.catalogue.spec import Benchmark
 from musiceval.records import Item, Response
 
 DATASETS_SIDECAR = "musiceval.datasets.json"

@@ -164,9 +164,9 @@ class AudioIndex:
 BENCHMARKS: Registry[Benchmark] = Registry(
     "benchmark",
     builtin_modules=(
-        "musiceval.data.catalogue.muchomusic", "musiceval.data.catalogue.nsynth", "musiceval.data.catalogue.musicqa",
-        "musiceval.data.catalogue.captions", "musiceval.data.catalogue.cmibench", "musiceval.data.catalogue.mmau",
-        "musiceval.data.catalogue.mmar", "musiceval.data.catalogue.rul", "musiceval.data.catalogue.hummusqa",
+        "musiceval.catalogue.muchomusic", "musiceval.catalogue.nsynth", "musiceval.catalogue.musicqa",
+        "musiceval.catalogue.captions", "musiceval.catalogue.cmibench", "musiceval.catalogue.mmau",
+        "musiceval.catalogue.mmar", "musiceval.catalogue.rul", "musiceval.catalogue.hummusqa",
     ),
     entry_point_group="musiceval.benchmarks",
 )

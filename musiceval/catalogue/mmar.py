@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from musiceval.data.catalogue.common import read_json
-from musiceval.data.catalogue.fetch import extract_members
-from musiceval.data.catalogue.mmau import choice_questions, locate
-from musiceval.data.catalogue.spec import ALL_CONTROLS, Question, Source, register_benchmark
+from musiceval.catalogue.common import read_json
+from musiceval.catalogue.fetch import extract_members
+from musiceval.catalogue.mmau import choice_questions, locate
+from musiceval.catalogue.spec import ALL_CONTROLS, Question, Source, register_benchmark
 
 META = "MMAR-meta.json"
 
