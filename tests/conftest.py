@@ -41,10 +41,10 @@ pytest_plugins = ["pytester"]
 
 #: the quick loop (``-m quick``): modules relative to tests/
 QUICK_MODULES = frozenset({
-    "catalogue/test_sources.py", "catalogue/test_prepare.py",
-    "data/test_audio.py", "data/test_audioset.py", "data/test_cmibench_fast_paths.py", "data/test_fma.py",
-    "data/test_mmau_rul.py", "data/test_muchomusic.py", "data/test_musicnet.py", "data/test_musicqa.py",
-    "data/test_nsynth.py", "data/test_triplets.py", "vocab/test_choice_prompts.py", "vocab/test_factual_prompts.py",
+    "catalogue/test_sources.py", "catalogue/test_prepare.py", "catalogue/test_fma.py", "catalogue/test_musicnet.py",
+    "data/test_audio.py", "data/test_cmibench_fast_paths.py",
+    "data/test_mmau_rul.py", "data/test_muchomusic.py", "data/test_musicqa.py",
+    "data/test_nsynth.py", "data/test_triplets.py", "vocab/test_audioset.py", "vocab/test_choice_prompts.py", "vocab/test_factual_prompts.py",
     "encoders/test_length_batches.py",
     "extraction/test_rules.py",
     "llm/test_client.py", "llm/test_extract.py", "llm/test_rewrite.py",

@@ -7,7 +7,7 @@ Layout: ``nsynth-test/examples.json`` maps each note id to its attributes (``not
 ``instrument_family_str``, ``pitch``, ``velocity``, ``sample_rate``, ``instrument_source_str``,
 ``qualities_str`` ...) and ``nsynth-test/audio/<note_str>.wav`` holds 4 s, 16 kHz clips; 4,096
 notes. The label is the instrument family (the first field of the note id,
-:mod:`musiceval.data.nsynth`), scored with the ``nsynth`` vocabulary.
+:mod:`musiceval.catalogue.datasets.nsynth`), scored with the ``nsynth`` vocabulary.
 
 Prompt: the paper's instrument question (:func:`musiceval.vocab.factual_prompts.phrasing`).
 Verified here: the note-id layout against the 300 NSynth test ids of dasheng-lm
@@ -55,7 +55,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     verified="note ids vs dasheng-lm's 300 NSynth test rows; no archive hash",
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:
-    from musiceval.data.nsynth import parse_note_id
+    from musiceval.catalogue.datasets.nsynth import parse_note_id
     from musiceval.vocab.factual_prompts import phrasing
 
     examples = read_json(files[EXAMPLES], "NSynth examples.json")

@@ -5,7 +5,7 @@ Two sources (docs/protocols/text-encoders.md):
 - :func:`generate_triplets` forms every triplet of one AudioSet music subtree with
   ``0 < d(anchor, positive) < d(anchor, negative)`` where ``anchor`` and ``positive`` share an
   ancestor below the subtree's top class (pairs related only through the root ``Music`` are
-  excluded; see :mod:`musiceval.data.audioset` for the distance on the DAG). The result is the
+  excluded; see :mod:`musiceval.vocab.audioset` for the distance on the DAG). The result is the
   complete, unfiltered set (genre 17,450, instrument 74,497 triplets for ontology @ d417d32; the
   published study kept 13,633 and 37,640 after manual filtering). ``max_triplets`` takes a seeded
   uniform sample without replacement, kept in enumeration order.
@@ -26,7 +26,7 @@ from typing import Iterator
 
 import numpy as np
 
-from musiceval.data.audioset import Subtree
+from musiceval.vocab.audioset import Subtree
 from musiceval.data.jsonl import NotARegularFile, check_regular_file
 from musiceval.records import ItemFailure
 

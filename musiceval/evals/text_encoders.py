@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from musiceval.data.audioset import load_ontology
+from musiceval.vocab.audioset import load_ontology
 from musiceval.data.triplets import generate_triplets, negation_triplets
 from musiceval.encoders import load_text_encoder
 from musiceval.skip_reasons import NOT_APPLICABLE

@@ -7,5 +7,7 @@ vocabularies, read by the answer formats (:mod:`musiceval.data`), the benchmark 
 - :mod:`~musiceval.vocab.factual_prompts`: the factual-QA phrasings and prompt variants
   (docs/protocols/factual.md);
 - :mod:`~musiceval.vocab.rul_prompts`: RUListening's leave-one-out prompts (docs/mmau-rul.md);
-- :mod:`~musiceval.vocab.cmibench`: the label vocabularies of the CMI-Bench tasks (docs/cmi-bench.md).
+- :mod:`~musiceval.vocab.cmibench`: the label vocabularies of the CMI-Bench tasks (docs/cmi-bench.md);
+- :mod:`~musiceval.vocab.audioset`: the AudioSet ontology (``audioset_ontology.json``), the music
+  labels and definitions the text-encoder triplets are drawn from (docs/protocols/text-encoders.md).
 """

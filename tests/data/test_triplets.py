@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.data.audioset import load_ontology
+from musiceval.vocab.audioset import load_ontology
 from musiceval.data.triplets import (
     TripletFileError,
     generate_triplets,

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from musiceval.data.audioset import FIXTURE_ONTOLOGY, SUBTREE_ROOTS, definitions, load_ontology
+from musiceval.vocab.audioset import FIXTURE_ONTOLOGY, SUBTREE_ROOTS, definitions, load_ontology
 
 SHARED_ONTOLOGY = Path(__file__).resolve().parents[3] / "shared" / "data" / "audioset" / "ontology.json"
 

@@ -1,4 +1,4 @@
-"""The AudioSet ontology and its music subtrees, for the text-encoder triplet protocol.
+"""The AudioSet ontology and its music subtrees: the label vocabulary of the text-encoder triplet protocol.
 
 The ontology (Gemmeke et al. 2017, https://github.com/audioset/ontology) is a JSON list of
 classes ``{id, name, description, child_ids, restrictions, ...}``. It is a DAG, not a tree: a class
@@ -43,7 +43,7 @@ from musiceval.records import ItemFailure
 #: Ontology ids of the two subtree tops (both children of ``Music``, /m/04rlf).
 SUBTREE_ROOTS = {"genre": "/m/0kpv1t", "instrument": "/m/04szw"}
 #: The ontology copied into the repository (CC BY-SA 4.0, audioset/ontology @ d417d32).
-FIXTURE_ONTOLOGY = Path(__file__).resolve().parents[2] / "musiceval" / "data" / "audioset_ontology.json"
+FIXTURE_ONTOLOGY = Path(__file__).resolve().parent / "audioset_ontology.json"
 ONTOLOGY_HINT = (
     "download it from https://github.com/audioset/ontology/blob/master/ontology.json "
     "or pass the path of a copy"

@@ -1,7 +1,7 @@
 """FMA metadata loader on a small file in FMA's exact layout (two-row header, track_id row)."""
 import pytest
 
-from musiceval.data.fma import genre_parents, load_fma, load_fma_genres, top_level_titles
+from musiceval.catalogue.datasets.fma import genre_parents, load_fma, load_fma_genres, top_level_titles
 from musiceval.extraction import load_vocabulary
 from musiceval.metrics.sets import hierarchy_labels, set_scores
 
@@ -69,7 +69,7 @@ def test_missing_and_malformed_files(tmp_path, meta_dir):
 
 
 def test_genre_vocabulary_and_tree_in_canonical_labels(meta_dir):
-    from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary
+    from musiceval.catalogue.datasets.fma import fma_genre_tree, fma_genre_vocabulary
 
     genres = load_fma_genres(meta_dir / "genres.csv")
     vocab = fma_genre_vocabulary(genres)

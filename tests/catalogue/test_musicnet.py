@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.data.musicnet import ensemble_table, load_musicnet, note_label_instruments
+from musiceval.catalogue.datasets.musicnet import ensemble_table, load_musicnet, note_label_instruments
 from musiceval.extraction import load_vocabulary
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "factual" / "musicnet_metadata.csv"
