@@ -20,15 +20,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 
-#: lowest first. Records and plain helpers; statistics, parsers, extraction, prompts and vocabularies;
-#: answer files and their formats (the data layer); the benchmark catalogue and the datasets' own files;
-#: what reads data (encoders, models, control conditions); metrics and generation; the evaluation
+#: lowest first. Records and plain helpers; statistics, parsers, extraction, prompts and vocabularies,
+#: audio I/O; answer files and their formats (the data layer); the benchmark catalogue and the
+#: datasets' own files; what reads data (encoders, models, control conditions); metrics and generation; the evaluation
 #: engines; the protocols; provenance; results read back and compared; the suite config and the
 #: reports; the commands; pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"__init__", "records", "schemas", "registry", "ranges", "redact", "progress", "cache_dir",
      "writes", "skip_reasons"},
-    {"exclusions", "keys", "stats", "parsers", "extraction", "verdict", "vocab"},
+    {"exclusions", "keys", "stats", "parsers", "extraction", "verdict", "vocab", "audio"},
     {"data"},
     {"catalogue"},
     {"encoders", "conditions", "models"},

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from musiceval.data.audio import (
+from musiceval.audio import (
     AudioError,
     PathEscapeError,
     audio_content_hash,
@@ -21,7 +21,7 @@ from musiceval.data.audio import (
     white_noise_like,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "musiceval" / "evals" / "audio"
+FIXTURES = Path(__file__).resolve().parents[1] / "musiceval" / "evals" / "audio"
 
 
 def tone(freq: float, seconds: float, sr: int) -> np.ndarray:
