@@ -32,7 +32,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from musiceval.vocab.audioset import load_ontology
-    from musiceval.data.triplets import TripletSet, generate_triplets
+    from musiceval.protocols.triplets.formats import TripletSet, generate_triplets
     from musiceval.encoders import load_text_encoder
     from musiceval.protocols.triplets.engine import evaluate_triplets
 

@@ -8,7 +8,7 @@ import argparse
 
 from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
 from musiceval.vocab.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
-from musiceval.data.triplets import TripletFileError
+from musiceval.protocols.triplets.formats import TripletFileError
 from musiceval.encoders import EmbeddingCache, load_text_encoder
 from musiceval.ranges import AT_LEAST_ONE, arg
 from musiceval.protocols.triplets.engine import MODES, evaluate_triplets, load_triplets

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from musiceval.vocab.audioset import SUBTREE_ROOTS, load_ontology
-from musiceval.data.triplets import (
+from musiceval.protocols.triplets.formats import (
     TripletSet,
     generate_triplets,
     load_triplet_csv,

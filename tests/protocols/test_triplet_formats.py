@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.vocab.audioset import load_ontology
-from musiceval.data.triplets import (
+from musiceval.protocols.triplets.formats import (
     TripletFileError,
     generate_triplets,
     load_triplet_csv,
