@@ -3,7 +3,9 @@ imports only from tiers below its own, not even lazily inside a function. Every 
 musiceval...`` of every module is checked, so an upward import (or an import cycle, which needs
 one) fails here with the module, line and target, and a new top-level module without a tier fails
 until it is given one. Inside one tier, modules import each other without a cycle either: the
-module graph (lazy imports included) is checked for cycles of any length.
+module graph (lazy imports included) is checked for cycles of any length. A registry that imports
+its builtin modules by name is filled in a fresh interpreter and may not have loaded anything
+above its own tier.
 
 A protocol's home (``musiceval/protocols/<name>/``) holds its own layers as modules named by role
 (docs/extending.md): the tier of a module there is its role's (:data:`ROLES`: ``formats``,
@@ -248,3 +250,20 @@ def test_the_cycle_finder_sees_a_cycle_through_a_lazy_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("registry", ["musiceval.data.formats:FORMATS", "musiceval.catalogue.spec:BENCHMARKS"])
+def test_a_registry_loads_no_module_above_its_own(registry):
+    """A registry imports its builtin modules by name (:class:`musiceval.registry.Registry`), which
+    the import checks above do not read: filled, it must still have imported nothing from a tier
+    above its own module's. The answer formats once reached the catalogue this way
+    (answers -> benchmarks -> catalogue -> musicqa -> answers)."""
+    import subprocess
+
+    module, name = registry.split(":")
+    code = (f"import sys, {module} as m; m.{name}.names(); "
+            "print('\\n'.join(sorted(k for k in sys.modules if k.startswith('musiceval.'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    own = _tier(tuple(module.split(".")[1:]))
+    above = [m for m in loaded if (_tier(tuple(m.split(".")[1:])) or 0) > own]
+    assert not above, f"filling {registry} imported modules above its tier ({own}): {above}"

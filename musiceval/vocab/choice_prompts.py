@@ -16,7 +16,8 @@ the option shown at position ``j`` is canonical option ``permutation[j]`` (canon
 item's own ``choices``), so :func:`to_canonical` maps a matched index back.
 
 Distractor ablation: :func:`build_prompts` with ``distractors=`` one or two of
-:data:`DISTRACTOR_TYPES` presents the answer with only those distractors; items must carry ``meta["distractor_types"]`` (the CSV loader sets it).
+:data:`DISTRACTOR_TYPES` presents the answer with only those distractors; items must carry
+``meta["distractor_types"]`` (the CSV loader sets it).
 """
 from __future__ import annotations
 
