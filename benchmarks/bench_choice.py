@@ -13,8 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from musiceval.data.choice_prompts import build_prompts
-from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES
+from musiceval.vocab.choice_prompts import ANSWER_TYPE, DISTRACTOR_TYPES, build_prompts
 from musiceval.metrics.choice import match_muchomusic, match_strict
 from musiceval.records import Item
 from musiceval.protocols import load_protocol

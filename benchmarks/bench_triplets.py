@@ -31,8 +31,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from musiceval.data.audioset import load_ontology
-    from musiceval.data.triplets import TripletSet, generate_triplets
+    from musiceval.vocab.audioset import load_ontology
+    from musiceval.protocols.triplets.formats import TripletSet, generate_triplets
     from musiceval.encoders import load_text_encoder
     from musiceval.protocols.triplets.engine import evaluate_triplets
 

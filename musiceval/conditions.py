@@ -309,9 +309,9 @@ def mean_over_draws(score_draw: Callable[[dict[str, str]], Mapping[str, float]],
 def noise_like(waveform: np.ndarray, seed: int) -> np.ndarray:
     """Noise condition audio: white Gaussian noise with the clip's length and RMS level.
 
-    Delegates to :func:`musiceval.data.audio.white_noise_like` (one definition in the suite).
+    Delegates to :func:`musiceval.audio.white_noise_like` (one definition in the suite).
     """
-    from musiceval.data.audio import white_noise_like
+    from musiceval.audio import white_noise_like
 
     return white_noise_like(waveform, seed)
 

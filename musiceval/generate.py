@@ -44,7 +44,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from musiceval.data.audio import (
+from musiceval.audio import (
     AudioError,
     audio_content_hash,
     chunk_audio,

@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from musiceval.data.digests import file_sha256, text_sha256
+from musiceval.catalogue.digests import file_sha256, text_sha256
 
 def component_versions(protocols: Iterable[str] | None = None) -> dict[str, str]:
     """The current version of each scoring component of the named protocols (all registered ones
@@ -119,7 +119,7 @@ def fingerprint(
     }
 
 
-#: written by :mod:`musiceval.data.catalogue.answers` beside generated answer files
+#: written by :mod:`musiceval.catalogue.answers` beside generated answer files
 DATASETS_SIDECAR = "musiceval.datasets.json"
 
 

@@ -1,4 +1,4 @@
-"""Shapes shared by ``musiceval.data`` (loaders, prompt builders) and ``musiceval.metrics``.
+"""Shapes shared by ``musiceval.data`` (loaders), ``musiceval.vocab`` (prompts) and ``musiceval.metrics``.
 
 A low module: it imports only the standard library, numpy and :mod:`musiceval.records`, so
 both packages can depend on it without depending on each other (data -> protocol -> metrics;

@@ -22,7 +22,7 @@ WHEEL_NEEDS = (
     "musiceval/protocols/mir/gates_live.py",
     "musiceval/protocols/mir/metrics/tasks.py",
     "musiceval/evals/audio/manifest.jsonl",
-    "musiceval/data/audioset_ontology.json",
+    "musiceval/vocab/audioset_ontology.json",
     "musiceval/suite/schema.py",
     "musiceval/pytest_plugin/__init__.py",
     "musiceval/evals/plugin.py",

@@ -41,10 +41,10 @@ pytest_plugins = ["pytester"]
 
 #: the quick loop (``-m quick``): modules relative to tests/
 QUICK_MODULES = frozenset({
-    "catalogue/test_sources.py", "catalogue/test_prepare.py",
-    "data/test_audio.py", "data/test_audioset.py", "data/test_cmibench_fast_paths.py", "data/test_fma.py",
-    "data/test_mmau_rul.py", "data/test_muchomusic.py", "data/test_musicnet.py", "data/test_musicqa.py",
-    "data/test_nsynth.py", "data/test_prompts_factual.py", "data/test_triplets.py",
+    "catalogue/test_sources.py", "catalogue/test_prepare.py", "catalogue/test_fma.py", "catalogue/test_musicnet.py",
+    "data/test_cmibench_fast_paths.py",
+    "data/test_mmau_rul.py", "data/test_muchomusic.py", "data/test_musicqa.py",
+    "data/test_nsynth.py", "vocab/test_audioset.py", "vocab/test_choice_prompts.py", "vocab/test_factual_prompts.py",
     "encoders/test_length_batches.py",
     "extraction/test_rules.py",
     "llm/test_client.py", "llm/test_extract.py", "llm/test_rewrite.py",
@@ -53,11 +53,12 @@ QUICK_MODULES = frozenset({
     "models/test_model_args.py", "models/test_registry_recorded_textonly.py",
     "parsers/test_guzheng.py", "parsers/test_key.py", "parsers/test_labels.py", "parsers/test_lyrics.py",
     "parsers/test_melody.py", "parsers/test_normalise_cmi_chain.py", "parsers/test_numbers.py", "parsers/test_times.py",
-    "protocols/test_answer_reading.py", "protocols/test_formats.py", "protocols/test_protocols.py",
+    "protocols/test_answer_reading.py", "protocols/test_formats.py", "protocols/test_triplet_formats.py",
+    "protocols/test_protocols.py",
     "protocols/test_score_choice.py", "protocols/test_score_factual.py",
     "suite/test_checks.py", "suite/test_config.py",
     "test_answer_blind.py", "test_chance_order.py", "test_proportion_intervals.py",
-    "test_choice_prompts.py", "test_cli.py", "test_compare.py", "test_conditions.py", "test_gates.py", "test_layers.py",
+    "test_audio.py", "test_cli.py", "test_compare.py", "test_conditions.py", "test_gates.py", "test_layers.py",
     "test_quick_loop.py", "test_redact.py", "test_report.py", "test_report_security.py", "test_stats.py",
     "test_question_control.py",
 })

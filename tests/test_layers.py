@@ -3,7 +3,9 @@ imports only from tiers below its own, not even lazily inside a function. Every 
 musiceval...`` of every module is checked, so an upward import (or an import cycle, which needs
 one) fails here with the module, line and target, and a new top-level module without a tier fails
 until it is given one. Inside one tier, modules import each other without a cycle either: the
-module graph (lazy imports included) is checked for cycles of any length.
+module graph (lazy imports included) is checked for cycles of any length. A registry that imports
+its builtin modules by name is filled in a fresh interpreter and may not have loaded anything
+above its own tier.
 
 A protocol's home (``musiceval/protocols/<name>/``) holds its own layers as modules named by role
 (docs/extending.md): the tier of a module there is its role's (:data:`ROLES`: ``formats``,
@@ -20,15 +22,17 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 
-#: lowest first. Records and plain helpers; statistics, parsers and extraction; the data layer; what
-#: reads data (encoders, models, control conditions); metrics and generation; the evaluation engines;
-#: the protocols; provenance; results read back and compared; the suite config and the reports; the commands;
-#: pytest and the CLI; the release gates.
+#: lowest first. Records and plain helpers; statistics, parsers, extraction, prompts and vocabularies,
+#: audio I/O; answer files and their formats (the data layer); the benchmark catalogue and the
+#: datasets' own files; what reads data (encoders, models, control conditions); metrics and generation; the evaluation
+#: engines; the protocols; provenance; results read back and compared; the suite config and the
+#: reports; the commands; pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
-    {"__init__", "records", "schemas", "registry", "cmibench_vocab", "ranges", "redact", "progress", "cache_dir",
+    {"__init__", "records", "schemas", "registry", "ranges", "redact", "progress", "cache_dir",
      "writes", "skip_reasons"},
-    {"exclusions", "keys", "stats", "parsers", "extraction", "verdict"},
+    {"exclusions", "keys", "stats", "parsers", "extraction", "verdict", "vocab", "audio"},
     {"data"},
+    {"catalogue"},
     {"encoders", "conditions", "models"},
     {"metrics", "generate", "llm", "gates", "wordnet_setup"},
     {"protocols"},
@@ -161,9 +165,9 @@ def test_roles_order_a_protocol_home(tmp_path, monkeypatch):
     for path in (engine, gates, home / "other" / "engine.py"):
         path.write_text("", encoding="utf-8")
     assert _upward(gates, 1, ("protocols", "tempo", "engine")) is None
-    assert "tier 5.5" in _upward(engine, 1, ("protocols", "tempo", "gates"))
+    assert f"tier {TIER['protocols'] + 0.5}" in _upward(engine, 1, ("protocols", "tempo", "gates"))
     assert "imports the other protocol's home" in _upward(engine, 1, ("protocols", "other", "engine"))
-    assert "tier 11.5" in _upward(home.parent / "metrics.py", 1, ("protocols", "tempo", "gates"))
+    assert f"tier {TIER['evals'] + 0.5}" in _upward(home.parent / "metrics.py", 1, ("protocols", "tempo", "gates"))
     assert _upward(home.parent / "report.py", 1, ("protocols", "tempo", "engine")) is None
 
 
@@ -246,3 +250,20 @@ def test_the_cycle_finder_sees_a_cycle_through_a_lazy_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("registry", ["musiceval.data.formats:FORMATS", "musiceval.catalogue.spec:BENCHMARKS"])
+def test_a_registry_loads_no_module_above_its_own(registry):
+    """A registry imports its builtin modules by name (:class:`musiceval.registry.Registry`), which
+    the import checks above do not read: filled, it must still have imported nothing from a tier
+    above its own module's. The answer formats once reached the catalogue this way
+    (answers -> benchmarks -> catalogue -> musicqa -> answers)."""
+    import subprocess
+
+    module, name = registry.split(":")
+    code = (f"import sys, {module} as m; m.{name}.names(); "
+            "print('\\n'.join(sorted(k for k in sys.modules if k.startswith('musiceval.'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    own = _tier(tuple(module.split(".")[1:]))
+    above = [m for m in loaded if (_tier(tuple(m.split(".")[1:])) or 0) > own]
+    assert not above, f"filling {registry} imported modules above its tier ({own}): {above}"

@@ -49,7 +49,7 @@ def build_wheel(work: Path) -> Path:
     (wheel,) = (work / "dist").glob("musiceval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("musiceval/evals/release_gates.py", "musiceval/evals/audio/manifest.jsonl",
-                   "musiceval/data/audioset_ontology.json", "musiceval/suite/schema.py"):
+                   "musiceval/vocab/audioset_ontology.json", "musiceval/suite/schema.py"):
         assert needed in names, needed
     assert not any(n.startswith(("fixtures/", "evals/", "tests/")) for n in names)  # the demo stays in the checkout
     return wheel

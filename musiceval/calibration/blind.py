@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from musiceval.cmibench_vocab import TAG_VOCABULARIES
+from musiceval.vocab.cmibench import TAG_VOCABULARIES
 from musiceval.data.answers import AnswerSet
 from musiceval.gates import Gate, GateConfig
 from musiceval.protocols.base import PROTOCOLS, ProtocolSettings

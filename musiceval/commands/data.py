@@ -4,10 +4,10 @@
   licence, items, where the audio comes from, protocol, answer format and controls
   (``--json`` for one JSON object);
 - ``prepare NAME [--audio-dir DIR] [--questions FILE]`` fetches and checks it
-  (:mod:`musiceval.data.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
+  (:mod:`musiceval.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
   20, all in the lock) and the ``musiceval generate`` command for the manifest;
 - ``check [NAME]`` re-hashes the question files and clips against the lock
-  (:mod:`musiceval.data.catalogue.check`); without a name, every benchmark prepared under the data
+  (:mod:`musiceval.catalogue.check`); without a name, every benchmark prepared under the data
   root; exit 1 with one line per problem.
 
 Data root: ``--data-root`` or ``$MUSICEVAL_DATA``, else ``.musiceval/data``. Progress bars
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from musiceval import progress
-from musiceval.data.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
+from musiceval.catalogue.spec import BENCHMARKS, benchmark_names, get_benchmark
 from musiceval.commands.registry import register_command
 
 
@@ -68,7 +68,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    from musiceval.data.catalogue.prepare import data_root
+    from musiceval.catalogue.prepare import data_root
 
     return data_root(args.data_root)
 
@@ -80,8 +80,8 @@ def _bars(args: argparse.Namespace) -> bool:
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from musiceval.data.catalogue.fetch import FetchError
-    from musiceval.data.catalogue.prepare import PrepareError, prepare
+    from musiceval.catalogue.fetch import FetchError
+    from musiceval.catalogue.prepare import PrepareError, prepare
 
     benches = benchmark_names(args.names)
     if args.questions is not None and len(benches) != 1:
@@ -104,8 +104,8 @@ def run_prepare(args: argparse.Namespace) -> int:
 
 def prepared_benchmarks(root: Path) -> list:
     """The registered benchmarks with a lock file under ``root`` (``check`` without a name)."""
-    from musiceval.data.catalogue.lock import LOCK_NAME
-    from musiceval.data.catalogue.prepare import PrepareError, prepared_dir
+    from musiceval.catalogue.lock import LOCK_NAME
+    from musiceval.catalogue.prepare import PrepareError, prepared_dir
 
     found = [bench for _, bench in BENCHMARKS.items() if (prepared_dir(root, bench) / LOCK_NAME).is_file()]
     if not found:
@@ -115,8 +115,8 @@ def prepared_benchmarks(root: Path) -> list:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from musiceval.data.catalogue.check import check
-    from musiceval.data.catalogue.prepare import prepared_dir
+    from musiceval.catalogue.check import check
+    from musiceval.catalogue.prepare import prepared_dir
 
     root = _root(args)
     failed = 0

@@ -44,7 +44,7 @@ def load_items(path: str | Path, fmt: str) -> tuple[list[Item], list[ItemFailure
     from musiceval.data import musicqa
 
     if fmt == "captions":
-        from musiceval.data.captions import load_captions
+        from musiceval.catalogue.datasets.captions import load_captions
 
         return (*load_captions(path), [])
     loaders = {"dasheng": musicqa.load_dasheng_musicqa, "musiceval": musicqa.load_freeform_jsonl,

@@ -39,9 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from musiceval.cache_dir import default_cache_dir
-    from musiceval.data.catalogue.prepare import data_root
+    from musiceval.catalogue.prepare import data_root
     from musiceval.suite.benchmark_runs import generate_answers, run_gates, run_key, write_suite_config
-    from musiceval.data.catalogue.spec import benchmark_names
+    from musiceval.catalogue.spec import benchmark_names
     from musiceval.generate import parse_shard
     from musiceval.models.args import parse_model_args
 

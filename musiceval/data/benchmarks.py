@@ -8,8 +8,8 @@ by what it says about itself: the ``dataset_name`` of dasheng-lm records, the fo
 A file of another dataset has no known size: its coverage is not applicable unless its answers
 entry sets ``expected_items``.
 
-Sizes (test splits as the peers score them; read from the benchmark catalogue,
-:mod:`musiceval.data.catalogue`, which cites each source):
+Sizes (test splits as the peers score them; the benchmark catalogue, :mod:`musiceval.catalogue`,
+declares its entries with these counts and cites each source):
 
 - MuChoMusic: 1,187 questions (Weck et al., ISMIR 2024; dasheng-lm ``evaluate/jsonl``);
 - NSynth test: 4,096 notes (Engel et al. 2017; ``nsynth-test``);
@@ -32,21 +32,30 @@ class Benchmark:
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
-# the sizes come from the benchmark catalogue (musiceval.data.catalogue), their one source of truth
-from musiceval.data.catalogue.cmibench import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS  # noqa: E402
-
-
-def _catalogue_items(name: str) -> int:
-    from musiceval.data.catalogue.spec import get_benchmark
-
-    return int(get_benchmark(name).items)
+#: MuChoMusic's questions (the published sizes, one source of truth: the catalogue's entries read them here)
+MUCHOMUSIC_ITEMS = 1187
+#: notes of the NSynth test split
+NSYNTH_TEST_ITEMS = 4096
+#: question/answer pairs of MusicQA's evaluation split
+MUSICQA_EVAL_ITEMS = 5040
+#: the test split per task: the ``split == "test"`` records of ``CMI_<task>.jsonl`` at
+#: nicolaus625/CMI-bench 4c15f41 where the instruction file ships, and the record count of the
+#: published outputs of both MU-LLaMA and LTU (identical) for GS_key, MTG_*, MTT and Nsynth_pitch
+CMI_BENCH_TEST_ITEMS = {
+    "DSing": 482, "EMO_arousal": 125, "EMO_valence": 125, "GS_key": 2406, "GTZAN": 290, "Guzheng_Tech": 94,
+    "MTG_emotion": 4231, "MTG_genre": 11479, "MTG_instrument": 5115, "MTT": 5329, "MusicCaps": 2813,
+    "Nsynth_instrument": 4096, "Nsynth_pitch": 4096, "SDD": 1106, "VocalSet_tech": 1140, "ballroom_beat": 685,
+    "ballroom_downbeat": 685, "gtzan_beat": 290, "gtzan_downbeat": 290,
+}
+#: the factual vocabulary of the CMI-Bench classification tasks scored as factual QA
+CMI_BENCH_DEFAULTS = {"GTZAN": {"vocab": "gtzan"}, "Nsynth_instrument": {"vocab": "nsynth"}}
 
 
 #: benchmark by the ``dataset_name`` (lowercased) or format of an answer file
 BENCHMARKS: dict[str, Benchmark] = {
-    "muchomusic": Benchmark("MuChoMusic", _catalogue_items("muchomusic")),
-    "nsynth": Benchmark("NSynth test", _catalogue_items("nsynth"), {"vocab": "nsynth"}),
-    "musicqa": Benchmark("MusicQA (MTG-Jamendo evaluation split)", _catalogue_items("musicqa")),
+    "muchomusic": Benchmark("MuChoMusic", MUCHOMUSIC_ITEMS),
+    "nsynth": Benchmark("NSynth test", NSYNTH_TEST_ITEMS, {"vocab": "nsynth"}),
+    "musicqa": Benchmark("MusicQA (MTG-Jamendo evaluation split)", MUSICQA_EVAL_ITEMS),
     **{f"cmi-bench/{task}": Benchmark(f"CMI-Bench {task} (test split)", n, CMI_BENCH_DEFAULTS.get(task, {}))
        for task, n in CMI_BENCH_TEST_ITEMS.items()},
 }

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 from musiceval.data.answers import AnswerSet, split_labels
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
-from musiceval.cmibench_vocab import TAG_VOCABULARIES
+from musiceval.vocab.cmibench import TAG_VOCABULARIES
 from musiceval.records import Item, ItemFailure, Response
 from musiceval.schemas import OutputRecord
 

@@ -10,7 +10,8 @@ Four layouts (the release CSV in :mod:`musiceval.data.muchomusic_csv`):
   (``sdd`` or ``musiccaps``), ``dataset_identifier`` (``<track>.json`` for SDD,
   ``<ytid>_<n>.json`` for MusicCaps), plus bookkeeping columns that are kept in ``meta``.
   Items carry the options in canonical order (answer first, ``answer == "A"``) with
-  ``meta["distractor_types"]``; prompts shuffle them (:mod:`musiceval.data.choice_prompts`).
+  ``meta["distractor_types"]`` (the types :mod:`musiceval.vocab.choice_prompts` names); prompts shuffle
+  them there.
 - :func:`load_dasheng_jsonl`: MiDashengLM's recorded answers (xiaomi-research/dasheng-lm
   ``evaluate/jsonl``): ``question``, ``choices``, ``answer`` letter, ``prompt``,
   ``model_output``, ``audio``.
@@ -50,13 +51,9 @@ from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet, count_model
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, read_json_objects
+from musiceval.vocab.choice_prompts import ANSWER_TYPE, DISTRACTOR_TYPES, distractor_setting
 from musiceval.schemas import LETTERS, validate_options
 from musiceval.records import Item, ItemFailure, Response
-
-#: MuChoMusic's distractor types, in the order of ``distractor_1/2/3_answer``
-DISTRACTOR_TYPES = ("incorrect_but_related", "correct_but_unrelated", "incorrect_and_unrelated")
-#: ``distractor_types`` label of the correct option
-ANSWER_TYPE = "answer"
 
 
 class ChoiceDataError(ValueError):
@@ -79,20 +76,6 @@ class ChoiceRecord:
     @property
     def key(self) -> tuple[str, str, int, str]:
         return (self.item.id, self.response.condition, self.run, distractor_setting(self.item))
-
-
-def distractor_setting(item: Item) -> str:
-    """The ablation setting of an item: its distractor types joined by ``+``, or ``"all"``.
-
-    ``"all"`` means the published setting (all three distractors, or unknown types with four
-    options); ablations with one or two distractors are named by their types, e.g.
-    ``"incorrect_but_related+correct_but_unrelated"``.
-    """
-    types = item.meta.get("distractor_types")
-    if not types:
-        return "all" if len(item.choices) == 4 else f"{len(item.choices) - 1}_distractors"
-    present = [t for t in DISTRACTOR_TYPES if t in types]
-    return "all" if len(present) == len(DISTRACTOR_TYPES) else "+".join(present)
 
 
 def parse_dimension_list(value: Any, *, field_name: str) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 Layout and conventions: :mod:`musiceval.data.muchomusic` (module docstring). Items carry the
 options in canonical order (answer first, ``answer == "A"``) with ``meta["distractor_types"]``;
-prompts shuffle them (:mod:`musiceval.data.choice_prompts`).
+prompts shuffle them (:mod:`musiceval.vocab.choice_prompts`).
 """
 from __future__ import annotations
 
@@ -11,14 +11,10 @@ import io
 from pathlib import Path
 from typing import Iterator
 
-from musiceval.data.muchomusic import (
-    ANSWER_TYPE,
-    DISTRACTOR_TYPES,
-    ChoiceDataError,
-    parse_dimension_list,
-)
+from musiceval.data.muchomusic import ChoiceDataError, parse_dimension_list
 from musiceval.schemas import validate_options
 from musiceval.records import Item, ItemFailure
+from musiceval.vocab.choice_prompts import ANSWER_TYPE, DISTRACTOR_TYPES
 
 CSV_REQUIRED = ("question", "correct_answer", "distractor_1_answer", "distractor_2_answer", "distractor_3_answer")
 

@@ -1,4 +1,4 @@
-"""RUListening / RUL-MuchoMusic answer files (leave-one-out results) and its four-fold prompts.
+"""RUListening / RUL-MuchoMusic answer files (leave-one-out results).
 
 Layout of a results file (yongyizang/AreYouReallyListening ``ExampleAudioEval``,
 ``<model>_leave_one_out.json``): a JSON array, one object per question: ``question_id``,
@@ -16,14 +16,11 @@ is ``noise`` when the file name says ``noise`` (the authors' Gaussian-noise cont
 ``correct``. A pass whose mapping does not hold the correct answer, or a question without passes,
 is a counted failure.
 
-:func:`leave_one_out_prompts` builds the four prompts for a live run: option order drawn from a
-generator seeded by ``(seed, question id, pass)``.
+:func:`musiceval.vocab.rul_prompts.leave_one_out_prompts` builds the four prompts of a live run.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +28,6 @@ from musiceval.data.answers import AnswerSet
 from musiceval.records import Item, ItemFailure, Response
 
 FORMAT = "rul-muchomusic"
-PROMPT = ("Provide your best guess of this question. Think step by step.\n\nQuestion: {question}\n\nOptions: {options}\n\n"
-          "Write out your guess in the format of [[Letter]], such as [[A]], [[B]], [[C]], [[D]].")
 _LETTERS = ("A", "B", "C", "D", "E")
 
 
@@ -82,24 +77,6 @@ def load_rul(path: str | Path, *, questions: dict[str, Any] | None = None, model
             out.responses.append(Response(item_id=pid, condition=cond, model=out.model, prompt="",
                                           text=text if isinstance(text, str) else ""))
     return out
-
-
-def leave_one_out_prompts(question_id: str, question: str, correct: str, distractors: list[str], *,
-                          seed: int = 0) -> list[tuple[str, dict[str, str]]]:
-    """The four passes of one question: ``(prompt, letter_mapping)``, each without one distractor.
-
-    Options are shuffled by a generator seeded from ``seed``, the question id and the pass, so a
-    rerun asks the same prompts regardless of file order.
-    """
-    passes = []
-    for k in range(len(distractors)):
-        options = [correct] + [d for j, d in enumerate(distractors) if j != k]
-        digest = hashlib.sha256(f"{seed}|{question_id}|{k}".encode()).digest()
-        random.Random(int.from_bytes(digest[:8], "big")).shuffle(options)
-        mapping = dict(zip(_LETTERS, options))
-        listed = " ".join(f"({x}) {o}" for x, o in mapping.items())
-        passes.append((PROMPT.format(question=question, options=listed), mapping))
-    return passes
 
 
 def detect(path: str | Path, first_records: list) -> bool:

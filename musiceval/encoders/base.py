@@ -223,10 +223,10 @@ def embed_audio(encoder, waveforms: Sequence[np.ndarray], sampling_rate: int, *,
                 cache: EmbeddingCache | None = None) -> np.ndarray:
     """CLAP audio embeddings of mono clips, each distinct clip through the audio tower once.
 
-    Clips are keyed by :func:`musiceval.data.audio.audio_content_hash` (samples and rate), in
+    Clips are keyed by :func:`musiceval.audio.audio_content_hash` (samples and rate), in
     ``cache`` under the id ``<encoder id>#audio``. ``ValueError`` names an empty or non-mono clip.
     """
-    from musiceval.data.audio import audio_content_hash
+    from musiceval.audio import audio_content_hash
 
     for k, w in enumerate(waveforms):
         if np.asarray(w).ndim != 1 or np.asarray(w).size == 0:

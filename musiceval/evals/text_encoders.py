@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import pytest
 
-from musiceval.data.audioset import load_ontology
-from musiceval.data.triplets import generate_triplets, negation_triplets
+from musiceval.vocab.audioset import load_ontology
+from musiceval.protocols.triplets.formats import generate_triplets, negation_triplets
 from musiceval.encoders import load_text_encoder
 from musiceval.skip_reasons import NOT_APPLICABLE
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, mean_std_across_prompts

@@ -5,7 +5,7 @@ Conventions
 -----------
 - The model is passed in (a :class:`musiceval.encoders.base.TextEncoder`, a CLAP encoder or a
   ``bert_score.BERTScorer``); loading lives in :mod:`musiceval.encoders`, audio decoding in
-  the data layer (``data/audio.py``).
+  :mod:`musiceval.audio`.
 - **Several references per item** (captions: Song Describer and MusicCaps have several per clip):
   every reference argument takes, per candidate, either one string or a non-empty sequence of
   strings. The multi-reference rule is the max over the item's references, the rule of the
@@ -21,7 +21,7 @@ Conventions
   :class:`~musiceval.encoders.embedding_cache.EmbeddingCache` when given), then takes row-wise cosines.
   Encoders return L2-normalised rows, so cosine is a dot product; values lie in [-1, 1].
 - :func:`~musiceval.encoders.base.embed_audio` embeds every distinct waveform once, keyed in the
-  same cache by (``<encoder id>#audio``, ``audio_content_hash`` (``data/audio.py``) of the samples and rate).
+  same cache by (``<encoder id>#audio``, ``audio_content_hash`` (``musiceval/audio.py``) of the samples and rate).
 - Empty (or whitespace-only) candidates score 0.0 without being embedded: an empty answer
   states nothing, and an encoder's embedding of "" is an artefact of its special tokens, not a
   meaning. References must be non-empty: callers validate them and report a per-item failure.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from musiceval.data.audio import silence_like
+from musiceval.audio import silence_like
 from musiceval.models.base import Answer, GenerationSettings, ModelSpecError, Request, adapter_repr, load_model, register_model
 
 __all__ = ["TextOnlyModel"]

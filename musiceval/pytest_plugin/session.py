@@ -168,8 +168,8 @@ def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmark
     (:func:`musiceval.suite.benchmark_runs.session_answers`: generated once by the controller)."""
     from musiceval.cache_dir import default_cache_dir
     from musiceval.suite.benchmark_runs import session_answers
-    from musiceval.data.catalogue.prepare import data_root
-    from musiceval.data.catalogue.spec import benchmark_names
+    from musiceval.catalogue.prepare import data_root
+    from musiceval.catalogue.spec import benchmark_names
     from musiceval.models.args import coerce_model_args, parse_model_args
     from musiceval.suite.config import ModelDecl
 

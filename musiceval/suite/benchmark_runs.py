@@ -3,7 +3,7 @@
 model's answers and run every gate on them.
 
 The simplest sound design: the generated answer files become the model's declared answer sources
-(:mod:`musiceval.data.catalogue.answers`), so every existing gate of every protocol applies unchanged,
+(:mod:`musiceval.catalogue.answers`), so every existing gate of every protocol applies unchanged,
 and the coverage gate counts the items that had a usable clip against the catalogue's item count.
 
 - :func:`generate_answers`: the shared core (``musiceval run`` and ``pytest --musiceval-benchmarks``);
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from musiceval.data.catalogue.answers import answer_path, answers_entry, safe_label, write_answers
-from musiceval.data.catalogue.prepare import PrepareError, PrepareReport, ensure_prepared
-from musiceval.data.catalogue.spec import Benchmark
+from musiceval.catalogue.answers import answer_path, answers_entry, safe_label, write_answers
+from musiceval.catalogue.prepare import PrepareError, PrepareReport, ensure_prepared
+from musiceval.catalogue.spec import Benchmark
 
 ENTRIES = "entries.json"
 DEFAULT_CONDITIONS = ("correct", "random", "noise", "text_only")

@@ -106,7 +106,7 @@ class SuiteConfig:
     checks: tuple[CheckRule, ...] = ()
     required: tuple[str, ...] = ()
     baseline: Mapping[str, Any] = field(default_factory=dict)
-    #: catalogue benchmarks the live model is asked (``benchmarks = [...]``, :mod:`musiceval.data.catalogue`)
+    #: catalogue benchmarks the live model is asked (``benchmarks = [...]``, :mod:`musiceval.catalogue`)
     benchmarks: tuple[str, ...] = ()
     #: ``[release] allow_skip``: check-id pattern -> why a skipped gate it matches is not required
     allow_skip: Mapping[str, str] = field(default_factory=dict)

@@ -70,7 +70,7 @@ def hummusqa_mirror(mirror):
                      "artist_name": "", "album_name": "", "song_license_url": "https://creativecommons.org/licenses/by/4.0/"})
     buf = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows), buf)
-    from musiceval.data.catalogue.hummusqa import REVISION
+    from musiceval.catalogue.hummusqa import REVISION
 
     hub_dataset(mirror["hub"], "mtg-upf/HumMusQA", {"data/test-00000-of-00001.parquet": buf.getvalue()}, commit=REVISION)
     return mirror

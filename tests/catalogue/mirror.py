@@ -5,7 +5,7 @@
   to the blob, ``refs/main`` holding the commit), so ``snapshot_download`` finds it with
   ``HF_HUB_OFFLINE=1`` through the library's own lookup;
 - :func:`url_file` puts a release file under ``$MUSICEVAL_URL_MIRROR/<host>/<path>``
-  (``musiceval.data.catalogue.fetch.mirrored``), fetched through ``urllib`` as ``file://``;
+  (``musiceval.catalogue.fetch.mirrored``), fetched through ``urllib`` as ``file://``;
 - :func:`tone` / :func:`tone_bytes` synthesise short clips (numpy sine tones).
 """
 from __future__ import annotations

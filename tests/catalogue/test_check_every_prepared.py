@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from musiceval.cli import main
-from musiceval.data.catalogue import get_benchmark
-from musiceval.data.catalogue.prepare import prepare
+from musiceval.catalogue import get_benchmark
+from musiceval.catalogue.prepare import prepare
 
 
 def test_check_without_a_name_checks_every_prepared_benchmark(nsynth_mirror, tmp_path, capsys):

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.data.catalogue import get_benchmark
-from musiceval.data.catalogue import fetch as fetch_module
-from musiceval.data.catalogue import network
-from musiceval.data.catalogue.fetch import FetchError, fetch_hub, fetch_url
-from musiceval.data.catalogue.network import TRANSIENT, UNREACHABLE, classify, with_retries
-from musiceval.data.catalogue.prepare import prepare
+from musiceval.catalogue import get_benchmark
+from musiceval.catalogue import fetch as fetch_module
+from musiceval.catalogue import network
+from musiceval.catalogue.fetch import FetchError, fetch_hub, fetch_url
+from musiceval.catalogue.network import TRANSIENT, UNREACHABLE, classify, with_retries
+from musiceval.catalogue.prepare import prepare
 from tests.catalogue.conftest import NSYNTH_URL
 
 ROOT = Path(__file__).resolve().parents[2]

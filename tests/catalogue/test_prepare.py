@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from musiceval.data.catalogue import get_benchmark
-from musiceval.data.catalogue.check import check
-from musiceval.data.catalogue.fetch import FetchError
-from musiceval.data.catalogue.lock import LOCK_NAME, read_lock
-from musiceval.data.catalogue.prepare import PrepareError, ensure_prepared, prepare
+from musiceval.catalogue import get_benchmark
+from musiceval.catalogue.check import check
+from musiceval.catalogue.fetch import FetchError
+from musiceval.catalogue.lock import LOCK_NAME, read_lock
+from musiceval.catalogue.prepare import PrepareError, ensure_prepared, prepare
 from musiceval.cli import main
 
 
@@ -33,7 +33,7 @@ def test_nsynth_from_the_release_archive_counts_missing_and_corrupt_clips(nsynth
 def test_a_second_prepare_reuses_every_checked_clip(nsynth_mirror, monkeypatch):
     bench = get_benchmark("nsynth")
     first = prepare(bench, nsynth_mirror["data"], progress=False, log=lambda _: None)
-    import musiceval.data.catalogue.prepare as prep
+    import musiceval.catalogue.prepare as prep
 
     def no_decode(path):
         raise AssertionError(f"{path} decoded again")

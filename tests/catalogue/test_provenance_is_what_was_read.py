@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from musiceval.cli import main
-from musiceval.data.catalogue import get_benchmark
-from musiceval.data.catalogue.check import check
-from musiceval.data.catalogue.lock import LOCK_NAME
-from musiceval.data.catalogue.prepare import PrepareError, ensure_prepared, prepare
+from musiceval.catalogue import get_benchmark
+from musiceval.catalogue.check import check
+from musiceval.catalogue.lock import LOCK_NAME
+from musiceval.catalogue.prepare import PrepareError, ensure_prepared, prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,7 @@ def test_a_clip_changed_after_prepare_is_not_reused(nsynth_mirror):
 
 def test_musiceval_run_stops_before_the_model_loads(nsynth_mirror, tmp_path):
     prepare(get_benchmark("nsynth"), nsynth_mirror["data"], progress=False, log=lambda _: None)
-    from musiceval.data.catalogue.lock import read_lock
+    from musiceval.catalogue.lock import read_lock
 
     lock = read_lock(nsynth_mirror["data"] / "nsynth" / LOCK_NAME)
     clip = Path(lock.audio_root) / lock.item_clips["guitar_acoustic_010-066-100"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.data.catalogue import BENCHMARKS, UnknownBenchmark, get_benchmark
-from musiceval.data.catalogue.spec import AudioIndex
+from musiceval.catalogue import BENCHMARKS, UnknownBenchmark, get_benchmark
+from musiceval.catalogue.spec import AudioIndex
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 if not SHARED.is_dir():

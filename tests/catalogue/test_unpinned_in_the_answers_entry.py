@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from musiceval.data.catalogue.answers import answers_entry
-from musiceval.data.catalogue.spec import BENCHMARKS
+from musiceval.catalogue.answers import answers_entry
+from musiceval.catalogue.spec import BENCHMARKS
 
 
 def test_every_unpinned_catalogue_entry_names_why_in_its_answers_entry():

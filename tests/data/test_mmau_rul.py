@@ -10,7 +10,8 @@ import pytest
 from musiceval.data.mmau import detect as detect_mmau
 from musiceval.data.mmau import load_mmau
 from musiceval.data.rul import detect as detect_rul
-from musiceval.data.rul import leave_one_out_prompts, load_rul
+from musiceval.data.rul import load_rul
+from musiceval.vocab.rul_prompts import leave_one_out_prompts
 from musiceval.metrics.choice import LETTERS, UNANSWERED
 from musiceval.metrics.mmau import match_mmau, string_match
 from musiceval.metrics.rul import match_rul, score_question

@@ -9,12 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from musiceval.data.choice_prompts import build_prompts
+from musiceval.vocab.choice_prompts import ANSWER_TYPE, DISTRACTOR_TYPES, build_prompts, distractor_setting
 from musiceval.data.muchomusic import (
-    ANSWER_TYPE,
-    DISTRACTOR_TYPES,
     ChoiceDataError,
-    distractor_setting,
     load_choice_manifest,
     load_dasheng_jsonl,
     load_muchomusic_eval_json,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.data.captions import load_captions
+from musiceval.catalogue.datasets.captions import load_captions
 from musiceval.data.musicqa import (
     item_references,
     load_dasheng_musicqa,

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.data.dasheng import MAX_LINE_BYTES, load_dasheng_jsonl
-from musiceval.data.nsynth import FAMILIES, family_from_note_id, parse_note_id
+from musiceval.catalogue.datasets.nsynth import FAMILIES, family_from_note_id, parse_note_id
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "factual" / "nsynth_midashenglm.jsonl"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "nsynth" / "dev_midashenglm.jsonl"

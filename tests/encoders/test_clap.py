@@ -192,7 +192,7 @@ def _direct_clap_audio(model, path, answers, clips):
     """cos(text tower(answer), audio tower(clip)) straight from ``ClapModel`` (no musiceval encoder)."""
     from transformers import AutoTokenizer, ClapFeatureExtractor
 
-    from musiceval.data.audio import load_audio
+    from musiceval.audio import load_audio
 
     fe, tok = ClapFeatureExtractor.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     waves = [load_audio(AUDIO_FIXTURES / f"{c}.flac", fe.sampling_rate)[: fe.nb_max_samples] for c in clips]

@@ -111,7 +111,7 @@ def _stand_in_embed(texts):
 @pytest.mark.skipif(not MTT, reason=f"no *_MTT outputs under {OUTPUTS}")
 @pytest.mark.parametrize("path", MTT, ids=lambda p: p.name)
 def test_gte_tagging_rule_equals_the_toolkit_at_35235cb_with_a_stand_in_encoder(path):
-    from musiceval.cmibench_vocab import TAG_VOCABULARIES
+    from musiceval.vocab.cmibench import TAG_VOCABULARIES
     from musiceval.encoders.gte import GTE_QUERY_PROMPT
     from musiceval.protocols.mir.metrics import families as fam
     from musiceval.protocols.mir.metrics.tagging import macro_auc
@@ -144,7 +144,7 @@ def test_bertscore_tagging_rule_equals_the_toolkit_at_35235cb_on_real_answers():
     """The BERT branch with one real bert-score scorer on both sides (the bundled MiniLM, layer 6,
     standing in for roberta-large)."""
     pytest.importorskip("bert_score")
-    from musiceval.cmibench_vocab import TAG_VOCABULARIES
+    from musiceval.vocab.cmibench import TAG_VOCABULARIES
     from musiceval.protocols.mir.metrics import families as fam
     from musiceval.protocols.mir.metrics.tagging import macro_auc
     from musiceval.protocols.mir.engine import load_bertscorer

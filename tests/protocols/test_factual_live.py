@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from musiceval.data.fma import load_fma  # noqa: E402
-from musiceval.data.musicnet import load_musicnet  # noqa: E402
+from musiceval.catalogue.datasets.fma import load_fma  # noqa: E402
+from musiceval.catalogue.datasets.musicnet import load_musicnet  # noqa: E402
 from musiceval.extraction import load_vocabulary  # noqa: E402
 from musiceval.models import GenerationSettings, load_model  # noqa: E402
 from musiceval.models.cache import ResponseCache  # noqa: E402

@@ -26,7 +26,7 @@ FIXTURE_ANSWERS = {
 #: files of the repository that hold no answers (manifests, rewrites, instructions, ontology, triplets)
 NOT_ANSWERS = ["musiceval/evals/audio/manifest.jsonl", "musiceval/evals/audio/freeform.jsonl",
                "fixtures/freeform/rewrites_handwritten.jsonl", "fixtures/mir/instructions/CMI_GTZAN.jsonl",
-               "musiceval/data/audioset_ontology.json", "fixtures/text_encoders/triplets_sample.csv",
+               "musiceval/vocab/audioset_ontology.json", "fixtures/text_encoders/triplets_sample.csv",
                "fixtures/factual/musicnet_metadata.csv"]
 SHARED_ANSWERS = {"muchomusic/dev_midashenglm.jsonl": "dasheng-choice", "nsynth/dev_midashenglm.jsonl": "dasheng-factual",
                   "musicqa/dev_midashenglm.jsonl": "dasheng-musicqa"}

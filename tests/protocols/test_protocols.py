@@ -293,8 +293,8 @@ def test_mir_max_items_and_tagging_chance():
 
 
 def test_triplets_wrap_evaluate_triplets():
-    from musiceval.data.audioset import load_ontology
-    from musiceval.data.triplets import generate_triplets
+    from musiceval.vocab.audioset import load_ontology
+    from musiceval.protocols.triplets.formats import generate_triplets
     from musiceval.protocols.triplets import TripletProtocol
     from musiceval.protocols.triplets.engine import evaluate_triplets
     from tests.protocols.test_triplet_scoring import CountingEncoder

@@ -10,8 +10,8 @@ import pytest
 import soundfile as sf
 
 from musiceval.cli import main
-from musiceval.data.choice_prompts import build_prompts
-from musiceval.data.muchomusic import ANSWER_TYPE, DISTRACTOR_TYPES
+from musiceval.vocab.choice_prompts import build_prompts
+from musiceval.vocab.choice_prompts import ANSWER_TYPE, DISTRACTOR_TYPES
 from musiceval.gates import Gate, GateConfig
 from musiceval.metrics.choice import LETTERS
 from musiceval.models.base import Answer

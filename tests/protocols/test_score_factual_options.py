@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from musiceval.data.prompts_factual import variant_items
+from musiceval.vocab.factual_prompts import variant_items
 from musiceval.extraction import extract_labels, load_vocabulary
 from musiceval.records import Item
 from musiceval.data.errors import InputError

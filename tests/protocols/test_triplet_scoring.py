@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from musiceval.data.audioset import definitions, load_ontology
-from musiceval.data.triplets import TripletSet, generate_triplets, load_triplet_csv
+from musiceval.vocab.audioset import definitions, load_ontology
+from musiceval.protocols.triplets.formats import TripletSet, generate_triplets, load_triplet_csv
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, label_text, render_triplet
 from musiceval.protocols.triplets import command as triplets_command
 from musiceval.protocols.triplets.engine import evaluate_triplets, load_triplets

@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from musiceval.data.answers import AnswerSet
-from musiceval.data.muchomusic import ChoiceRecord, distractor_setting
+from musiceval.data.muchomusic import ChoiceRecord
 from musiceval.metrics.choice import LETTERS, UNANSWERED, choice_summary, get_matcher, run_spread
 from musiceval.protocols.answers import orphans, pairs
 from musiceval.records import Item, ItemFailure, ItemScores, Response
+from musiceval.vocab.choice_prompts import distractor_setting
 
 PUBLISHED_SETTING = "all"
 
@@ -185,14 +186,14 @@ def generate_choice_records(
 ) -> LoadedChoices:
     """Ask a live Music LM every question of every run under each condition.
 
-    Prompts come from :func:`musiceval.data.choice_prompts.build_prompts` (options shuffled per
+    Prompts come from :func:`musiceval.vocab.choice_prompts.build_prompts` (options shuffled per
     run, ``n_examples`` in-context examples); audio, the ``random`` / ``noise`` / ``text_only``
     conditions and the response cache are those of :func:`musiceval.generate.generate_responses`.
     A chunking model answers once per chunk; the first chunk's answer is scored (MuChoMusic clips
     are short). Returns records ready for :func:`score_records` and one failure per unanswered
     (item, run, condition).
     """
-    from musiceval.data.choice_prompts import build_prompts
+    from musiceval.vocab.choice_prompts import build_prompts
     from musiceval.generate import generate_responses
     from musiceval.models.base import GenerationSettings
 

@@ -89,7 +89,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _vocabulary(args) -> tuple[Vocabulary, dict | None]:
     try:
         if args.hierarchy:
-            from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
+            from musiceval.catalogue.datasets.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
 
             genres = load_fma_genres(args.hierarchy)
             vocab = load_vocabulary(args.vocab) if args.vocab else fma_genre_vocabulary(genres)

@@ -62,7 +62,7 @@ def _report(gate, name: str, result: FactualResult) -> None:
 
 @lru_cache(maxsize=None)
 def _fma_items(data_dir: str):
-    from musiceval.data.fma import load_fma
+    from musiceval.catalogue.datasets.fma import load_fma
 
     items, _ = load_fma(Path(data_dir) / "fma" / "fma_metadata", subset="small", audio_dir=Path(data_dir) / "fma" / "fma_small")
     return items
@@ -70,7 +70,7 @@ def _fma_items(data_dir: str):
 
 @lru_cache(maxsize=None)
 def _musicnet_items(data_dir: str, task: str):
-    from musiceval.data.musicnet import load_musicnet
+    from musiceval.catalogue.datasets.musicnet import load_musicnet
 
     root = Path(data_dir) / "musicnet"
     items, _ = load_musicnet(root / "musicnet_metadata.csv", task=task, labels_dir=root, audio_dir=root)

@@ -6,7 +6,7 @@ One function, :func:`live_factual`, shared by the live FMA / MusicNet gates in
 1. items without audio (the loaders' ``meta["missing_audio"]`` names the expected file) are
    per-item failures, counted, never dropped silently; ``max_items`` keeps the first N items;
 2. the prompt variant is applied (``paper``: the dataset's question, the paper's phrasing;
-   ``among``: "Among {all labels}, ..." over the vocabulary, :func:`musiceval.data.prompts_factual.among_prompt`);
+   ``among``: "Among {all labels}, ..." over the vocabulary, :func:`musiceval.vocab.factual_prompts.among_prompt`);
 3. :func:`musiceval.generate.generate_responses` answers each item under Correct and Random audio
    (another recording, a seeded derangement) through the response cache; generation failures
    (unreadable audio, model errors) are per-item failures;
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
-from musiceval.data.prompts_factual import variant_items
+from musiceval.vocab.factual_prompts import variant_items
 from musiceval.extraction import Vocabulary
 from musiceval.generate import GenerationResult, generate_responses
 from musiceval.models.base import GenerationSettings

@@ -66,7 +66,7 @@ class FactualProtocol(Protocol):
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:
-        from musiceval.data.prompts_factual import PROMPT_VERSION
+        from musiceval.vocab.factual_prompts import PROMPT_VERSION
         from musiceval.extraction.rules import EXTRACTOR_VERSION
         from musiceval.llm.extract import PROMPT_VERSION as LLM_PROMPT_VERSION
 
@@ -96,7 +96,7 @@ class FactualProtocol(Protocol):
         recorded, model = conditions_of(answers), model_name(answers)
         hierarchy, vocab = opts.get("hierarchy"), opts.get("vocab")
         if isinstance(hierarchy, str):
-            from musiceval.data.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
+            from musiceval.catalogue.datasets.fma import fma_genre_tree, fma_genre_vocabulary, load_fma_genres
 
             genres = load_fma_genres(hierarchy)
             vocab = load_vocabulary(vocab) if isinstance(vocab, str) else (vocab or fma_genre_vocabulary(genres))

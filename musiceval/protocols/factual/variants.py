@@ -1,7 +1,7 @@
 """Closed-question variants of factual QA (docs/protocols/factual.md): true/false tables and binary choice.
 
 Record layouts (musiceval JSON lines; ``--manifest`` fills missing fields from the generate
-manifest that :func:`musiceval.data.prompts_factual.variant_items` builds):
+manifest that :func:`musiceval.vocab.factual_prompts.variant_items` builds):
 
 **true/false** (``musiceval score factual --answers true-false``), one row per (item, asked label)::
 

@@ -44,7 +44,7 @@ from typing import Sequence
 import numpy as np
 
 from musiceval.conditions import random_recorded_responses
-from musiceval.data.audio import AudioError, load_audio, resolve_audio_path
+from musiceval.audio import AudioError, load_audio, resolve_audio_path
 from musiceval.data.answers import AnswerSet
 from musiceval.data.musicqa import item_references
 from musiceval.metrics.embedding_models import Models

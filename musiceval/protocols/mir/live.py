@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from musiceval.data.audio import AudioError, resolve_audio_path
+from musiceval.audio import AudioError, resolve_audio_path
 from musiceval.data.cmibench import OutputRecord, audio_key, load_instructions
 from musiceval.protocols.mir.metrics.tasks import FAMILIES, TaskError, TaskResult, score_task
 from musiceval.records import Item, ItemFailure, Response

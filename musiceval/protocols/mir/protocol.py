@@ -283,7 +283,7 @@ class MirProtocol(Protocol):
         return ItemScores(metric, s.ids, s.values, groups=s.groups, condition=condition, failures=tuple(failures))
 
     def chances(self, metric: str) -> tuple[Chance, ...]:
-        from musiceval.cmibench_vocab import CLASS_VOCABULARIES
+        from musiceval.vocab.cmibench import CLASS_VOCABULARIES
 
         res = self.result("correct")
         out = []

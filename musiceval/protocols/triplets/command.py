@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 
 from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
-from musiceval.data.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
-from musiceval.data.triplets import TripletFileError
+from musiceval.vocab.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
+from musiceval.protocols.triplets.formats import TripletFileError
 from musiceval.encoders import EmbeddingCache, load_text_encoder
 from musiceval.ranges import AT_LEAST_ONE, arg
 from musiceval.protocols.triplets.engine import MODES, evaluate_triplets, load_triplets
@@ -59,7 +59,7 @@ def _no_triplets(source: str, triplets, ontology) -> str:
     """The one line for a triplet set that holds no triplet: the ontology class (with its file) or the
     CSV that gave none, and the fix."""
     if source in SUBTREE_ROOTS:
-        from musiceval.data.audioset import ONTOLOGY_HINT, load_ontology
+        from musiceval.vocab.audioset import ONTOLOGY_HINT, load_ontology
 
         ontology = ontology or load_ontology()
         subtree = ontology.subtree(source)

@@ -19,8 +19,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from musiceval.data.audioset import SUBTREE_ROOTS, load_ontology
-from musiceval.data.triplets import (
+from musiceval.vocab.audioset import SUBTREE_ROOTS, load_ontology
+from musiceval.protocols.triplets.formats import (
     TripletSet,
     generate_triplets,
     load_triplet_csv,
@@ -95,7 +95,7 @@ def evaluate_triplets(
     """Score ``triplets`` with ``encoder`` under every condition of ``mode``.
 
     ``definitions`` maps label -> description (needed by the ``definition`` modes; see
-    :func:`musiceval.data.audioset.definitions`). ``prompts`` restricts ``paper``/``negation``
+    :func:`musiceval.vocab.audioset.definitions`). ``prompts`` restricts ``paper``/``negation``
     to a subset of their prompts. ``progress``: a bar on stderr over the distinct texts embedded
     (:mod:`musiceval.progress`; still off unless enabled there).
     """

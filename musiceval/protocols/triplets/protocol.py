@@ -36,7 +36,7 @@ class TripletProtocol(Protocol):
     @classmethod
     def from_encoder(cls, encoder_spec: str, subtree_or_csv: str, *, settings: ProtocolSettings | None = None,
                      encoder=None) -> "TripletProtocol":
-        from musiceval.data.audioset import SUBTREE_ROOTS, definitions, load_ontology
+        from musiceval.vocab.audioset import SUBTREE_ROOTS, definitions, load_ontology
         from musiceval.encoders import EmbeddingCache, load_text_encoder
         from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS
         from musiceval.protocols.triplets.engine import evaluate_triplets, load_triplets

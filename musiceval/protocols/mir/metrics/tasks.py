@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from musiceval.cmibench_vocab import CLASS_VOCABULARIES, TAG_VOCABULARIES
+from musiceval.vocab.cmibench import CLASS_VOCABULARIES, TAG_VOCABULARIES
 from musiceval.schemas import OutputRecord
 from musiceval.protocols.mir.metrics import families as fam
 from musiceval.protocols.mir.metrics.compat import check_compat, is_old

@@ -1,0 +1,98 @@
+"""CMI-Bench (Ma et al. 2025): MIR annotations rewritten as instructions, one benchmark per task.
+
+Source: github.com/nicolaus625/CMI-bench, one instruction file per task
+(``data/<dataset>/CMI_<task>.jsonl``), each pinned to a commit at which the file was stored (the
+commits below are full hashes read from the repository index here). Licence CC BY 4.0 (the
+instructions); the audio is each underlying dataset's (GiantSteps, GTZAN, NSynth, EMO, Ballroom,
+DSing, MusicCaps, Song Describer, VocalSet) and is not shipped: pass the folder that holds
+CMI-Bench's ``data/`` tree as ``--audio-dir`` (``audio_path[0]`` is relative to it).
+Layout (one JSON object per line): ``instruction``, ``input``, ``output`` (ground truth),
+``split`` (list), ``task_type{major,minor}``, ``audio_path[]``, ``audio_start``, ``audio_end``,
+``source``, ``other``. Only ``split`` containing ``test`` is asked; item counts are the test
+records at 4c15f41 (:data:`musiceval.data.benchmarks.CMI_BENCH_TEST_ITEMS`, which the coverage gate reads too).
+
+Prompt: the ``instruction`` as written; answers are written as the toolkit's outputs
+(``<model>_<task>.jsonl``: ``question, response, correct_answer, audioid, other``) and scored by
+the MIR protocol (``mir.compat`` chooses the toolkit's rules or the corrected ones). The toolkit's
+outputs carry no condition, so no control is asked: the listening gate uses the answer
+permutation. Tasks whose instruction file was not found in the stored copy of the repository
+(MTT, MTG_*, Guzheng_Tech, MedleyDB) are not registered; score their files with ``--questions``
+through a registered task of the same family, or add an entry.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping
+
+from musiceval.data.benchmarks import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS
+from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
+
+REPO = "https://raw.githubusercontent.com/nicolaus625/CMI-bench"
+#: task -> (path in the repository, commit at which it was read)
+FILES = {
+    "GS_key": ("data/GS-key/CMI_GS_key.jsonl", "a37cddf67ae2983b038e8cb425ca6ee47c0cdd5f"),
+    "GTZAN": ("data/GTZAN/CMI_GTZAN.jsonl", "630f1edc52a99f3d96d3331cd423fe8a7464233c"),
+    "Nsynth_instrument": ("data/NSynth/CMI_Nsynth_instrument.jsonl", "5b20b2556f05f8eb8aad74f036ccf097bf1a805f"),
+    "Nsynth_pitch": ("data/NSynth/CMI_Nsynth_pitch.jsonl", "7dd61d9ade455195c667205437e813afdcb58d96"),
+    "EMO_arousal": ("data/EMO/CMI_EMO_arousal.jsonl", "5ca77d93ff496cf5d5e4b036c3cbe27ec88d0361"),
+    "EMO_valence": ("data/EMO/CMI_EMO_valence.jsonl", "002ea3ed34a33b17def7340cc7b435ad15cf8825"),
+    "ballroom_beat": ("data/Beat-Transformer/CMI_ballroom_beat.jsonl", "172c70bb797188ec6346e6687a9d081996096da1"),
+    "ballroom_downbeat": ("data/Beat-Transformer/CMI_ballroom_downbeat.jsonl", "172c70bb797188ec6346e6687a9d081996096da1"),
+    "gtzan_beat": ("data/Beat-Transformer/CMI_gtzan_beat.jsonl", "172c70bb797188ec6346e6687a9d081996096da1"),
+    "gtzan_downbeat": ("data/Beat-Transformer/CMI_gtzan_downbeat.jsonl", "172c70bb797188ec6346e6687a9d081996096da1"),
+    "DSing": ("data/DSing/CMI_DSing.jsonl", "c5f5f7c538b56101550154d68716d3ee22a4f3ad"),
+    "MusicCaps": ("data/MusicCaps/CMI_MusicCaps.jsonl", "88a6f0883777480f95e74a63599b34024ac1734f"),
+    "SDD": ("data/SDD/CMI_SDD.jsonl", "9ce0e1f5b6a79d1b9731967a2f1c366bac316f68"),
+    "VocalSet_tech": ("data/VocalSet/CMI_VocalSet_tech.jsonl", "5b20b2556f05f8eb8aad74f036ccf097bf1a805f"),
+}
+
+
+def locate(q: Question, index: AudioIndex) -> str | None:
+    key = q.audio_key or ""
+    return index.find(key) or index.find(key.removeprefix("data/")) or index.by_basename(Path(key).name)
+
+
+def _reader(task: str, name: str):
+    def questions(files: Mapping[str, Path]) -> list[Question]:
+        out = []
+        with open(files[name], encoding="utf-8") as fh:
+            for no, line in enumerate(fh):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                split = row.get("split") or []
+                if "test" not in (split if isinstance(split, list) else [split]):
+                    continue
+                audio = row.get("audio_path") or []
+                audio = audio[0] if isinstance(audio, list) and audio else (audio or None)
+                end = row.get("audio_end")
+                out.append(Question(
+                    id=f"{no}|{audio}", prompt=row["instruction"], question=row["instruction"], audio_key=audio,
+                    reference=str(row.get("output", "")), group=str(audio),
+                    audio_start=float(row["audio_start"]) if row.get("audio_start") is not None else None,
+                    audio_end=float(end) if end is not None and float(end) >= 0 else None,
+                    meta={"task": task, "line": no, "source": row.get("source", ""), "other": row.get("other")}))
+        return out
+
+    return questions
+
+
+def _register() -> None:
+    for task, (path, commit) in FILES.items():
+        name = Path(path).name
+        register_benchmark(
+            name=f"cmi-bench/{task}", title=f"CMI-Bench {task} (test split)",
+            source=Source("url", urls=(f"{REPO}/{commit}/{path}",), revision=commit),
+            licence="CC BY 4.0 (instructions); audio: the underlying dataset's licence",
+            items=CMI_BENCH_TEST_ITEMS[task],
+            audio="not shipped: pass --audio-dir with the folder holding CMI-Bench's data/ tree",
+            protocol="mir", answer_format="cmi-bench", prompt="the CMI-Bench instruction as written",
+            parser=f"MIR parser of {task} (musiceval.protocols.mir.metrics.tasks; mir.compat for the toolkit's rules)", controls=(),
+            question_files=(name,), locate_audio=locate, version=commit[:7], task=task,
+            options=dict(CMI_BENCH_DEFAULTS.get(task, {})),
+            verified=f"columns and ids vs shared/data/cmi-bench/instructions/{name} (4c15f41)",
+        )(_reader(task, name))
+
+
+_register()
