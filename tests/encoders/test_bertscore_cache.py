@@ -295,8 +295,8 @@ def test_the_copied_greedy_matching_is_bert_scores_bit_for_bit(seed, capsys):
 
 def test_a_warm_run_imports_no_bert_score(tmp_path):
     """Every token row cached: scoring a captioning file imports neither bert-score nor what its
-    package imports (matplotlib, transformers), and gives the cold run's values. (pandas is not
-    checked: nltk, for METEOR, imports scikit-learn, which imports it.)"""
+    package imports (matplotlib, pandas, transformers), nor nltk (its lexical scores are read from
+    the lexical score cache, so WordNet is not loaded), and gives the cold run's values."""
     import json
     import subprocess
     import sys
@@ -310,11 +310,11 @@ def test_a_warm_run_imports_no_bert_score(tmp_path):
         "from musiceval.protocols.mir.engine import score_file\n"
         f"result, _ = score_file({str(target)!r}, cache_dir={str(tmp_path / 'cache')!r})\n"
         "print(json.dumps({'f1': result.per_item['bertscore_f1'].values.tolist(),\n"
-        "                  'modules': sorted(m for m in ('bert_score', 'matplotlib', 'transformers')\n"
+        "                  'modules': sorted(m for m in ('bert_score', 'matplotlib', 'pandas', 'transformers', 'nltk')\n"
         "                                    if m in sys.modules)}))\n")
     runs = [json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                                       timeout=600).stdout.strip().splitlines()[-1]) for _ in ("cold", "warm")]
     cold, warm = runs
-    assert "bert_score" in cold["modules"]  # the model embedded the texts
+    assert {"bert_score", "nltk"} <= set(cold["modules"])  # the model embedded the texts, METEOR loaded WordNet
     assert warm["modules"] == []
     assert warm["f1"] == cold["f1"] and len(warm["f1"]) == 8
