@@ -6,11 +6,9 @@ everything again. :class:`TokenCachedBERTScorer` wraps a configured ``bert_score
 and keeps each distinct text's token embeddings (and idf weights) in a cache keyed by text (an
 :class:`~musiceval.encoders.embedding_cache.EmbeddingCache`, the same on-disk store as sentence embeddings,
 or any object with its ``get``/``put`` interface): across conditions, metrics and runs every
-distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Tokenising
-and the model call are bert-score's own functions (``sent_encode``, ``bert_encode``) on the inputs
-bert-score builds; greedy matching is :func:`greedy_cos_idf`, bert-score's function of that name
-for one layer, copied so that a warm run (every row cached) does not import bert-score, whose
-package imports matplotlib and pandas (1.5 s of a worker's start-up); the multi-reference maximum
+distinct text is embedded once per model, and a rerun on a warm cache embeds nothing. Tokenising,
+the model call and greedy matching are bert-score's own functions (``sent_encode``,
+``bert_encode``, ``greedy_cos_idf``) on the inputs bert-score builds; the multi-reference maximum
 and the rescaling follow bert-score's code, so values equal ``BERTScorer.score`` to float32
 tolerance. docs/performance.md ("The default free-form metric set plus BERTScore, cold") has
 where the time goes: the model's matrix products, all but a few percent.
@@ -24,7 +22,6 @@ the cache, so a warm run loads no model.
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 from contextlib import contextmanager
 from functools import lru_cache
@@ -113,19 +110,6 @@ def _bertscorer_class():
     return BERTScorer
 
 
-def require_bert_score() -> None:
-    """Raise the ``ImportError`` of ``import bert_score`` when the package is not installed, without
-    importing it (its ``__init__`` imports matplotlib and pandas: a warm run needs neither)."""
-    import importlib.util
-
-    try:
-        found = importlib.util.find_spec("bert_score") is not None
-    except (ImportError, ValueError):  # a broken entry in sys.modules: let the import say what it is
-        found = True
-    if not found:
-        raise ModuleNotFoundError("No module named 'bert_score'", name="bert_score")
-
-
 def lazy_bertscorer(**kwargs: Any) -> Any:
     """``bert_score.BERTScorer(**kwargs)`` (``model_type`` and ``num_layers`` given), loaded when
     first needed when the model's config, weights and tokenizer files are on this machine (a
@@ -135,11 +119,11 @@ def lazy_bertscorer(**kwargs: Any) -> Any:
     model and the fix at the first text missing from the cache."""
     import torch
 
-    require_bert_score()  # a missing bert-score raises ImportError now, not at the first miss
+    scorer_class = _bertscorer_class()  # a missing bert-score raises ImportError now, not at the first miss
     model = kwargs["model_type"]
     local = all(_has_any(model, names) for names in _MODEL_FILES)
     if not local or kwargs.get("idf") or kwargs.get("all_layers") or (kwargs.get("rescale_with_baseline") and not kwargs.get("baseline_path")):
-        return _bertscorer_class()(**kwargs)
+        return scorer_class(**kwargs)
     device = kwargs.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")  # BERTScorer's rule
     return _LazyBERTScorer(kwargs, device)
 
@@ -280,7 +264,7 @@ class TokenCachedBERTScorer:
     ``<scorer id>#tokens``) are read from ``cache`` or computed by the model on the token ids and
     mask bert-score's ``get_bert_embedding`` builds (each missing text tokenised once, longest first,
     in batches of similar lengths: :meth:`_embed`); the greedy
-    matching is bert-score's ``greedy_cos_idf`` (:func:`greedy_cos_idf`) on bert-score's own batches of pairs, then the
+    matching is bert-score's ``greedy_cos_idf`` on bert-score's own batches of pairs, then the
     multi-reference maximum and the baseline rescaling ``(x - b) / (1 - b)`` as bert-score does.
     Values equal ``BERTScorer.score`` to float32 tolerance (a text embedded in another padded batch
     may differ in the last bits). ``idf=True`` and ``all_layers=True`` are refused.
@@ -367,11 +351,11 @@ class TokenCachedBERTScorer:
         ``get_bert_embedding`` builds for them, so a row is bert-score's up to the last bits of
         another padded batch. Rows are written in transactions of about ``WRITE_BYTES``
         (:class:`_RowWriter`): a transaction per batch made SQLite checkpoint its WAL at every batch."""
-        if not missing:  # before importing bert-score: a warm run needs none of it
-            return {}
         import torch
         from bert_score.utils import bert_encode, sent_encode
 
+        if not missing:
+            return {}
         tok, model, device = self.scorer._tokenizer, self.scorer._model, self.scorer.device
         with self._timed("model"):
             ids = [sent_encode(tok, s) for s in missing]  # (a lazily built scorer loads at the first missing text)
@@ -420,6 +404,8 @@ class TokenCachedBERTScorer:
         import torch
         from torch.nn.utils.rnn import pad_sequence
 
+        from bert_score.utils import greedy_cos_idf
+
         cands, owner = list(cands), None
         flat_c, flat_r = cands, list(refs)
         if refs and not isinstance(refs[0], str):
@@ -463,49 +449,3 @@ class TokenCachedBERTScorer:
         if self.scorer._rescale_with_baseline:
             table = (table - self.scorer.baseline_vals) / (1 - self.scorer.baseline_vals)
         return table[:, 0], table[:, 1], table[:, 2]
-
-
-def greedy_cos_idf(ref_embedding: Any, ref_masks: Any, ref_idf: Any, hyp_embedding: Any, hyp_masks: Any, hyp_idf: Any,
-                   all_layers: bool = False) -> tuple[Any, Any, Any]:
-    """``bert_score.utils.greedy_cos_idf`` of bert-score 0.3.13 for one layer (``all_layers=False``):
-    the same torch operations in the same order, so the same bits
-    (``tests/encoders/test_bertscore_cache.py`` compares the two on random and real batches). A copy,
-    because importing ``bert_score.utils`` runs the package's ``__init__``, which imports matplotlib
-    and pandas: a run whose token rows are all cached then imports no bert-score at all. Like
-    bert-score, it normalises ``ref_embedding``, ``hyp_embedding`` and the idf weights in place."""
-    import torch
-
-    if all_layers:
-        raise ValueError("greedy_cos_idf: one layer only (all_layers=False), as TokenCachedBERTScorer uses it")
-    ref_embedding.div_(torch.norm(ref_embedding, dim=-1).unsqueeze(-1))
-    hyp_embedding.div_(torch.norm(hyp_embedding, dim=-1).unsqueeze(-1))
-    batch_size = ref_embedding.size(0)
-    sim = torch.bmm(hyp_embedding, ref_embedding.transpose(1, 2))
-    masks = torch.bmm(hyp_masks.unsqueeze(2).float(), ref_masks.unsqueeze(1).float())
-    masks = masks.expand(batch_size, -1, -1).contiguous().view_as(sim)
-    masks = masks.float().to(sim.device)
-    sim = sim * masks
-
-    word_precision = sim.max(dim=2)[0]
-    word_recall = sim.max(dim=1)[0]
-
-    hyp_idf.div_(hyp_idf.sum(dim=1, keepdim=True))
-    ref_idf.div_(ref_idf.sum(dim=1, keepdim=True))
-    precision_scale = hyp_idf.to(word_precision.device)
-    recall_scale = ref_idf.to(word_recall.device)
-    P = (word_precision * precision_scale).sum(dim=1)
-    R = (word_recall * recall_scale).sum(dim=1)
-    F = 2 * P * R / (P + R)
-
-    hyp_zero_mask = hyp_masks.sum(dim=1).eq(2)
-    ref_zero_mask = ref_masks.sum(dim=1).eq(2)
-    if torch.any(hyp_zero_mask):
-        print("Warning: Empty candidate sentence detected; setting raw BERTscores to 0.", file=sys.stderr)
-        P = P.masked_fill(hyp_zero_mask, 0.0)
-        R = R.masked_fill(hyp_zero_mask, 0.0)
-    if torch.any(ref_zero_mask):
-        print("Warning: Empty reference sentence detected; setting raw BERTScores to 0.", file=sys.stderr)
-        P = P.masked_fill(ref_zero_mask, 0.0)
-        R = R.masked_fill(ref_zero_mask, 0.0)
-    F = F.masked_fill(torch.isnan(F), 0.0)
-    return P, R, F

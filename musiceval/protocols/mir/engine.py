@@ -61,13 +61,13 @@ def bertscore_choice(model: str | None, layers: int | None, compat: str | None) 
     the bundled MiniLM/6 by default; a model bert-score does not know needs ``--bertscore-layers``."""
     model = model or (CMI_BENCH_BERTSCORE_MODEL if compat else DEFAULT_BERTSCORE_MODEL)
     if layers is None:
+        from bert_score.utils import model2layers
+
         if model == "minilm":
             layers = 6
         elif compat:  # a local copy of the toolkit's roberta-large
             layers = CMI_BENCH_BERTSCORE_LAYERS
-        else:  # bert-score's table (importing it imports matplotlib and pandas: only when asked)
-            from bert_score.utils import model2layers
-
+        else:
             layers = model2layers.get(model)
         if layers is None:
             raise InputError(f"--bertscore-model {model!r}: bert-score does not know its layer; pass --bertscore-layers N")
