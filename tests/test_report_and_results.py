@@ -75,3 +75,24 @@ def test_cli_report_on_an_empty_directory_is_an_input_error(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("musiceval: error:") and "Traceback" not in err
+
+
+def test_the_per_item_files_are_compressed_while_the_reports_render_to_the_same_bytes(tmp_path):
+    """write_artefacts compresses scores.jsonl.xz and samples.jsonl.xz in threads while it renders the
+    reports: the files are xz (preset 2) of the rows as JSON lines, and results.json records their digests."""
+    import hashlib
+    import lzma
+
+    parts = _parts(tmp_path)
+    samples = [{"type": "sample", "protocol": "choice", "model": "m", "source": "s", "item_id": f"q{k}",
+                "response": f"answer {k}", "parsed": "A", "scores": {"acc": float(k % 2)}} for k in range(300)]
+    (parts / "parts" / "gw2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in samples))
+    run = write_run(parts, {"seed": 0, "model": "recorded"})
+    want_samples = "".join(json.dumps({k: v for k, v in r.items() if k != "type"}) + "\n" for r in samples)
+    assert lzma.decompress((tmp_path / "samples.jsonl.xz").read_bytes()).decode() == want_samples
+    for name in ("scores.jsonl.xz", "samples.jsonl.xz"):
+        blob = (tmp_path / name).read_bytes()
+        assert blob == lzma.compress(lzma.decompress(blob), preset=2)
+        assert run["artefacts"][name] == {"sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob)}
+    assert json.loads((tmp_path / "results.json").read_text())["artefacts"] == run["artefacts"]
+    assert (tmp_path / "report.html").stat().st_size and "## choice" in (tmp_path / "report.md").read_text()

@@ -86,6 +86,16 @@ class Models:
             self.embedding_cache = EmbeddingCache(self.cache_dir) if self.cache_dir else _MemoryCache()
         return self.embedding_cache
 
+    def lexical_cache(self):
+        """The :class:`~musiceval.metrics.lexical_cache.LexicalScoreCache` in the on-disk embedding
+        cache's folder, or None (no cache folder: lexical scores are computed every run)."""
+        if "lexical" not in self._loaded:
+            from musiceval.metrics.lexical_cache import LexicalScoreCache
+
+            root = getattr(self.cache(), "root", None)
+            self._loaded["lexical"] = LexicalScoreCache(root) if root is not None else None
+        return self._loaded["lexical"]
+
     def encoder(self, kind: str):
         """The sentence (``"sentence"``) or CLAP (``"clap"``) text encoder. One whose cache id is
         known before loading (the built-in specs: :func:`~musiceval.encoders.lazy.known_encoder_id`)

@@ -22,7 +22,8 @@ _LEXICAL_DOC = {
 
 def _lexical(name: str):
     def fn(candidates, references, context: MetricContext) -> np.ndarray:
-        return lexical_scores(candidates, references, [name], df_references=context.df_references)[name]
+        return lexical_scores(candidates, references, [name], df_references=context.df_references,
+                              store=context.lexical_cache)[name]
 
     fn.__name__ = name
     fn.__doc__ = _LEXICAL_DOC[name]

@@ -334,6 +334,7 @@ def lexical_scores(
     df_references: Sequence[str | Sequence[str]] | None = None,
     use_stemmer: bool = False,
     cache=None,
+    store=None,
 ) -> dict[str, np.ndarray]:
     """Score aligned (candidate, references) pairs with several lexical metrics at once.
 
@@ -348,12 +349,24 @@ def lexical_scores(
 
     Values equal the per-pair functions (:func:`~musiceval.metrics.lexical.bleu`, :func:`~musiceval.metrics.lexical.bleu4`, :func:`~musiceval.metrics.lexical.rouge_l`,
     :func:`musiceval.metrics.meteor.meteor`, :func:`musiceval.metrics.cider.cider_d`).
+
+    ``store``: a :class:`~musiceval.metrics.lexical_cache.LexicalScoreCache`; the same call made
+    before (same metrics, texts, CIDEr-D corpus and code: its key) is read from it instead of
+    scored, and a new one is stored there.
     """
     unknown = set(metrics) - set(LEXICAL_METRICS)
     if unknown:
         raise ValueError(f"unknown lexical metrics {sorted(unknown)}; choose from {LEXICAL_METRICS}")
     if len(references) != len(candidates):
         raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+    key = None
+    if store is not None:
+        from musiceval.metrics.lexical_cache import call_key
+
+        key = call_key(candidates, references, metrics, df_references, use_stemmer)
+        stored = store.get(key, metrics, len(candidates))
+        if stored is not None:
+            return stored
     if cache is None:
         cache = default_token_cache()
         incoming = len(candidates) + sum(1 if isinstance(r, str) else len(r) for r in references)
@@ -361,4 +374,7 @@ def lexical_scores(
             cache.clear()
     corpus = LexicalCorpus(references, df_references=df_references, cache=cache, use_stemmer=use_stemmer,
                            memo_df="cider" in metrics)
-    return corpus.score(list(candidates), metrics)
+    scores = corpus.score(list(candidates), metrics)
+    if store is not None:
+        store.put(key, scores)
+    return scores

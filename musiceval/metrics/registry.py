@@ -25,7 +25,7 @@ result). A package outside musiceval registers its module under the entry-point 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -54,7 +54,9 @@ class MetricContext:
       item's own clip), for reference-free metrics;
     - ``df_references``: the references of every loaded item (CIDEr-D document frequencies,
       the same for every condition so per-item values pair across conditions);
-    - ``item_ids``: the ids of the items scored in this call, aligned with ``candidates``.
+    - ``item_ids``: the ids of the items scored in this call, aligned with ``candidates``;
+    - ``lexical_cache``: the lexical metrics' on-disk scores
+      (:class:`~musiceval.metrics.lexical_cache.LexicalScoreCache`), or None.
     """
 
     embed: Callable[[str], Callable[[Sequence[str]], np.ndarray]] = field(default=_missing("text encoder"))
@@ -63,6 +65,8 @@ class MetricContext:
     audio_similarity: Callable[[Sequence[str], Sequence[str]], np.ndarray] = field(default=_missing("CLAP audio"))
     df_references: Sequence[Sequence[str]] | None = None
     item_ids: tuple[str, ...] = ()
+    #: where the lexical metrics keep their scores between runs (a LexicalScoreCache), or None
+    lexical_cache: Any = None
 
 
 @dataclass(frozen=True)

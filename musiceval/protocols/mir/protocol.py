@@ -124,7 +124,7 @@ class MirProtocol(Protocol):
     def __init__(self, task: str, records: dict[str, list[OutputRecord]], *, compat: str | None = None, embed=None,
                  bertscorer=None, bert_info: dict | None = None, failures=(), model: str = "model", source: str = "",
                  query_prefix: str = "", baseline_memo=None, derived: tuple[str, ...] = (),
-                 excluded: tuple[Exclusion, ...] = ()):
+                 excluded: tuple[Exclusion, ...] = (), lexical_cache=None):
         from musiceval.protocols.mir.metrics.tasks import FAMILIES
 
         self.task = task
@@ -141,6 +141,7 @@ class MirProtocol(Protocol):
         self.source = source
         self._query_prefix = query_prefix
         self._baseline_memo = baseline_memo
+        self._lexical_cache = lexical_cache
         self.derived = tuple(derived)
         self._results: dict[str, Any] = {}
         correct = self.result("correct")
@@ -216,9 +217,15 @@ class MirProtocol(Protocol):
             from musiceval.protocols.mir.engine import BaselineStore
 
             memo = BaselineStore(opts["cache_dir"])
+        lexical = None
+        if family == "captioning" and opts.get("cache_dir"):  # the lexical scores, beside the embeddings
+            from musiceval.metrics.lexical_cache import LexicalScoreCache
+
+            lexical = LexicalScoreCache(opts["cache_dir"])
         return cls(task, records, compat=compat, embed=embed, bertscorer=bertscorer, bert_info=bert_info,
                    failures=failures, model=model, source=answers.source,
-                   query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions, excluded=tuple(excluded))
+                   query_prefix=query_prefix, baseline_memo=memo, derived=derived_conditions, excluded=tuple(excluded),
+                   lexical_cache=lexical)
 
     def result(self, condition: str = "correct"):
         """The :class:`~musiceval.protocols.mir.metrics.tasks.TaskResult` of ``condition`` (scored once)."""
@@ -227,7 +234,7 @@ class MirProtocol(Protocol):
         if condition not in self._results:
             self._results[condition] = score_task(self.task, self.records[condition], compat=self.compat, embed=self._embed,
                                                   query_prefix=self._query_prefix, bertscorer=self._bertscorer,
-                                                  baseline_memo=self._baseline_memo)
+                                                  baseline_memo=self._baseline_memo, lexical_cache=self._lexical_cache)
         return self._results[condition]
 
     # ------------------------------------------------------------------ interface

@@ -70,7 +70,7 @@ def _bertscore(scorer: Any, references: Sequence[str], candidates: Sequence[str]
 
 
 def caption_scores(references: Sequence[str], candidates: Sequence[str], *, compat: str | None = None,
-                   bertscorer: Any = None) -> tuple[dict[str, np.ndarray], list[ItemFailure], list[str]]:
+                   bertscorer: Any = None, lexical_cache: Any = None) -> tuple[dict[str, np.ndarray], list[ItemFailure], list[str]]:
     """Per-item caption scores by metric name, failures and notes (one value per input item).
 
     Parameters
@@ -81,6 +81,9 @@ def caption_scores(references: Sequence[str], candidates: Sequence[str], *, comp
         Corrected metrics (default) or the toolkit's.
     bertscorer : bert_score.BERTScorer, optional
         The model BERTScore uses; when None the BERTScore keys are left out (with a note).
+    lexical_cache : LexicalScoreCache, optional
+        Where the default mode's lexical scores are kept between runs
+        (:class:`musiceval.metrics.lexical_cache.LexicalScoreCache`).
     """
     notes: list[str] = []
     if compat:
@@ -89,7 +92,7 @@ def caption_scores(references: Sequence[str], candidates: Sequence[str], *, comp
     else:
         from musiceval.metrics.lexical_corpus import LEXICAL_METRICS, lexical_scores
 
-        out = lexical_scores(list(candidates), list(references), LEXICAL_METRICS)
+        out = lexical_scores(list(candidates), list(references), LEXICAL_METRICS, store=lexical_cache)
     if bertscorer is None:
         notes.append("BERTScore not computed: no BERTScore model was given")
     else:

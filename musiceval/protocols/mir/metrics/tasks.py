@@ -312,11 +312,12 @@ def _melody(task: str, records: Sequence[OutputRecord], compat: str | None) -> T
     return res
 
 
-def _captioning(task: str, records: Sequence[OutputRecord], compat: str | None, bertscorer: Any) -> TaskResult:
+def _captioning(task: str, records: Sequence[OutputRecord], compat: str | None, bertscorer: Any,
+                lexical_cache: Any = None) -> TaskResult:
     from musiceval.protocols.mir.metrics.captioning import caption_scores
 
     per_metric, failures, notes = caption_scores([r.correct_answer for r in records], [r.response for r in records],
-                                                 compat=compat, bertscorer=bertscorer)
+                                                 compat=compat, bertscorer=bertscorer, lexical_cache=lexical_cache)
     res = TaskResult(task, compat, len(records), {m: float(np.mean(v)) for m, v in per_metric.items()})
     for m, v in per_metric.items():
         res.per_item[m] = _scores(m, records, v)
@@ -334,6 +335,7 @@ def score_task(
     query_prefix: str = "",
     bertscorer: Any = None,
     baseline_memo: Any = None,
+    lexical_cache: Any = None,
 ) -> TaskResult:
     """Score one task's output records.
 
@@ -358,6 +360,9 @@ def score_task(
         A store (``get(key)``, ``memo[key] = table``) for trivial-baseline tables that depend on the
         references only (beats: the metronome), so they are computed once per reference set;
         :class:`musiceval.protocols.mir.engine.BaselineStore` keeps them on disk. Values are unchanged.
+    lexical_cache : optional
+        Captioning's lexical scores kept between runs
+        (:class:`musiceval.metrics.lexical_cache.LexicalScoreCache`). Values are unchanged.
     """
     check_compat(compat)
     family = FAMILIES.get(task)
@@ -370,7 +375,7 @@ def score_task(
     if family == "tagging":
         return _tagging(task, records, compat, embed, query_prefix, bertscorer)
     if family == "captioning":
-        return _captioning(task, records, compat, bertscorer)
+        return _captioning(task, records, compat, bertscorer, lexical_cache)
     if family == "beats":
         return _beats(task, records, compat, baseline_memo)
     return {
