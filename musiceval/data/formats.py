@@ -230,7 +230,7 @@ def detect_format(path: str | Path, protocol: str | None = None) -> AnswerFormat
         return found[0]
     seen = _seen(kind, records)
     if found:
-        feeds = ", ".join(repr(p) for p in found[0].protocols)
+        feeds = _listed(found[0].protocols)
         raise FormatError(f"{path}: looks like {found[0].description or found[0].name} ({seen}), which feed{'s' if len(found[0].protocols) == 1 else ''} "
                           f"{feeds}, not {protocol!r}; give it to the {found[0].protocols[0]} protocol or pass "
                           f"{_want(protocol)}")
@@ -279,7 +279,7 @@ def load_answers(path: str | Path, fmt: str | AnswerFormat | None = None, protoc
     if protocol is not None and not format_names(protocol):
         raise FormatError(f"{path}: {no_format_for(protocol)}")
     if protocol is not None and protocol not in chosen.protocols:
-        raise FormatError(f"{path}: format {chosen.name!r} feeds {', '.join(map(repr, chosen.protocols))}, not {protocol!r}; "
+        raise FormatError(f"{path}: format {chosen.name!r} feeds {_listed(chosen.protocols)}, not {protocol!r}; "
                           f"pass {_want(protocol)} or drop --format to detect it")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: file not found; pass an existing answer file")
@@ -354,3 +354,7 @@ def format_names(protocol: str | None = None) -> list[str]:
     return [n for n, f in FORMATS.items() if protocol is None or protocol in f.protocols]
 
 
+def _listed(protocols: Sequence[str]) -> str:
+    """``'choice'``, ``'choice' and 'judge'``, ``'mir', 'factual' and 'judge'``: protocols in a message."""
+    names = [repr(p) for p in protocols]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

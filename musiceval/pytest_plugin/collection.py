@@ -114,8 +114,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _inherit_module_marks(item)
         subject, _ = _subject_of(item, state["suite"])
         source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
-        if (subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models
-                and item.get_closest_marker("musiceval_scorer_check") is None):
+        scorer_check = isinstance(source, Source) and item.get_closest_marker("musiceval_scorer_check") is not None
+        if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models and not scorer_check:
             dropped.append(item)
             continue
         keep.append(item)

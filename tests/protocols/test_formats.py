@@ -89,9 +89,9 @@ def test_a_file_given_to_the_wrong_protocol_names_file_keys_and_fix():
     assert msg.startswith(str(path)) and "\n" not in msg
     assert "dasheng factual answers" in msg and "label" in msg and "model_output" in msg
     assert "feeds 'factual', not 'choice'" in msg and "give it to the factual protocol" in msg
-    with pytest.raises(FormatError, match="feeds 'choice', not 'freeform'"):
+    with pytest.raises(FormatError, match="feed 'choice' and 'judge', not 'freeform'"):
         load_answers(FIXTURES / "choice" / "dev_midashenglm.jsonl", protocol="freeform")
-    with pytest.raises(FormatError, match="format 'dasheng-choice' feeds 'choice', not 'mir'"):
+    with pytest.raises(FormatError, match="format 'dasheng-choice' feeds 'choice' and 'judge', not 'mir'"):
         load_answers(FIXTURES / "choice" / "dev_midashenglm.jsonl", "dasheng-choice", protocol="mir")
 
 
