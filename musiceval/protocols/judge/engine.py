@@ -181,7 +181,6 @@ class Reply:
 
     text: str | None = None
     error: str | None = None
-    cached: bool = False
 
 
 #: ``ask(prompts, seed) -> one Reply per prompt``: the judge's backend
@@ -243,19 +242,19 @@ class Judge:
     ``revision`` is the adapter's revision for an adapter judge ("" for an endpoint)."""
 
     def __init__(self, settings: JudgeSettings, *, cache_dir: str | Path | None = None, cassettes: str | Path | None = None,
-                 record_mode: str = "none", backend: Ask | None = None):
+                 record_mode: str = "none"):
         self.settings = settings
         #: the folder of this answer file's cassettes (an endpoint judge), one file per key prefix
         self.cassette = Path(cassettes) if cassettes else None
         self.record_mode = record_mode
         self.revision = ""
         self._adapter = None
-        if backend is None and settings.endpoint is None:
+        if settings.endpoint is None:
             from musiceval.models.base import load_model
 
             self._adapter = load_model(settings.spec)
             self.revision = str(getattr(self._adapter, "revision", "") or "")
-        if settings.endpoint is not None and self.cassette is None and backend is None:
+        if settings.endpoint is not None and self.cassette is None:
             raise JudgeError(f"judge {settings.model_id!r} is called over HTTP but no cassette is configured: set "
                              "[judge] cassettes (a folder relative to the config) so every call is recorded and CI "
                              "replays it (docs/judge.md)")
@@ -264,7 +263,7 @@ class Judge:
             raise JudgeUnpinned(f"{reason}; pin it, or set [judge] allow_unpinned = true (the verdict line then says "
                                 "the judge is unpinned)")
         self.unpinned_reason = reason
-        self._backend = backend
+        self._backend: Ask | None = None
         self.cache = JSONCache(Path(cache_dir) / "judge") if cache_dir else None
         self.n_calls = 0
         self._identity = json.dumps(settings.facts(self.revision), sort_keys=True)
@@ -306,7 +305,7 @@ class Judge:
         for k, prompt in enumerate(prompts):
             hit = self.cache.get(self._key(prompt, sample)) if self.cache is not None else None
             if hit is not None:
-                out[k] = Reply(text=hit["text"], cached=True)
+                out[k] = Reply(text=hit["text"])
             else:
                 todo.setdefault(prompt, []).append(k)
         if todo:
