@@ -114,8 +114,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _inherit_module_marks(item)
         subject, _ = _subject_of(item, state["suite"])
         source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
-        scorer_check = isinstance(source, Source) and item.get_closest_marker("musiceval_scorer_check") is not None
-        if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models and not scorer_check:
+        kept = isinstance(source, Source) and is_scorer_check(item)  # a judged source's own judge gates
+        if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models and not kept:
             dropped.append(item)
             continue
         keep.append(item)
@@ -164,6 +164,12 @@ def _subject_of(item: pytest.Item, suite: SuiteConfig) -> tuple[str, str]:
     if ("music_lm" in names or item.get_closest_marker("musiceval_live_model") is not None) and not live:
         return NOT_GIVEN, ""
     return MODEL, live[0].name if live else suite.models[0].name if len(suite.models) == 1 else ""
+
+
+def is_scorer_check(item: pytest.Item) -> bool:
+    """Whether ``item`` checks the scorer of a declared source (marked ``musiceval_scorer_check``: an
+    LLM judge's own gates), which runs with that source and is reported above the model's gates."""
+    return item.get_closest_marker("musiceval_scorer_check") is not None
 
 
 def plain_nodeid(node: pytest.Item) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from musiceval.gates import Gate, GateConfig
-from musiceval.pytest_plugin.collection import _subject_of, plain_nodeid
+from musiceval.pytest_plugin.collection import _subject_of, is_scorer_check, plain_nodeid
 from musiceval.pytest_plugin.options import MAX_SAMPLES_PER_SOURCE, NOT_APPLICABLE, _opt, _state, _strict
 from musiceval.pytest_plugin.outcomes import _matches, _protocol_of, _sink
 from musiceval.pytest_plugin.progress import ITEMS_PROPERTY
@@ -37,7 +37,7 @@ class PytestGate(Gate):
         #: tables and bar series recorded (a test that records only these is not a passing gate)
         self.n_recorded = 0
 
-        scorer_check = item.get_closest_marker("musiceval_scorer_check") is not None
+        scorer_check = is_scorer_check(item)
 
         def tagged(row: dict[str, Any]) -> None:  # every row says whom it is about
             if row.get("type") in ("gate", "scores"):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from musiceval.pytest_plugin.collection import _subject_of, defining_module, plain_nodeid
+from musiceval.pytest_plugin.collection import _subject_of, defining_module, is_scorer_check, plain_nodeid
 from musiceval.pytest_plugin.options import (_STATES, DATASET_HINTS, FINDING_PREFIX, NOT_APPLICABLE, REPORT_PREFIX,
                                              _is_worker, _opt, _state, _worker_id)
 from musiceval.pytest_plugin.redaction import redact_report
@@ -165,7 +165,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         "detail": reason, "nodeid": plain_nodeid(item), "test": "skipped", "protocol": _protocol_of(item),
         "check": check, "model": model, "source": getattr(source, "label", ""),
         "subject": SELF_CHECK if subject == SELF_CHECK else MODEL,
-        **({"scorer_check": True} if item.get_closest_marker("musiceval_scorer_check") is not None else {}),
+        **({"scorer_check": True} if is_scorer_check(item) else {}),
     })
     # a skipped required gate of the declared model makes the verdict INCONCLUSIVE (musiceval.verdict),
     # with or without --strict (which then exits 1 even under --musiceval-inconclusive xfail); a

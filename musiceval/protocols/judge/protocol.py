@@ -54,13 +54,12 @@ def _option(item: Item) -> int | None:
 def reference_of(item: Item) -> str | None:
     """What the judge compares an answer with: the reference answer, or a multiple-choice item's
     correct option with its letter."""
+    from musiceval.data.musicqa import item_references
     from musiceval.metrics.choice import LETTERS
 
-    refs = item.meta.get("references") if isinstance(item.meta, Mapping) else None
-    if item.reference:
-        return item.reference
-    if isinstance(refs, (list, tuple)) and refs and isinstance(refs[0], str) and refs[0].strip():
-        return refs[0]
+    written = next((r for r in item_references(item) if isinstance(r, str) and r.strip()), None)
+    if written is not None:
+        return written
     k = _option(item)
     return None if k is None else f"({LETTERS[k]}) {item.choices[k]}"
 
