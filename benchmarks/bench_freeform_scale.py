@@ -1,6 +1,6 @@
 """The default free-form metric set plus BERTScore on N distinct pairs x Correct and Random, cold.
 
-    .venv/bin/python benchmarks/bench_freeform_scale.py [--n 20000] [--threads N] [--quick | --smoke]
+    .venv/bin/python benchmarks/bench_freeform_scale.py [--n 20000] [--threads N] [--quick | --smoke] [--json OUT]
 
 What a user's first ``musiceval score freeform`` of a large answer file costs: BLEU, BLEU-4,
 METEOR, ROUGE-L, CIDEr-D, sentence cosine (the CLI's default set) and BERTScore F1, both
@@ -102,6 +102,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ap.add_argument("--quick", action="store_true", help="2,000 pairs")
     ap.add_argument("--smoke", action="store_true", help=f"{SMOKE_N} pairs (seconds)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the child's figures (each metric's means included) here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cache", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -130,6 +131,8 @@ def main() -> None:
         raise SystemExit(f"the run failed:\n{proc.stderr[-3000:]}")
     ceiling, one_thread = max(ceiling, best_ceiling(**tries)), max(one_thread, best_ceiling(threads=1, **tries))
     out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if args.json:
+        args.json.write_text(json.dumps({**out, "wall_seconds": wall}, indent=1), encoding="utf-8")
     parts = ", ".join(f"{k} {v:.1f} s" for k, v in out["seconds"].items())
     split = ", ".join(f"{k} {v:.1f} s" for k, v in out["bertscore_split"].items())
     after = ", ".join(f"{k} {v:.0f}" for k, v in out["peak_rss_after_mb"].items())

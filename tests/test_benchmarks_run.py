@@ -27,6 +27,7 @@ TIMEOUT = 300
 #: what each script prints for a result (a regular expression, matched per line)
 FIGURES = {
     "bench_artefact_size": r"^folder \(uploaded\)\s+[\d,]+$",
+    "bench_batch_threads": r"^\| side by side \| [\d.]+ \| [\d.]+ \| [\d.]+x \| yes \|$",
     "bench_bootstrap": r"^\| bca \| [\d.]+ \| [\d.]+ \| [\d.]+x \| [\d.]+ \|$",
     "bench_cache": r"^\| get \(warm\) \| [\d.]+ \|$",
     "bench_calibration": r"^\| paired_greater \| .+ \| auto \| [\d.]+% \| (yes|\*\*no\*\*) \| [\d.]+ \|$",

