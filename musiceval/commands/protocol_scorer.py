@@ -16,6 +16,9 @@ from typing import Any, Mapping
 from musiceval.commands import Scorer, ScoreOutput
 from musiceval.keys import SOURCE_KEYS, Key
 
+#: what ``musiceval score`` itself reads from its arguments (FILE and the flags every protocol has)
+COMMON = frozenset({"file", "format", "json", "seed", "per_item", "debug", "progress", "protocol", "command"})
+
 _BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
 
 
@@ -23,7 +26,12 @@ def score_flags(cls: type) -> dict[str, Key]:
     """The flags of ``musiceval score NAME``: the class's ``score_flags``, else its answer options
     (the :data:`~musiceval.keys.SOURCE_KEYS` describe a source to the suite, not a scoring option)."""
     declared = cls.score_flags if cls.score_flags is not None else cls.answer_options
-    return {k: v for k, v in declared.items() if k not in SOURCE_KEYS}
+    flags = {k: v for k, v in declared.items() if k not in SOURCE_KEYS}
+    taken = sorted(set(flags) & COMMON)
+    if taken:
+        raise ValueError(f"{cls.__name__}: score flag(s) {', '.join(taken)} are flags every protocol has "
+                         f"(musiceval score: {', '.join(sorted(COMMON))}); rename the key")
+    return flags
 
 
 def _flag_type(key: Key, name: str):
@@ -63,7 +71,7 @@ def _help(key: Key) -> str:
 
 def add_flag(parser: argparse.ArgumentParser, name: str, key: Key) -> None:
     """``--name`` of one declared key: a switch, one of the key's words, or a checked value."""
-    flag, dest = f"--{name.replace('_', '-')}", f"opt_{name}"
+    flag, dest = f"--{name.replace('_', '-')}", name
     if key.switch:
         parser.add_argument(flag, dest=dest, action="store_true", help=_help(key))
         return
@@ -71,14 +79,14 @@ def add_flag(parser: argparse.ArgumentParser, name: str, key: Key) -> None:
     if words is not None:
         parser.add_argument(flag, dest=dest, choices=words, default=key.default, metavar=key.metavar, help=_help(key))
         return
-    parser.add_argument(flag, dest=dest, type=_flag_type(key, name), default=key.default, metavar=key.metavar,
-                        help=_help(key))
+    parser.add_argument(flag, dest=dest, type=_flag_type(key, name), default=key.default,
+                        metavar=key.metavar, help=_help(key))
 
 
 def flag_options(args: argparse.Namespace, flags: Mapping[str, Key]) -> dict[str, Any]:
     """``{key: value}`` of every flag, leaving out those unset (``""``, ``[]``, None), as the suite
     config passes a section's keys (:meth:`~musiceval.protocols.base.Protocol.options_from`)."""
-    values = {name: getattr(args, f"opt_{name}") for name in flags}
+    values = {name: getattr(args, name) for name in flags}
     return {k: v for k, v in values.items() if v not in ("", [], None)}
 
 

@@ -6,6 +6,7 @@ triplets, and the encoder is probed. The modes (``--prompts``) and the rules are
 from __future__ import annotations
 
 from musiceval.data.errors import InputError
+from musiceval.encoders import EmbeddingCache, load_text_encoder
 from musiceval.keys import Key, cache_dir_key
 from musiceval.protocols.scoring import ScoreReport, ScoreRequest
 from musiceval.protocols.triplets.engine import MODES
@@ -25,7 +26,6 @@ FLAGS = {
 def score_triplets(request: ScoreRequest) -> ScoreReport:
     from musiceval import progress
     from musiceval.cache_dir import EMBEDDINGS, cache_folder
-    from musiceval.encoders import EmbeddingCache, load_text_encoder
     from musiceval.protocols.triplets.engine import evaluate_triplets, load_triplets
     from musiceval.protocols.triplets.formats import TripletFileError
     from musiceval.vocab.audioset import SUBTREE_ROOTS, definitions as ontology_definitions, load_ontology
