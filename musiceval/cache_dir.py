@@ -39,5 +39,9 @@ def add_cache_dir_argument(parser: argparse.ArgumentParser, what: str = "caches"
 
 def cache_path(args: argparse.Namespace, sub: str) -> Path:
     """The folder of one cache: ``--cache-dir``/``sub``, else :func:`default_cache_dir`/``sub``."""
-    root = getattr(args, "cache_dir", None)
+    return cache_folder(getattr(args, "cache_dir", None), sub)
+
+
+def cache_folder(root: str | os.PathLike[str] | None, sub: str) -> Path:
+    """``root``/``sub`` (a ``--cache-dir`` value), else :func:`default_cache_dir`/``sub``."""
     return (Path(root) if root else default_cache_dir()) / sub

@@ -19,6 +19,10 @@ class Key:
     range: Range | None = None
     #: the words a text key takes, or a function giving them (a registry's names, read when checked)
     choices: Iterable[str] | Callable[[], Iterable[str]] | None = None
+    #: as a ``musiceval score`` flag (docs/extending.md, "Score flags and output"): the value's name
+    #: in ``--help`` (``DIR``, ``N``), and for a bool key whether the flag takes no value (``--strict``)
+    metavar: str | None = None
+    switch: bool = False
 
     def allowed(self) -> list[str] | None:
         """The words the key takes, or None for any text."""
@@ -51,6 +55,14 @@ SOURCE_KEYS: dict[str, Key] = {
                           AT_LEAST_ONE),
     "unpinned": Key(str, "", "why the benchmark's data is not pinned to a revision; the verdict line names it"),
 }
+
+
+def cache_dir_key(what: str) -> Key:
+    """The ``--cache-dir DIR`` flag of a scorer with an on-disk cache (:mod:`musiceval.cache_dir`)."""
+    from musiceval.cache_dir import ENV
+
+    return Key(str, None, f"root of the on-disk {what} (sub-folders embeddings/, responses/); default ${ENV}, "
+                          "else the platform cache directory", metavar="DIR")
 
 
 def margin_for(section: Mapping[str, Any], metric: str, task: str = "", *, kind: str = "margin") -> float:

@@ -1,4 +1,5 @@
-"""The CLI frame: JSON contract, per-item file, input errors (exit 2, one line, no traceback)."""
+"""The CLI frame: JSON contract, per-item file, input errors (exit 2, one line, no traceback), on
+demo protocols whose ``score`` hook says what to print (docs/extending.md, "Score flags and output")."""
 from __future__ import annotations
 
 import json
@@ -6,29 +7,65 @@ import json
 import pytest
 
 from musiceval import cli
-from musiceval.commands import InputError, Scorer, ScoreOutput, register_scorer
+from musiceval.data.errors import InputError
+from musiceval.keys import Key
+from musiceval.protocols.base import PROTOCOLS, Protocol, register_protocol
+from musiceval.protocols.scoring import ScoreReport
 
 
-def _configure(p):
-    p.add_argument("--boom", choices=["input", "bug", "nan", "partial"])
+class _Demo(Protocol):
+    """test scorer"""
+
+    name = "demo"
+    answer_file = "a demo answer file"
+    score_flags = {"boom": Key(str, None, "what goes wrong", choices=("input", "bug", "nan", "partial"))}
+    conditions = ("correct",)
+    metrics = ("accuracy",)
+
+    @classmethod
+    def from_answers(cls, answers, settings=None):
+        return cls()
+
+    def scores(self, metric, condition="correct"):
+        raise KeyError(metric)
+
+    @classmethod
+    def score(cls, request):
+        boom = request.options.get("boom")
+        if boom == "input":
+            raise InputError(f"{request.file}:3: field 'answer' missing; add it")
+        if boom == "bug":
+            raise KeyError("a bug, not an input error")
+        value = float("nan") if boom == "nan" else 0.5
+        failures = [{"item_id": "c", "error": "no answer letter"}]
+        if boom == "partial":  # item a scored by one metric, failed by another
+            failures.append({"item_id": "a", "error": "clap_audio: no audio"})
+        return ScoreReport(2, {"accuracy": value}, failures=failures,
+                           per_item=[{"item_id": "a", "accuracy": 1.0}, {"item_id": "b", "accuracy": 0.0}])
 
 
-def _score(args):
-    if args.boom == "input":
-        raise InputError(f"{args.file}:3: field 'answer' missing; add it")
-    if args.boom == "bug":
-        raise KeyError("a bug, not an input error")
-    value = float("nan") if args.boom == "nan" else 0.5
-    failures = [{"item_id": "c", "error": "no answer letter"}]
-    if args.boom == "partial":  # item a scored by one metric, failed by another
-        failures.append({"item_id": "a", "error": "clap_audio: no audio"})
-    return ScoreOutput("demo", n=2, metrics={"accuracy": value},
-                       per_item=[{"item_id": "a", "accuracy": 1.0}, {"item_id": "b", "accuracy": 0.0}], failures=failures)
+def _demo(name: str, score) -> type:
+    return type(f"_{name.title()}", (_Demo,), {"name": name, "score": classmethod(score)})
+
+
+def _score_none(cls, request):
+    return ScoreReport(0, {}, failures=[{"item_id": "1", "error": "line is not valid UTF-8"}])
+
+
+def _score_dir(cls, request):
+    open(request.file)  # raises IsADirectoryError
+
+
+DEMOS = (_Demo, _demo("none", _score_none), _demo("dir", _score_dir), _demo("empty", lambda cls, request: ScoreReport(0, {})))
 
 
 @pytest.fixture(autouse=True)
-def demo_scorer():
-    register_scorer(Scorer("demo", _configure, _score, help="test scorer", formats=("musiceval", "dasheng")))
+def demo_protocols():
+    for cls in DEMOS:
+        register_protocol(cls)
+    yield
+    for cls in DEMOS:
+        PROTOCOLS.unregister(cls.name)
 
 
 def test_json_contract_and_per_item_file(tmp_path, capsys):
@@ -83,10 +120,6 @@ def test_every_protocol_is_registered():
 
 
 def test_nothing_scorable_is_an_input_error_with_the_first_reason(capsys, tmp_path):
-    def score_none(args):
-        return ScoreOutput("demo", n=0, metrics={}, failures=[{"item_id": "1", "error": "line is not valid UTF-8"}])
-
-    register_scorer(Scorer("none", _configure, score_none, formats=("musiceval",)))
     per_item = tmp_path / "items.jsonl"
     assert cli.main(["score", "none", "in.jsonl", "--json", "--per-item", str(per_item)]) == 2
     captured = capsys.readouterr()
@@ -96,15 +129,10 @@ def test_nothing_scorable_is_an_input_error_with_the_first_reason(capsys, tmp_pa
 
 
 def test_a_directory_is_named(tmp_path, capsys):
-    def score_dir(args):
-        open(args.file)  # raises IsADirectoryError
-
-    register_scorer(Scorer("dir", _configure, score_dir, formats=("musiceval",)))
     assert cli.main(["score", "dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip() == f"musiceval: error: {tmp_path}: is a directory; pass a file"
 
 
 def test_an_empty_result_without_failures_is_an_input_error(capsys):
-    register_scorer(Scorer("empty", _configure, lambda args: ScoreOutput("demo", n=0, metrics={}), formats=("musiceval",)))
     assert cli.main(["score", "empty", "in.jsonl"]) == 2
     assert "first: the input has no items" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from musiceval.gates import Gate, GateConfig
 from musiceval.protocols import ProtocolSettings
 from musiceval.protocols.choice import ChoiceProtocol
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.commands import load_protocol_answers
+from musiceval.protocols.scoring import load_protocol_answers
 from musiceval.commands.summary import interval_of, paired_difference
 
 ROOT = Path(__file__).resolve().parents[1]

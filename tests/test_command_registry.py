@@ -83,7 +83,6 @@ def test_listing_the_model_adapters_imports_no_adapter():
 
 
 def test_every_registry_is_one_registry_type():
-    from musiceval.commands import SCORERS
     from musiceval.data.formats import FORMATS
     from musiceval.encoders.base import ENCODERS
     from musiceval.metrics.choice import MATCHERS
@@ -92,6 +91,6 @@ def test_every_registry_is_one_registry_type():
     from musiceval.models.families import FAMILIES
     from musiceval.protocols import PROTOCOLS
 
-    registries = (COMMANDS, SCORERS, FORMATS, ENCODERS, MATCHERS, METRICS, MODELS, FAMILIES, PROTOCOLS)
+    registries = (COMMANDS, FORMATS, ENCODERS, MATCHERS, METRICS, MODELS, FAMILIES, PROTOCOLS)
     assert all(isinstance(r, Registry) for r in registries)
     assert "musicflamingo" in FAMILIES.names() and "mmau" in MATCHERS and "clap" in ENCODERS

@@ -9,7 +9,7 @@ above its own tier.
 
 A protocol's home (``musiceval/protocols/<name>/``) holds its own layers as modules named by role
 (docs/extending.md): the tier of a module there is its role's (:data:`ROLES`: ``formats``,
-``metrics``, ``engine``, ``command``, ``gates``, ...), just above the shared package of the same
+``metrics``, ``engine``, ``score``, ``command``, ``gates``, ...), just above the shared package of the same
 job, so a home's ``gates`` may import its ``engine`` and never the reverse, shared code never
 imports a home's layer above its own, and no home imports another's."""
 from __future__ import annotations
@@ -48,7 +48,7 @@ TIER = {name: k for k, names in enumerate(TIERS) for name in names}
 #: a protocol home's module role (its file or sub-package name up to the first ``_``: ``gates_live``
 #: is a ``gates`` module) -> the shared package of the same job; the role sits half a tier above it
 ROLES = {"__init__": "protocols", "protocol": "protocols", "engine": "protocols", "live": "protocols",
-         "variants": "protocols", "models": "protocols", "formats": "data", "metrics": "metrics",
+         "variants": "protocols", "models": "protocols", "score": "protocols", "formats": "data", "metrics": "metrics",
          "command": "commands", "gates": "evals"}
 
 

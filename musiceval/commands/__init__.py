@@ -1,29 +1,23 @@
-"""The ``musiceval`` commands above the protocols. ``musiceval score <protocol>``: thin adapters from
-flags to a :class:`~musiceval.protocols.base.Protocol` (``load_answers`` -> ``from_answers`` ->
-results), so the CLI prints the numbers the gates test; :mod:`~musiceval.commands.compare`,
-:mod:`~musiceval.commands.power` and :mod:`~musiceval.commands.cache` work on results directories
-and caches. For ``score``, ``--format`` is optional: without it the answer
-format is detected from the file's content (:func:`musiceval.data.formats.detect_format`);
-the short names (``musiceval``, ``dasheng``, ``muchomusic``, ``cmi-bench``) map per protocol
-to the registered formats, whose names are accepted too.
+"""The ``musiceval`` commands above the protocols. ``musiceval score <protocol>``: one scorer for
+every registered protocol, a builtin's or a plugin's (:mod:`~musiceval.commands.protocol_scorer`):
+the flags are those the protocol class declares (:attr:`~musiceval.protocols.base.Protocol.score_flags`),
+the numbers what its :meth:`~musiceval.protocols.base.Protocol.score` reports, so the CLI prints the
+numbers the gates test; :mod:`~musiceval.commands.compare`, :mod:`~musiceval.commands.power` and
+:mod:`~musiceval.commands.cache` work on results directories and caches. For ``score``,
+``--format`` is optional: without it the answer format is detected from the file's content
+(:func:`musiceval.data.formats.detect_format`); the short names (``musiceval``, ``dasheng``,
+``muchomusic``, ``cmi-bench``) map per protocol to the registered formats, whose names are accepted too.
 
-Each builtin protocol's module (:data:`PROTOCOL_MODULES`) registers its command with
-:func:`register_scorer` (a registered protocol without one, a plugin's, gets a scorer built from
-its class: :mod:`~musiceval.commands.protocol_scorer`):
-
-- ``configure(parser)`` adds the protocol's own flags to its argparse sub-parser (the common
-  flags ``FILE``, ``--format``, ``--json``, ``--seed``, ``--per-item``, ``--debug`` are already
-  there and arrive in ``args``: ``args.file``, ``args.format``, ``args.seed``);
-- ``score(args) -> ScoreOutput`` does the work and returns plain data.
-
-The CLI prints one JSON shape for every protocol, a plugin's included (docs/cli.md, "One JSON
-shape"): ``{"protocol": .., **extra, "n": .., "n_failed": .., "metrics": {metric: value},
+The common flags ``FILE``, ``--format``, ``--json``, ``--seed``, ``--per-item``, ``--debug`` are
+every scorer's. The CLI prints one JSON shape for every protocol (docs/cli.md, "One JSON shape"):
+``{"protocol": .., **extra, "n": .., "n_failed": .., "metrics": {metric: value},
 "conditions": {condition: {metric: value}}, ..}``, where ``metrics`` are the model's own answers
 (the Correct condition) and ``conditions`` each control condition scored beside them, and writes
-``per_item`` rows as JSON lines to ``--per-item``; ``extra["excluded"]`` (:func:`excluded_entry`)
-counts the items a named rule left out, so scored + failed + left out accounts for every record. Input problems that make the whole file unusable
-raise :class:`InputError` (exit code 2, one line naming file, line and field); one bad item is a
-row in ``failures`` instead.
+``per_item`` rows as JSON lines to ``--per-item``; ``extra["excluded"]``
+(:func:`musiceval.protocols.scoring.excluded_entry`) counts the items a named rule left out, so
+scored + failed + left out accounts for every record. Input problems that make the whole file
+unusable raise :class:`InputError` (exit code 2, one line naming file, line and field); one bad item
+is a row in ``failures`` instead.
 """
 from __future__ import annotations
 
@@ -32,16 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from musiceval.data.errors import InputError  # noqa: F401  (raised by every scorer; defined with the loaders)
-from musiceval.registry import Registry
-
-PROTOCOL_MODULES = {
-    "freeform": "musiceval.protocols.freeform.command",
-    "factual": "musiceval.protocols.factual.command",
-    "choice": "musiceval.protocols.choice.command",
-    "mir": "musiceval.protocols.mir.command",
-    "triplets": "musiceval.protocols.triplets.command",
-    "judge": "musiceval.protocols.judge.command",
-}
 
 
 @dataclass
@@ -67,6 +51,8 @@ class ScoreOutput:
     intervals: dict[str, Any] = field(default_factory=dict)
     #: filled by :meth:`summarize`: ``{metric: {estimate, low, high, n, method}}``
     paired_difference: dict[str, Any] = field(default_factory=dict)
+    #: what was read, named when nothing could be scored (default: FILE)
+    source: str = ""
 
     @property
     def n_failed(self) -> int:
@@ -97,22 +83,15 @@ class ScoreOutput:
 
 @dataclass(frozen=True)
 class Scorer:
+    """``musiceval score NAME``: built for every registered protocol by
+    :func:`musiceval.commands.protocol_scorer.protocol_scorer`."""
+
     name: str
     configure: Callable[[argparse.ArgumentParser], None]
     score: Callable[[argparse.Namespace], ScoreOutput]
     help: str = ""
-    formats: tuple[str, ...] = ("musiceval",)
-    #: False for a scorer that reads no answer file (triplets probe a text encoder): no --format
+    #: False for a protocol that reads no answer file (triplets probe a text encoder): no --format
     reads_answers: bool = True
-
-
-#: the scorers with their own flags and output (the builtin protocols'); see :func:`musiceval.commands.score.load_scorers`
-SCORERS: Registry[Scorer] = Registry("scorer", builtin_modules=tuple(PROTOCOL_MODULES.values()))
-
-
-def register_scorer(scorer: Scorer) -> Scorer:
-    SCORERS.register(scorer.name, scorer, replace=True)
-    return scorer
 
 
 def format_choices(protocol: str) -> tuple[str, ...]:
@@ -121,46 +100,3 @@ def format_choices(protocol: str) -> tuple[str, ...]:
     from musiceval.data.formats_builtin import SHORT_NAMES
 
     return tuple(dict.fromkeys([*SHORT_NAMES.get(protocol, {}), *format_names(protocol)]))
-
-
-def resolve_format(path, fmt: str | None, protocol: str) -> str:
-    """The registered answer format of ``path`` for ``protocol``: ``--format`` (a short name such
-    as ``dasheng`` mapped per protocol) or detected from the content; InputError otherwise."""
-    from musiceval.data.formats import FormatError, detect_format
-    from musiceval.data.formats_builtin import SHORT_NAMES
-
-    if fmt:
-        return SHORT_NAMES.get(protocol, {}).get(fmt, fmt)
-    try:
-        return detect_format(path, protocol).name
-    except FormatError as exc:
-        raise InputError(str(exc)) from None
-    except FileNotFoundError as exc:
-        raise InputError(str(exc)) from None
-
-
-def load_protocol_answers(path, fmt: str | None, protocol: str):
-    """:func:`musiceval.data.formats.load_answers` for the CLI: format errors become InputError."""
-    from musiceval.data.formats import FormatError, load_answers
-
-    name = resolve_format(path, fmt, protocol)
-    try:
-        return load_answers(path, name, protocol)
-    except (FormatError, FileNotFoundError) as exc:
-        raise InputError(str(exc)) from None
-
-
-def excluded_entry(protocol: Any) -> dict[str, Any]:
-    """``{"excluded": {rule: {n, ids, why, conditions}}}`` of a protocol whose rules left items out
-    (:mod:`musiceval.exclusions`), else ``{}``: with ``n`` and ``n_failed``, it accounts for every record."""
-    from musiceval.exclusions import summarize
-
-    found = protocol.exclusions()
-    return {"excluded": summarize(found)} if found else {}
-
-
-def by_condition(metrics: dict[str, Any]) -> dict[str, Any]:
-    """``ScoreOutput`` keywords from ``{condition: {metric: value}}``: ``metrics`` (Correct's) and
-    ``conditions`` (every other condition's), the one JSON shape of ``musiceval score``."""
-    return {"metrics": dict(metrics.get("correct", {})),
-            "conditions": {c: v for c, v in metrics.items() if c != "correct"}}

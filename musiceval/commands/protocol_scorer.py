@@ -1,25 +1,46 @@
-"""``musiceval score <name>`` for a registered protocol that brings no command module of its own
-(a plugin's protocol): the flags are the answers options the class declares
-(:attr:`~musiceval.protocols.base.Protocol.answer_options`, one ``--key`` each, checked like the
-suite config checks them), and the numbers are :meth:`~musiceval.protocols.base.Protocol.evaluate`,
-with the interval and chance levels of every metric the gates use, and each control condition the
-protocol scores beside Correct under ``conditions`` (the one JSON shape of docs/cli.md).
+"""``musiceval score <name>``: the one scorer of every registered protocol, a builtin's or a plugin's
+(docs/extending.md, "Score flags and output").
+
+The flags are the keys the class declares (:attr:`~musiceval.protocols.base.Protocol.score_flags`,
+else its ``answer_options``; one ``--key`` each, with the key's help, default, choices and range,
+checked like the suite config checks them); the numbers are what its
+:meth:`~musiceval.protocols.base.Protocol.score` reports (:class:`~musiceval.protocols.scoring.ScoreReport`),
+with the interval and chance levels of every headline metric and each control condition scored
+beside Correct under ``conditions`` (the one JSON shape of docs/cli.md).
 """
 from __future__ import annotations
 
 import argparse
-import math
-from typing import Any
+from typing import Any, Mapping
 
-from musiceval.commands import InputError, Scorer, ScoreOutput
+from musiceval.commands import Scorer, ScoreOutput
 from musiceval.keys import SOURCE_KEYS, Key
 
+#: what ``musiceval score`` itself reads from its arguments (FILE and the flags every protocol has)
+COMMON = frozenset({"file", "format", "json", "seed", "per_item", "debug", "progress", "protocol", "command"})
 
 _BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
 
 
+def score_flags(cls: type) -> dict[str, Key]:
+    """The flags of ``musiceval score NAME``: the class's ``score_flags``, else its answer options
+    (the :data:`~musiceval.keys.SOURCE_KEYS` describe a source to the suite, not a scoring option)."""
+    declared = cls.score_flags if cls.score_flags is not None else cls.answer_options
+    flags = {k: v for k, v in declared.items() if k not in SOURCE_KEYS}
+    taken = sorted(set(flags) & COMMON)
+    if taken:
+        raise ValueError(f"{cls.__name__}: score flag(s) {', '.join(taken)} are flags every protocol has "
+                         f"(musiceval score: {', '.join(sorted(COMMON))}); rename the key")
+    return flags
+
+
 def _flag_type(key: Key, name: str):
-    """argparse ``type=`` of a declared key: TOML-like reading of lists, the range checked."""
+    """argparse ``type=`` of a declared key: TOML-like reading of booleans and lists, the range checked."""
+    if key.range is not None and key.type is not bool:
+        from musiceval.ranges import arg
+
+        return arg(key.range)
+
     def read(text: str) -> Any:
         from musiceval.suite.schema import ConfigError, check_value
 
@@ -41,68 +62,61 @@ def _flag_type(key: Key, name: str):
     return read
 
 
-def _controls(run: Any) -> dict[str, dict[str, Any]]:
-    """``{condition: {metric: mean}}`` of every condition the protocol scored beside Correct (a
-    metric it cannot score there: None)."""
-    out: dict[str, dict[str, Any]] = {}
-    for condition in run.conditions:
-        if condition == "correct":
-            continue
-        out[condition] = {}
-        for metric in run.metrics:
-            try:
-                s = run.scores(metric, condition)
-            except (FileNotFoundError, ValueError, KeyError):
-                out[condition][metric] = None
-                continue
-            out[condition][metric] = s.mean() if s.n else None
-    return out
+def _help(key: Key) -> str:
+    """The key's help, with its default unless the help names it (or there is none to name)."""
+    if key.switch or key.default is None or "(default" in key.help:
+        return key.help
+    return f"{key.help} (default {key.default!r})"
 
 
-def protocol_scorer(cls: type, *, flags: dict[str, Key] | None = None, calls_llm: bool = False) -> Scorer:
-    """The :class:`~musiceval.commands.Scorer` of protocol class ``cls``: load the answers (format
-    detected unless ``--format``), ``cls.from_answers``, then ``evaluate()`` on Correct.
+def add_flag(parser: argparse.ArgumentParser, name: str, key: Key) -> None:
+    """``--name`` of one declared key: a switch, one of the key's words, or a checked value."""
+    flag, dest = f"--{name.replace('_', '-')}", name
+    if key.switch:
+        parser.add_argument(flag, dest=dest, action="store_true", help=_help(key))
+        return
+    words = key.allowed() if key.type is str else None
+    if words is not None:
+        parser.add_argument(flag, dest=dest, choices=words, default=key.default, metavar=key.metavar, help=_help(key))
+        return
+    parser.add_argument(flag, dest=dest, type=_flag_type(key, name), default=key.default,
+                        metavar=key.metavar, help=_help(key))
 
-    ``flags``: the options offered as ``--key`` flags (default: the class's ``answer_options``);
-    ``calls_llm``: the protocol calls an LLM while scoring (a judge): ``--replay`` replays its
-    cassettes only, as on CI; without it new calls are recorded (:func:`musiceval.llm.cassettes.command_mode`)."""
-    declared = {k: v for k, v in (cls.answer_options if flags is None else flags).items() if k not in SOURCE_KEYS}
+
+def flag_options(args: argparse.Namespace, flags: Mapping[str, Key]) -> dict[str, Any]:
+    """``{key: value}`` of every flag, leaving out those unset (``""``, ``[]``, None), as the suite
+    config passes a section's keys (:meth:`~musiceval.protocols.base.Protocol.options_from`)."""
+    values = {name: getattr(args, name) for name in flags}
+    return {k: v for k, v in values.items() if v not in ("", [], None)}
+
+
+def protocol_scorer(cls: type) -> Scorer:
+    """The :class:`~musiceval.commands.Scorer` of protocol class ``cls``."""
+    flags = score_flags(cls)
 
     def configure(parser: argparse.ArgumentParser) -> None:
-        for name, key in declared.items():
-            parser.add_argument(f"--{name.replace('_', '-')}", dest=f"opt_{name}", type=_flag_type(key, name),
-                                default=None, help=f"{key.help} (default {key.default!r})")
-        if calls_llm:
-            parser.add_argument("--replay", action="store_true",
-                                help="replay the recorded LLM calls only (always on CI); a call they lack is an error")
+        for name, key in flags.items():
+            add_flag(parser, name, key)
 
     def score(args: argparse.Namespace) -> ScoreOutput:
-        from musiceval.commands import excluded_entry, load_protocol_answers
-        from musiceval.commands.summary import protocol_chances, protocol_headline
-        from musiceval.protocols.base import ProtocolSettings
+        from musiceval.protocols.scoring import ScoreRequest
 
-        if not getattr(args, "file", None):
-            raise InputError(f"score {cls.name}: no FILE given; pass {cls.answer_file}")
-        answers = load_protocol_answers(str(args.file), getattr(args, "format", None), cls.name)
-        options = {name: getattr(args, f"opt_{name}") for name in declared if getattr(args, f"opt_{name}") is not None}
-        record = "none"
-        if calls_llm:
-            from musiceval.llm.cassettes import command_mode
+        request = ScoreRequest(file=getattr(args, "file", None), format=getattr(args, "format", None),
+                               options=flag_options(args, flags), seed=getattr(args, "seed", 0) or 0)
+        report = cls.score(request)
+        return ScoreOutput(cls.name, report.n, report.metrics, per_item=report.per_item, failures=report.failures,
+                           extra=report.extra, conditions=report.conditions, headline=report.headline,
+                           paired=report.paired, chances=report.chances, source=report.source or (request.file or ""))
 
-            record = command_mode(bool(args.replay))
-        run = cls.from_answers(answers, ProtocolSettings(seed=getattr(args, "seed", 0) or 0, options=options,
-                                                         config_dir=".", record_mode=record))
-        result = dict(run.evaluate())
-        failures = [{"item_id": f["item_id"], "error": f["reason"]} for f in result.pop("failures", [])]
-        n = int(result.pop("n", 0))
-        result.pop("n_failed", None)
-        metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}
-        headline = protocol_headline(run) if "correct" in run.conditions else {}
-        return ScoreOutput(cls.name, n, metrics, conditions=_controls(run), failures=failures, headline=headline,
-                           chances=protocol_chances(run, headline),
-                           extra={"format": answers.format, "model": run.model, **excluded_entry(run)})
+    return Scorer(name=cls.name, configure=configure, score=score, help=_summary(cls), reads_answers=bool(cls.answer_file))
 
+
+def _summary(cls: type) -> str:
+    """The line of ``musiceval score --help``: ``score_help``, else the docstring's first line; a
+    protocol that reads no answer file and scores nothing else says so."""
+    from musiceval.protocols.base import Protocol
+
+    if not cls.answer_file and cls.score.__func__ is Protocol.score.__func__:
+        return f"not scorable: {cls.__name__} sets no answer_file"
     doc = (cls.__doc__ or "").strip().splitlines()
-    return Scorer(name=cls.name, configure=configure, score=score,
-                  help=doc[0] if doc else f"the {cls.name} protocol ({cls.answer_file})",
-                  formats=())  # --format offers the registered formats that feed it, no builtin short name
+    return cls.score_help or (doc[0] if doc else f"the {cls.name} protocol ({cls.answer_file})")

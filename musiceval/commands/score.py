@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from musiceval import progress
-from musiceval.commands import SCORERS, InputError, Scorer, ScoreOutput, format_choices
+from musiceval.commands import InputError, Scorer, ScoreOutput, format_choices
 from musiceval.commands.protocol_scorer import protocol_scorer
 from musiceval.commands.registry import register_command
 from musiceval.ranges import NON_NEGATIVE_INT, arg
@@ -29,30 +29,11 @@ from musiceval.writes import WriteError, cannot_write, remove_quietly
 
 
 def load_scorers() -> dict[str, Scorer]:
-    """The scorer of every protocol: those of :data:`musiceval.commands.PROTOCOL_MODULES` (builtin flags and output),
-    and for every other registered protocol that reads answer files (a plugin's) one built from its
-    class (:func:`musiceval.commands.protocol_scorer.protocol_scorer`); one that reads none gets a
-    scorer that says so (:func:`_no_answer_file_scorer`)."""
-    from musiceval.protocols.base import PROTOCOLS, answer_protocols
+    """The scorer of every registered protocol, a builtin's or a plugin's: one built from its class
+    (:func:`musiceval.commands.protocol_scorer.protocol_scorer`; docs/extending.md, "Score flags and output")."""
+    from musiceval.protocols.base import PROTOCOLS
 
-    scorers = dict(SCORERS.items())
-    for name, cls in answer_protocols().items():
-        scorers.setdefault(name, protocol_scorer(cls))
-    for name, cls in PROTOCOLS.items():
-        scorers.setdefault(name, _no_answer_file_scorer(cls))
-    return scorers
-
-
-def _no_answer_file_scorer(cls: type) -> Scorer:
-    """The scorer of a registered protocol that sets no ``answer_file``: ``musiceval score NAME``
-    says so, with the fix, instead of argparse's "invalid choice" (docs/extending.md, "A protocol")."""
-    from musiceval.protocols.base import reads_no_answer_file
-
-    def refuse(args: argparse.Namespace) -> ScoreOutput:
-        raise InputError(f"score {cls.name}: {reads_no_answer_file(cls)}")
-
-    return Scorer(name=cls.name, configure=lambda parser: None, score=refuse, formats=(),
-                  help=f"not scorable: {cls.__name__} sets no answer_file")
+    return {name: protocol_scorer(cls) for name, cls in PROTOCOLS.items()}
 
 
 def _no_format(protocol: str):
@@ -87,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     protocols = parser.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
     for name, scorer in sorted(load_scorers().items()):
         p = protocols.add_parser(name, help=scorer.help, description=scorer.help)
-        formats = tuple(dict.fromkeys([*scorer.formats, *format_choices(name)])) if scorer.reads_answers else None
+        formats = format_choices(name) if scorer.reads_answers else None
         _add_common(p, formats, name)
         scorer.configure(p)
         p.set_defaults(_scorer=scorer)
@@ -152,8 +133,8 @@ def run(args: argparse.Namespace) -> int:
                          f"to the items); it holds {', '.join(out.conditions)} only: add the model's answers")
     if out.n == 0:
         first = (out.failures[0].get("error") or out.failures[0].get("reason")) if out.failures else "the input has no items"
-        if not args.file:  # a scorer reading no answer file (triplets): name what it read
-            raise InputError(f"{getattr(args, 'triplets', None) or out.protocol}: no item could be scored "
+        if not args.file:  # a protocol reading no answer file (triplets): name what it read
+            raise InputError(f"{out.source or out.protocol}: no item could be scored "
                              f"({out.n_failed} failed; first: {first})")
         raise InputError(f"{args.file}: no item could be scored ({out.n_failed} failed; first: {first}); "
                          f"check --format (got {args.format!r})")

@@ -1,8 +1,9 @@
 """Headline numbers of ``musiceval score`` with the interval and n the gates use.
 
-Each scorer hands the CLI the per-item scores of its headline metrics on Correct
-(:attr:`ScoreOutput.headline`), the chance levels of those metrics (:attr:`ScoreOutput.chances`)
-and paired condition contrasts (:attr:`ScoreOutput.paired`, e.g. free-form Correct vs Random).
+Each protocol hands the CLI the per-item scores of its headline metrics on Correct
+(:attr:`~musiceval.protocols.scoring.ScoreReport.headline`), the chance levels of those metrics
+(``chances``, :func:`musiceval.protocols.scoring.chance_rows`) and paired condition contrasts
+(``paired``, e.g. free-form Correct vs Random).
 This module turns them into ``{estimate, low, high, n, n_failed, method}`` with
 :meth:`musiceval.gates.Gate.interval`: the calibrated interval every gate reports, whole track
 clusters resampled when items share a group, seeded from ``--seed`` and the metric name.
@@ -10,35 +11,12 @@ clusters resampled when items share a group, seeded from ``--seed`` and the metr
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from musiceval.records import ItemScores, align_paired
 
 #: failure reasons of items that are scored (by the protocol's rule for an unreadable answer)
 IMPUTED = ("unparsed", "imputed")
-
-
-def protocol_headline(protocol: Any, metrics: Iterable[str] | None = None, condition: str = "correct") -> dict[str, ItemScores]:
-    """``{metric: protocol.scores(metric, condition)}`` for ``metrics`` (default: all of the
-    protocol's); a metric the run could not score (absent model, not scored under ``condition``)
-    is left out, its reason already in the scorer's notes/failures."""
-    out: dict[str, ItemScores] = {}
-    for metric in (metrics if metrics is not None else protocol.metrics):
-        try:
-            out[metric] = protocol.scores(metric, condition)
-        except (KeyError, ValueError, FileNotFoundError):
-            continue
-    return out
-
-
-def protocol_chances(protocol: Any, metrics: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-    """``{metric: [{"name", "kind", "value"}, ..]}``: :meth:`Protocol.chances` as plain data."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for metric in metrics:
-        rows = [{"name": c.name, "kind": c.kind, "value": float(c.value)} for c in protocol.chances(metric)]
-        if rows:
-            out[metric] = rows
-    return out
 
 
 def _gate(seed: int):

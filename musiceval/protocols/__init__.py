@@ -2,8 +2,8 @@
 one home per built-in protocol (``choice/``, ``factual/``, ``freeform/``, ``mir/``, ``triplets/``),
 its layers as modules named by role (docs/extending.md): ``protocol.py``, the class that declares
 what the suite config, the CLI, the gates and the provenance read; ``engine.py``, the scoring it
-wraps (and ``live.py``, its live path); ``metrics/``, metrics only it uses; ``command.py``, its
-``musiceval score`` adapter; ``gates.py`` / ``gates_live.py``, its own release gates. The modules
+wraps (and ``live.py``, its live path); ``metrics/``, metrics only it uses; ``score.py``, what its
+``musiceval score`` flags declare and its output adds (docs/extending.md, "Score flags and output"); ``gates.py`` / ``gates_live.py``, its own release gates. The modules
 here are what every home shares."""
 from musiceval.protocols.base import (
     CONTROL_CONDITIONS,

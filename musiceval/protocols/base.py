@@ -32,7 +32,7 @@ from __future__ import annotations
 import abc
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, Mapping
 
@@ -41,6 +41,8 @@ import numpy as np
 from musiceval.conditions import QuestionPartners, question_derangement
 from musiceval.exclusions import Exclusion, summarize
 from musiceval.keys import GATE_KEYS, SOURCE_KEYS, Key
+from musiceval.protocols.scoring import (  # noqa: F401  (ProtocolSettings: imported from here too)
+    ProtocolSettings, ScoreReport, ScoreRequest, answers_report, evaluated_report)
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.registry import Registry
 
@@ -94,20 +96,6 @@ class Chance:
             raise ValueError(f"chance kind must be fixed, permutation or baseline, got {self.kind!r}")
 
 
-@dataclass
-class ProtocolSettings:
-    """Settings every protocol understands; protocol-specific ones live in ``options``."""
-
-    seed: int = 0
-    #: protocol-specific settings (matcher, vocabulary, compat mode, encoders ...)
-    options: Mapping[str, Any] = field(default_factory=dict)
-    #: the folder the suite config's relative paths start from
-    config_dir: str = "."
-    #: how LLM calls made while scoring meet their vcrpy cassettes (:mod:`musiceval.llm.cassettes`):
-    #: ``none`` replays only; another mode records what the cassettes lack
-    record_mode: str = "none"
-
-
 class Protocol(abc.ABC):
     """Base class of every protocol; see the module docstring."""
 
@@ -128,6 +116,11 @@ class Protocol(abc.ABC):
     options_from_config: ClassVar[tuple[str, ...]] = ()
     #: the options one ``[[model.answers]]`` entry may set (passed as options too)
     answer_options: ClassVar[Mapping[str, Key]] = {}
+    #: the flags of ``musiceval score NAME`` beyond the common ones, one ``--key`` per key (docs/extending.md,
+    #: "Score flags and output"); None: the :attr:`answer_options` (the keys an answers entry sets)
+    score_flags: ClassVar[Mapping[str, Key] | None] = None
+    #: one line for ``musiceval score --help`` (default: the class docstring's first line)
+    score_help: ClassVar[str] = ""
 
     #: label of the model that answered (from the answer file or the suite config)
     model: str = "model"
@@ -188,6 +181,33 @@ class Protocol(abc.ABC):
         """Build the protocol from an :class:`~musiceval.data.answers.AnswerSet` (see
         :func:`musiceval.data.formats.load_answers`) and its settings."""
         raise TypeError(f"protocol {cls.name!r} is not built from an answer file")
+
+    # ------------------------------------------------------------------ musiceval score
+
+    @classmethod
+    def score(cls, request: ScoreRequest) -> ScoreReport:
+        """``musiceval score NAME`` (docs/extending.md, "Score flags and output"): by default load the
+        answer file, :meth:`from_answers` with the score flags as options, then :meth:`score_report`.
+        Override it for a protocol that reads its input another way (the triplets probe a text encoder)."""
+        if not cls.answer_file:
+            from musiceval.data.errors import InputError
+
+            raise InputError(f"score {cls.name}: {reads_no_answer_file(cls)}")
+        return answers_report(cls, request)
+
+    def score_report(self, answers: Any) -> ScoreReport:
+        """The numbers ``musiceval score`` prints of this run of ``answers``: by default
+        :meth:`evaluate` on Correct, each control condition beside it, with :meth:`score_extra`'s keys
+        and :meth:`score_rows`'s per-item rows."""
+        return evaluated_report(self, answers)
+
+    def score_extra(self) -> dict[str, Any]:
+        """The protocol's own top-level keys of ``musiceval score --json`` (default: none)."""
+        return {}
+
+    def score_rows(self) -> list[dict[str, Any]]:
+        """The rows ``musiceval score --per-item`` writes, one dict per item with ``item_id`` (default: none)."""
+        return []
 
     # ------------------------------------------------------------------ defaults
 

@@ -12,7 +12,7 @@ import pytest
 from musiceval.vocab.audioset import definitions, load_ontology
 from musiceval.protocols.triplets.formats import TripletSet, generate_triplets, load_triplet_csv
 from musiceval.metrics.triplets import NEGATION_PROMPTS, PAPER_PROMPTS, label_text, render_triplet
-from musiceval.protocols.triplets import command as triplets_command
+from musiceval.protocols.triplets import score as triplets_score
 from musiceval.protocols.triplets.engine import evaluate_triplets, load_triplets
 
 FIXTURE_CSV = Path(__file__).resolve().parents[2] / "fixtures" / "text_encoders" / "triplets_sample.csv"
@@ -146,7 +146,7 @@ def test_unknown_mode_is_rejected(genre_sample):
 def cli(monkeypatch):
     from musiceval.cli import main
 
-    monkeypatch.setattr(triplets_command, "load_text_encoder", lambda spec: CountingEncoder())
+    monkeypatch.setattr(triplets_score, "load_text_encoder", lambda spec: CountingEncoder())
     return main
 
 

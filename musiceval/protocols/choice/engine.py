@@ -1,6 +1,6 @@
 """Multiple-choice answers matched and aggregated (MuChoMusic, docs/protocols/choice.md): the engine of
 :class:`musiceval.protocols.choice.ChoiceProtocol` and of ``musiceval score choice``
-(:mod:`musiceval.protocols.choice.command`, which documents the output).
+(:meth:`musiceval.protocols.choice.ChoiceProtocol.score_report` documents the output).
 
 :func:`choice_records` turns the :class:`~musiceval.data.answers.AnswerSet` a registered format
 read (:mod:`musiceval.data.formats_builtin`) into the engine's records; :func:`score_records`

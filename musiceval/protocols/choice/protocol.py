@@ -32,6 +32,8 @@ from musiceval.metrics.choice import answer_permutation_accuracy, best_constant_
 from musiceval.protocols.answers import model_name
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol, ProtocolSettings,
                                       register_protocol)
+from musiceval.data.errors import InputError
+from musiceval.protocols.scoring import ScoreReport, chance_rows, headline_scores
 from musiceval.ranges import AT_LEAST_ONE, SHARE, Range
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.schemas import LETTERS, UNANSWERED
@@ -57,9 +59,10 @@ class ChoiceProtocol(Protocol):
     }
     options_from_config = ("matcher",)
     answer_options = {
-        "matcher": Key(str, "muchomusic", "answer matcher: muchomusic (the published rule), strict or a registered one",
-                       choices=_matchers),
+        "matcher": Key(str, "muchomusic", "answer matcher: 'muchomusic' (the published rule), 'strict' (letter tokens "
+                                          "only) or a registered one", choices=_matchers),
     }
+    score_help = "multiple-choice QA (MuChoMusic): accuracy, IFR and unanswered rate, per dimension"
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:
@@ -90,6 +93,23 @@ class ChoiceProtocol(Protocol):
         result = score_records(loaded.records, matcher, loaded.failures)
         return cls(result, loaded.records, failures=loaded.failures, model=model_name(answers), source=answers.source,
                    seed=settings.seed)
+
+    def score_report(self, answers: AnswerSet) -> ScoreReport:
+        """``musiceval score choice``: ``metrics`` has ``accuracy``, ``ifr`` (= ``parse_rate``),
+        ``unanswered`` and ``per_dimension`` on Correct in the published setting (all three distractors;
+        every record when the file holds only ablations), with ``per_distractor_setting`` and ``runs``
+        (accuracy mean, std, min, max over shuffles) when the file holds them; ``matcher`` names the rule."""
+        if not answers.responses and not answers.failures:
+            raise InputError(f"{answers.source}: no records; expected recorded answers in the {answers.format!r} layout")
+        failures = [{"item_id": f.item_id, "error": f.reason} for f in self.result.failures]
+        metrics = self.result.metrics()
+        metrics["parse_rate"] = metrics.get("ifr")
+        conditions = metrics.pop("per_condition", {})  # text_only, noise, random: beside Correct
+        headline = headline_scores(self) if "correct" in self.conditions else {}
+        return ScoreReport(len(self.result.select("correct")), metrics, conditions=conditions, failures=failures,
+                           per_item=[s.as_row() for s in self.result.scored] + failures, headline=headline,
+                           chances=chance_rows(self, headline),
+                           extra={"matcher": self.result.matcher, "format": answers.format, "model": self.model})
 
     # ------------------------------------------------------------------ interface
 

@@ -1,6 +1,6 @@
 """Factual QA on recorded answers (docs/protocols/factual.md): labels extracted from each answer and scored
 against the item's true labels. The engine of :class:`musiceval.protocols.factual.FactualProtocol`
-and of ``musiceval score factual`` (:mod:`musiceval.protocols.factual.command`, which documents the
+and of ``musiceval score factual`` (:mod:`musiceval.protocols.factual.score`, which documents the
 conditions, options and output).
 
 :func:`load_factual` (a file -> AnswerSet), :func:`factual_set` (-> the engine's input) and

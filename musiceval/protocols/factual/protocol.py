@@ -27,6 +27,8 @@ from typing import Any, Iterator, Mapping
 
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
+from musiceval.protocols.factual.score import FLAGS, score_factual_file
+from musiceval.protocols.scoring import ScoreReport, ScoreRequest
 from musiceval.ranges import NON_NEGATIVE_INT, PERMUTATIONS, SHARE
 from musiceval.metrics.sets import best_constant_label_set
 from musiceval.protocols.answers import conditions as conditions_of, model_name
@@ -63,6 +65,14 @@ class FactualProtocol(Protocol):
         "labels_field": Key(str, "", "field holding the true labels"),
         "n_permutations": config_keys["n_permutations"],
     }
+    #: ``musiceval score factual`` (:mod:`musiceval.protocols.factual.score`)
+    score_flags = FLAGS
+    score_help = ("factual QA: labels extracted from answers vs true labels (P/R/F1, accuracy), Random condition, "
+                  "permutation chance")
+
+    @classmethod
+    def score(cls, request: ScoreRequest) -> ScoreReport:
+        return score_factual_file(cls, request)
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Free-form QA scoring (protocol 1): candidate answers under each condition vs the reference. The
 engine of :class:`musiceval.protocols.freeform.FreeformProtocol` and of ``musiceval score freeform``
-(:mod:`musiceval.protocols.freeform.command`).
+(:mod:`musiceval.protocols.freeform.score`).
 
 ``musiceval score freeform --format {musiceval,dasheng} FILE --metrics bleu,bleu4,meteor,rouge_l,
 cider,bertscore,clap_text,sentence_cosine --conditions correct,random --seed S --json`` prints

@@ -34,6 +34,8 @@ from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
+from musiceval.protocols.freeform.score import FLAGS, score_freeform
+from musiceval.protocols.scoring import ScoreReport, ScoreRequest
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.protocols.answers import conditions as conditions_of, model_name, orphans
@@ -61,7 +63,7 @@ class FreeformProtocol(Protocol):
     answer_file = "a free-form answer file (answers with references)"
     config_keys = {
         "min_parse_rate": Key((int, float), 0.9, "share of non-empty answers", SHARE),
-        "random_draws": Key(int, 1, "independent Random derangements, averaged per item", AT_LEAST_ONE),
+        "random_draws": FLAGS["random_draws"],
         "sentence_encoder": Key(str, "minilm", "encoder of sentence_cosine"),
         "bertscore_model": Key(str, "minilm", "BERTScore model"),
         "bertscore_layers": Key(int, 6, "BERTScore layer", NON_NEGATIVE_INT),
@@ -78,6 +80,13 @@ class FreeformProtocol(Protocol):
         "metrics": config_keys["metrics"],
         "keep_compared_only": Key(bool, False, "score only the items some gate compares"),
     }
+    #: ``musiceval score freeform`` (:mod:`musiceval.protocols.freeform.score`)
+    score_flags = FLAGS
+    score_help = "free-form QA: BLEU, METEOR, ROUGE-L, CIDEr-D, BERTScore, CLAPText, CLAPAudio, sentence cosine per condition"
+
+    @classmethod
+    def score(cls, request: ScoreRequest) -> ScoreReport:
+        return score_freeform(cls, request)
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:

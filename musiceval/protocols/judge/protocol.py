@@ -20,6 +20,7 @@ questions per clip. The judge's own checks (:meth:`JudgeProtocol.audit`) are in 
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -32,6 +33,7 @@ from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, 
                                       ProtocolSettings, register_protocol)
 from musiceval.protocols.judge.engine import (MODES, PARSER_VERSION, TEMPLATES, Judge, Judged, JudgeSettings,
                                               JudgeUnpinned, judge_items)
+from musiceval.protocols.scoring import ScoreReport, ScoreRequest, answers_report
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE
 from musiceval.records import Item, ItemFailure, ItemScores
 
@@ -122,6 +124,21 @@ class JudgeProtocol(Protocol):
     }
     options_from_config = ("model", "mode", "samples", "temperature", "max_tokens", "allow_unpinned", "concurrency",
                            "cassettes")
+    #: ``musiceval score judge FILE`` (docs/judge.md): the judge's keys of the ``[judge]`` section, and
+    #: ``--replay``; the cassettes are found from the working directory
+    score_flags = {**dict(zip(options_from_config, map(config_keys.get, options_from_config))),
+                   "replay": Key(bool, False, "replay the recorded LLM calls only (always on CI); a call they lack is an "
+                                              "error", switch=True)}
+
+    @classmethod
+    def score(cls, request: ScoreRequest) -> ScoreReport:
+        """The default scorer with the judge's calls recorded, or with ``--replay`` (and on CI) replayed
+        only (:func:`musiceval.llm.cassettes.command_mode`)."""
+        from musiceval.llm.cassettes import command_mode
+
+        options = dict(request.options)
+        record = command_mode(bool(options.pop("replay", False)))
+        return answers_report(cls, replace(request, options=options), record_mode=record)
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:

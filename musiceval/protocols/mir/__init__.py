@@ -2,9 +2,9 @@
 (:mod:`.protocol`: options, thresholds, chance, provenance, what the suite config, the CLI and the gates
 read), sits beside its engine: the per-file scoring and its caches (:mod:`.engine`), the shared scoring
 models (:mod:`.models`), the task metrics (:mod:`.metrics`) and the live path (:mod:`.live`). An answer
-set enters at ``MirProtocol.from_answers`` and goes down from here. Above them: the commands
-``musiceval score mir`` (:mod:`.command`) and ``musiceval mir-live`` (:mod:`.command_live`), and the
-live-model release gates (:mod:`.gates_live`).
+set enters at ``MirProtocol.from_answers`` and goes down from here. The flags and output of
+``musiceval score mir`` (:mod:`.score`); above them: the command ``musiceval mir-live``
+(:mod:`.command_live`) and the live-model release gates (:mod:`.gates_live`).
 """
 from musiceval.protocols.mir.protocol import MirProtocol
 

@@ -1,6 +1,6 @@
 """CMI-Bench MIR tasks scored from a model's raw output file: the models, caches and file scoring
 behind :class:`musiceval.protocols.mir.MirProtocol` and ``musiceval score mir``
-(:mod:`musiceval.protocols.mir.command`, which documents the flags and output).
+(:mod:`musiceval.protocols.mir.score`, which documents the flags and output).
 
 :func:`score_file` scores one output file; :func:`bertscore_choice` picks the captioning BERTScore
 model and layer (never swapped silently: a model that cannot be loaded is a reason naming the fix,

@@ -35,6 +35,8 @@ from typing import Any, Iterator
 
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
+from musiceval.protocols.mir.score import FLAGS, score_mir
+from musiceval.protocols.scoring import ScoreReport, ScoreRequest
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.protocols.answers import conditions as conditions_of, model_name, orphans, pairs
@@ -95,6 +97,13 @@ class MirProtocol(Protocol):
     options_from_config = ("compat", "encoder", "bertscore_model", "bertscore_layers")
     answer_options = {"compat": config_keys["compat"], "encoder": config_keys["encoder"],
                       "tagging_items": config_keys["tagging_items"], "captioning_items": config_keys["captioning_items"]}
+    #: ``musiceval score mir`` (:mod:`musiceval.protocols.mir.score`)
+    score_flags = FLAGS
+    score_help = "CMI-Bench MIR tasks (accuracy, key, beats, R^2, WER/CER, tagging AUC, melody, Guzheng F1, captioning)"
+
+    @classmethod
+    def score(cls, request: ScoreRequest) -> ScoreReport:
+        return score_mir(cls, request)
 
     @classmethod
     def task_of(cls, path) -> str:

@@ -4,7 +4,7 @@ options, thresholds, chance, provenance, what the suite config, the CLI and the 
 its engine: scoring over prompts (:mod:`.engine`), and its files: the triplets generated from the AudioSet
 ontology or read from a published CSV (:mod:`.formats`). An answer set enters at
 ``TripletProtocol.from_answers`` and goes down from here.
-The command ``musiceval score triplets`` is the CLI layer's thin adapter, :mod:`musiceval.protocols.triplets.command`.
+``musiceval score triplets`` is the one scorer of every protocol, with the flags and output the class declares (docs/extending.md, "Score flags and output").
 """
 from musiceval.protocols.triplets.protocol import TripletProtocol
 

@@ -1,6 +1,6 @@
 """Musical knowledge of a text encoder on AudioSet triplets (docs/protocols/text-encoders.md): the engine of
 :class:`musiceval.protocols.triplets.TripletProtocol` and ``musiceval score triplets``
-(:mod:`musiceval.protocols.triplets.command`).
+(:mod:`musiceval.protocols.triplets.score`).
 
 :func:`evaluate_triplets` is the library entry point (the evals use it): it renders every triplet
 under every prompt (or text variant), embeds each distinct string once through

@@ -19,6 +19,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from musiceval.protocols.base import Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
+from musiceval.protocols.scoring import ScoreReport, ScoreRequest
+from musiceval.protocols.triplets.score import FLAGS, score_triplets
 from musiceval.records import ItemFailure, ItemScores
 
 
@@ -26,6 +28,13 @@ from musiceval.records import ItemFailure, ItemScores
 class TripletProtocol(Protocol):
     name = "triplets"
     headline = "accuracy"
+    #: ``musiceval score triplets`` reads no answer file: it probes the ``--encoder`` on ``--triplets``
+    score_flags = FLAGS
+    score_help = "triplet accuracy of a text encoder on AudioSet music triplets"
+
+    @classmethod
+    def score(cls, request: ScoreRequest) -> ScoreReport:
+        return score_triplets(request)
 
     def __init__(self, evaluation, *, model: str = "encoder", source: str = ""):
         #: the wrapped :class:`musiceval.protocols.triplets.engine.TripletEvaluation`

@@ -1,21 +1,41 @@
-"""``musiceval score freeform``: free-form QA (protocol 1) from a file of recorded answers.
+"""``musiceval score freeform``: free-form QA (docs/protocols/freeform.md) from a file of recorded answers.
 
 The conditions, metrics and their rules are those of :mod:`musiceval.protocols.freeform.engine`; the flags
 select them (``--metrics``, ``--conditions``, ``--rewrites``, ``--random-draws``, ``--data-dir``,
-``--cache-dir``).
+``--cache-dir``). Besides the one JSON shape (docs/cli.md), the output has ``n_per_condition``
+{condition: items scored}, ``seed``, ``correct_on_random_items`` (Correct on the items Random scored)
+and, with Correct and Random, ``paired_difference``.
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from musiceval.commands import InputError, Scorer, ScoreOutput, by_condition, excluded_entry, register_scorer
 from musiceval.conditions import load_rewrites
-from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, arg
+from musiceval.data.errors import InputError
+from musiceval.keys import Key, cache_dir_key
 from musiceval.protocols.freeform.engine import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
+from musiceval.protocols.scoring import (ProtocolSettings, ScoreReport, ScoreRequest, by_condition, excluded_entry,
+                                         load_protocol_answers)
+from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT
+
+FLAGS = {
+    "metrics": Key(str, "bleu,bleu4,meteor,rouge_l,cider,sentence_cosine",
+                   f"comma-separated, from {','.join(METRICS)} and any metric registered with "
+                   "musiceval.metrics.registry.register_metric"),
+    "conditions": Key(str, "correct,random", f"comma-separated, from {','.join(FREEFORM_CONDITIONS)}"),
+    "random_draws": Key(int, 1, "independent Random derangements, averaged per item", AT_LEAST_ONE),
+    "rewrites": Key(str, None, "Skyline/Adversarial JSONL (fixtures/freeform/rewrites_handwritten.jsonl layout)"),
+    "sentence_encoder": Key(str, "minilm", "encoder of sentence_cosine (minilm, st:<dir>)"),
+    "clap": Key(str, None, "CLAP hub id, directory or LAION .pt (default $MUSICEVAL_CLAP or laion/larger_clap_music)"),
+    "bertscore_model": Key(str, "minilm", "bert-score model dir or hub id (minilm = bundled all-MiniLM-L6-v2)"),
+    "bertscore_layers": Key(int, 6, "BERTScore layer", NON_NEGATIVE_INT),
+    "bertscore_baseline": Key(str, None, "TSV (LAYER,P,R,F) for baseline rescaling"),
+    "cache_dir": cache_dir_key("embedding cache (DIR/embeddings)"),
+    "data_dir": Key(str, None, "root of the items' 'audio' paths for clap_audio (default: FILE's folder)"),
+}
 
 
 def _split(value: str, allowed: Sequence[str], flag: str) -> list[str]:
@@ -26,59 +46,41 @@ def _split(value: str, allowed: Sequence[str], flag: str) -> list[str]:
     return names
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--metrics", default="bleu,bleu4,meteor,rouge_l,cider,sentence_cosine",
-                        help=f"comma-separated, from {','.join(METRICS)} and any metric registered with "
-                             "musiceval.metrics.registry.register_metric")
-    parser.add_argument("--conditions", default="correct,random", help=f"comma-separated, from {','.join(FREEFORM_CONDITIONS)}")
-    parser.add_argument("--random-draws", type=arg(AT_LEAST_ONE), default=1, help="independent Random derangements, averaged per item")
-    parser.add_argument("--rewrites", help="Skyline/Adversarial JSONL (fixtures/freeform/rewrites_handwritten.jsonl layout)")
-    parser.add_argument("--sentence-encoder", default="minilm", help="encoder of sentence_cosine (minilm, st:<dir>)")
-    parser.add_argument("--clap", default=None, help="CLAP hub id, directory or LAION .pt (default $MUSICEVAL_CLAP or laion/larger_clap_music)")
-    parser.add_argument("--bertscore-model", default="minilm", help="bert-score model dir or hub id (minilm = bundled all-MiniLM-L6-v2)")
-    parser.add_argument("--bertscore-layers", type=arg(NON_NEGATIVE_INT), default=6)
-    parser.add_argument("--bertscore-baseline", default=None, help="TSV (LAYER,P,R,F) for baseline rescaling")
-    from musiceval.cache_dir import add_cache_dir_argument
-
-    add_cache_dir_argument(parser, "embedding cache (DIR/embeddings)")
-    parser.add_argument("--data-dir", default=None, help="root of the items' 'audio' paths for clap_audio (default: FILE's folder)")
-
-
-def score(args: argparse.Namespace) -> ScoreOutput:
+def score_freeform(cls: type, request: ScoreRequest) -> ScoreReport:
+    """Flags -> :class:`musiceval.protocols.freeform.FreeformProtocol` -> each metric under each condition."""
     from musiceval.metrics.registry import metric_names
 
-    metrics = _split(args.metrics, metric_names("freeform"), "--metrics")
-    conditions = _split(args.conditions, FREEFORM_CONDITIONS + ("text_only", "silence"), "--conditions")
-    if args.random_draws < 1:
-        raise InputError("--random-draws must be >= 1")
-    from musiceval.protocols import ProtocolSettings
-    from musiceval.protocols.freeform import FreeformProtocol
-    from musiceval.cache_dir import EMBEDDINGS, cache_path
-    from musiceval.commands import load_protocol_answers
+    opts = request.options
+    metrics = _split(opts.get("metrics", ""), metric_names("freeform"), "--metrics")
+    conditions = _split(opts.get("conditions", ""), FREEFORM_CONDITIONS + ("text_only", "silence"), "--conditions")
+    from musiceval.cache_dir import EMBEDDINGS, cache_folder
 
-    data = load_protocol_answers(args.file, args.format, "freeform")
+    if not request.file:
+        raise InputError(f"score freeform: no FILE given; pass {cls.answer_file}")
+    data = load_protocol_answers(request.file, request.format, "freeform")
     if not data.items:
-        raise InputError(f"{args.file}: no scorable item ({len(data.failures)} failures; first: "
+        raise InputError(f"{request.file}: no scorable item ({len(data.failures)} failures; first: "
                          f"{data.failures[0].reason if data.failures else 'empty file'})")
     rewrites = None
     if any(c in ("skyline", "adversarial") for c in conditions):
-        if not args.rewrites:
+        if not opts.get("rewrites"):
             raise InputError("--conditions skyline/adversarial need --rewrites FILE (e.g. fixtures/freeform/rewrites_handwritten.jsonl)")
         try:
-            rewrites = load_rewrites(args.rewrites)
+            rewrites = load_rewrites(opts["rewrites"])
         except (ValueError, FileNotFoundError) as exc:
             raise InputError(str(exc)) from None
-    data_dir = Path(args.data_dir) if args.data_dir else Path(args.file).parent
+    data_dir = Path(opts["data_dir"]) if opts.get("data_dir") else Path(request.file).parent
     if "clap_audio" in metrics and not data_dir.is_dir():
         raise InputError(f"--data-dir {str(data_dir)!r} is not a directory; clap_audio reads the items' 'audio' files from it")
-    protocol = FreeformProtocol.from_answers(data, ProtocolSettings(seed=args.seed, options={
-        "metrics": metrics, "rewrites": rewrites, "random_draws": args.random_draws, "sentence_encoder": args.sentence_encoder,
-        "clap": args.clap, "bertscore_model": args.bertscore_model, "bertscore_layers": args.bertscore_layers,
-        "bertscore_baseline": args.bertscore_baseline, "cache_dir": str(cache_path(args, EMBEDDINGS)), "data_dir": data_dir}))
+    protocol = cls.from_answers(data, ProtocolSettings(seed=request.seed, options={
+        "metrics": metrics, "rewrites": rewrites, "random_draws": opts["random_draws"],
+        "sentence_encoder": opts["sentence_encoder"], "clap": opts.get("clap"), "bertscore_model": opts["bertscore_model"],
+        "bertscore_layers": opts["bertscore_layers"], "bertscore_baseline": opts.get("bertscore_baseline"),
+        "cache_dir": str(cache_folder(opts.get("cache_dir"), EMBEDDINGS)), "data_dir": data_dir}))
     run, models = protocol.evaluation, protocol.evaluation.models
     missing = [c for c in conditions if c not in run.texts]
     if missing:
-        raise InputError(f"{args.file}: no responses for condition(s) {missing}; record them (condition field) or drop them from --conditions")
+        raise InputError(f"{request.file}: no responses for condition(s) {missing}; record them (condition field) or drop them from --conditions")
     out_metrics: dict[str, dict[str, float | None]] = {}
     per_item: dict[tuple[str, str], dict[str, Any]] = {}
     failures: dict[str, dict[str, Any]] = {f.item_id: {"item_id": f.item_id, "error": f.reason} for f in data.failures}
@@ -109,7 +111,7 @@ def score(args: argparse.Namespace) -> ScoreOutput:
                 failures.setdefault(f.item_id, {"item_id": f.item_id, "error": f.reason})
         out_metrics[condition] = {m: out_metrics[condition][m] for m in metrics}
     bar.close()
-    extra: dict[str, Any] = {"n_per_condition": n_scored, "seed": args.seed, "format": data.format, "model": protocol.model,
+    extra: dict[str, Any] = {"n_per_condition": n_scored, "seed": request.seed, "format": data.format, "model": protocol.model,
                              **excluded_entry(protocol)}
     headline = {m: run.scores(m, "correct") for m in metrics} if "correct" in conditions else {}
     paired_scores = {m: (run.scores(m, "correct"), run.scores(m, "random")) for m in metrics} \
@@ -129,10 +131,5 @@ def score(args: argparse.Namespace) -> ScoreOutput:
         extra["models"] = {k: v for k, v in models.describe().items() if k in metrics}
     if rewrites is not None:
         extra["rewrite_sources"] = run.rewrite_sources
-    return ScoreOutput(protocol="freeform", n=len(data.items), **by_condition(out_metrics), per_item=list(per_item.values()),
+    return ScoreReport(n=len(data.items), **by_condition(out_metrics), per_item=list(per_item.values()),
                        failures=list(failures.values()), extra=extra, headline=headline, paired=paired_scores)
-
-
-register_scorer(Scorer(name="freeform", configure=configure, score=score,
-                       help="free-form QA: BLEU, METEOR, ROUGE-L, CIDEr-D, BERTScore, CLAPText, CLAPAudio, sentence cosine per condition",
-                       formats=("musiceval", "dasheng")))
