@@ -132,7 +132,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     name="airbench-chat-music", title="AIR-Bench chat, music items (open-ended, LLM judge)",
     source=Source("hub", repo_id="qyang1021/AIR-Bench-Dataset", files=(META, *CLIP_FOLDERS), revision=REVISION),
     licence="CC BY-NC 4.0 (dataset card); clips from MusicCaps (CC BY-SA 4.0)", items=ITEMS,
-    audio="shipped (the two music folders of Chat/; or --audio-dir with the dataset's Chat/ layout)",
+    audio="shipped",
     protocol="judge", answer_format="musiceval-freeform", prompt="the question as written (Inference_Chat.py)",
     parser="none: the [judge] reads each answer against answer_gt (musiceval's templates, not the paper's 1-10 GPT-4 "
            "score)",
