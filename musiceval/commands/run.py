@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if judged(benches):  # refused here, before a download or the model: not after generating every answer
         thresholds = apply_options(SuiteConfig(None, Path(".")), args.option).thresholds
         require_judge(benches, thresholds.get("judge", {}),
-                      "musiceval run takes the judge as --option judge.model=SPEC (docs/judge.md)")
+                      "musiceval run takes the judge as --option judge.model=SPEC, as docs/judge.md says")
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     model_args = parse_model_args(args.model_args)
     shard = parse_shard(args.shard) if args.shard else None

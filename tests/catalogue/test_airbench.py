@@ -143,7 +143,7 @@ def test_musiceval_run_refuses_a_judged_benchmark_without_a_pinned_judge_before_
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     line = done.stderr.strip().splitlines()[-1]
     assert f"{NAME} is scored by an LLM judge; {said}" in line
-    assert "musiceval run takes the judge as --option judge.model=SPEC (docs/judge.md)" in line
+    assert "musiceval run takes the judge as --option judge.model=SPEC, as docs/judge.md says" in line
     assert not (tmp_path / "data").exists() and not (tmp_path / "out").exists()  # nothing fetched, nothing written
 
 
