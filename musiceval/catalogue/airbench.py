@@ -86,14 +86,16 @@ def read_rows(rows: Any) -> list[Question]:
         qid = str(uid) if isinstance(uid, (int, str)) and not isinstance(uid, bool) and str(uid).strip() else f"row{k}"
         question, reference, clip = _text(row, "question"), _text(row, "answer_gt"), _text(row, "path")
         dataset = _text(row, "dataset_name")
-        problem = ("uniq_id is missing" if qid == f"row{k}" else
+        problem = ("uniq_id is missing (or not an integer or a string)" if qid == f"row{k}" else
                    f"uniq_id {qid} repeats an earlier row" if qid in seen else
                    "question is missing or empty" if question is None else
                    "answer_gt (the reference) is missing or empty" if reference is None else
                    "path (the clip) is missing or empty" if clip is None else
                    "dataset_name is missing or empty" if dataset is None else None)
         if problem is not None:
-            out.append(_unusable(qid if qid not in seen else f"row{k}", f"{where} ({task}): {problem}", question or ""))
+            qid = qid if qid not in seen else f"row{k}"
+            seen.add(qid)  # a later row with the same uniq_id is a repeat, never a second item of that id
+            out.append(_unusable(qid, f"{where} ({task}): {problem}", question or ""))
             continue
         seen.add(qid)
         out.append(Question(id=qid, prompt=question, question=question, audio_key=f"{task}_{dataset}/{clip}",

@@ -12,7 +12,7 @@ shards' caches, the same command without ``--shard`` scores everything from the 
 
 A benchmark scored by the LLM judge (``airbench-chat-music``) needs a pinned judge, given as
 ``--option judge.model=SPEC`` (and any other ``judge.KEY=VALUE``): without one the run is refused
-before anything is prepared or the model loads. The judge's keys are written into
+before anything is prepared or the model loads (a ``--shard`` run, which scores nothing, needs none). The judge's keys are written into
 ``<out>/musiceval.toml`` as its ``[judge]`` section, and its calls are recorded into
 ``<out>/cassettes/judge/`` (replayed from there; ``--replay``, and always on CI, replays only).
 """
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     benches = benchmark_names(args.benchmarks)
     judge = _judge_section(args.option)
-    if judged(benches):  # refused here, before a download or the model: not after generating every answer
+    if judged(benches) and not args.shard:  # refused before a download or the model, not after generating
         thresholds = apply_options(SuiteConfig(None, Path(".")), args.option).thresholds
         require_judge(benches, thresholds.get("judge", {}),
                       "musiceval run takes the judge as --option judge.model=SPEC, as docs/judge.md says")

@@ -147,6 +147,22 @@ def test_musiceval_run_refuses_a_judged_benchmark_without_a_pinned_judge_before_
     assert not (tmp_path / "data").exists() and not (tmp_path / "out").exists()  # nothing fetched, nothing written
 
 
+def test_a_shard_run_scores_nothing_and_needs_no_judge(airbench_mirror, tmp_path):
+    done = _cli("run", "--model", f"hf:{tmp_path / 'no-such-model'}", "--benchmarks", NAME, "--shard", "0/2",
+                "--data-root", str(airbench_mirror["data"]), "--out", str(tmp_path / "out"), "--no-progress",
+                env={"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(airbench_mirror["hub"])}, timeout=300)
+    assert "LLM judge" not in done.stderr and f"prepared {NAME}: 8 of 500 items with audio" in done.stderr, done.stderr
+
+
+def test_a_repeated_uniq_id_is_never_a_second_item_of_that_id(tmp_path):
+    rows = [_row(1306, "music_QA", "a.wav", "What tempo is it?", ""), _row(1306, "music_QA", "a.wav", "Key?", "C major")]
+    meta = tmp_path / "Chat_meta.json"
+    meta.write_text(json.dumps(rows), encoding="utf-8")
+    qs = get_benchmark(NAME).questions({"Chat/Chat_meta.json": meta})
+    assert [(q.id, q.meta["unusable"].split(": ", 1)[1]) for q in qs] == [
+        ("1306", "answer_gt (the reference) is missing or empty"), ("row1", "uniq_id 1306 repeats an earlier row")]
+
+
 def test_pytest_with_a_judged_benchmark_and_no_judge_is_refused_at_start_up(pytester, tmp_path):
     (pytester.path / "evals").mkdir()
     (pytester.path / "evals" / "test_musiceval.py").write_text((ROOT / "evals" / "test_musiceval.py").read_text("utf-8"))
@@ -167,8 +183,7 @@ def tiny_qwen(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_musiceval_run_judges_what_the_tiny_model_answered_then_replays_the_judge(tiny_qwen, airbench_mirror, tmp_path,
-                                                                                  monkeypatch):
+def test_musiceval_run_judges_what_the_tiny_model_answered_then_replays_the_judge(tiny_qwen, airbench_mirror, tmp_path):
     from musiceval.llm.fake_server import FakeOpenAIServer
     from tests.fake_secrets import fake_key
     from tests.judge_server import fair
