@@ -12,9 +12,10 @@ shards' caches, the same command without ``--shard`` scores everything from the 
 
 A benchmark scored by the LLM judge (``airbench-chat-music``) needs a pinned judge, given as
 ``--option judge.model=SPEC`` (and any other ``judge.KEY=VALUE``): without one the run is refused
-before anything is prepared or the model loads (a ``--shard`` run, which scores nothing, needs none). The judge's keys are written into
-``<out>/musiceval.toml`` as its ``[judge]`` section, and its calls are recorded into
-``<out>/cassettes/judge/`` (replayed from there; ``--replay``, and always on CI, replays only).
+before anything is prepared or the model loads (a ``--shard`` run, which scores nothing, needs
+none). The judge's keys are written into ``<out>/musiceval.toml`` as its ``[judge]`` section, and
+its calls are recorded into ``<out>/cassettes/judge/`` (replayed from there; ``--replay``, and
+always on CI, replays only).
 """
 from __future__ import annotations
 
