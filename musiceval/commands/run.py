@@ -9,6 +9,13 @@ report.html). The exit status and the last line are the verdict's (0 PASSED).
 
 ``--shard i/n`` generates one shard into the cache and stops; after ``musiceval merge`` of the
 shards' caches, the same command without ``--shard`` scores everything from the cache.
+
+A benchmark scored by the LLM judge (``airbench-chat-music``) needs a pinned judge, given as
+``--option judge.model=SPEC`` (and any other ``judge.KEY=VALUE``): without one the run is refused
+before anything is prepared or the model loads (a ``--shard`` run, which scores nothing, needs
+none). The judge's keys are written into ``<out>/musiceval.toml`` as its ``[judge]`` section, and
+its calls are recorded into ``<out>/cassettes/judge/`` (replayed from there; ``--replay``, and
+always on CI, replays only).
 """
 from __future__ import annotations
 
@@ -34,18 +41,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (openai-compatible)")
     parser.add_argument("--option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
                         help="passed to pytest as --musiceval-option (e.g. defaults.min_coverage=0.9)")
+    parser.add_argument("--replay", action="store_true",
+                        help="a judged benchmark: replay the judge's recorded calls only, as CI does (a call the "
+                             "cassettes lack is an error)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
     from musiceval.cache_dir import default_cache_dir
     from musiceval.catalogue.prepare import data_root
-    from musiceval.suite.benchmark_runs import generate_answers, run_gates, run_key, write_suite_config
+    from musiceval.llm.cassettes import command_mode
+    from musiceval.suite.benchmark_runs import (generate_answers, judged, require_judge, run_gates, run_key,
+                                                write_suite_config)
+    from musiceval.suite.config import SuiteConfig, apply_options
     from musiceval.catalogue.spec import benchmark_names
     from musiceval.generate import parse_shard
     from musiceval.models.args import parse_model_args
 
     benches = benchmark_names(args.benchmarks)
+    judge = _judge_section(args.option)
+    if judged(benches) and not args.shard:  # refused before a download or the model, not after generating
+        thresholds = apply_options(SuiteConfig(None, Path(".")), args.option).thresholds
+        require_judge(benches, thresholds.get("judge", {}),
+                      "musiceval run takes the judge as --option judge.model=SPEC, as docs/judge.md says")
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     model_args = parse_model_args(args.model_args)
     shard = parse_shard(args.shard) if args.shard else None
@@ -68,9 +86,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"shard {shard[0]}/{shard[1]} generated into {cache_dir / 'responses'}; merge the shards' caches with "
               "`musiceval merge` and run again without --shard to score")
         return 0
-    config = write_suite_config(generated)
+    config = write_suite_config(generated, thresholds={"judge": judge} if judged(benches) and judge else None)
     pytest_args = [f"--musiceval-option={o}" for o in args.option]
+    if judged(benches):
+        pytest_args.append(f"--musiceval-record-mode={command_mode(args.replay)}")
     return run_gates(config, out / "results", pytest_args)
+
+
+def _judge_section(options: list[str]) -> dict:
+    """The ``judge.KEY=VALUE`` options as the ``[judge]`` section of the written config (a value read
+    as TOML where it is one, as ``--musiceval-option`` reads it)."""
+    import tomllib
+
+    section = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        name = key.strip()
+        if sep and name.startswith("judge.") and len(name) > len("judge."):
+            try:
+                section[name[len("judge."):]] = tomllib.loads(f"v = {text}")["v"]
+            except (tomllib.TOMLDecodeError, RecursionError):
+                section[name[len("judge."):]] = text
+    return section
 
 
 register_command("run", help="prepare benchmarks, generate with a model, score and gate: one verdict",

@@ -167,7 +167,7 @@ def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmark
     """The suite whose model's answers are what the live model answered on the catalogue benchmarks
     (:func:`musiceval.suite.benchmark_runs.session_answers`: generated once by the controller)."""
     from musiceval.cache_dir import default_cache_dir
-    from musiceval.suite.benchmark_runs import session_answers
+    from musiceval.suite.benchmark_runs import judged, require_judge, session_answers
     from musiceval.catalogue.prepare import data_root
     from musiceval.catalogue.spec import benchmark_names
     from musiceval.models.args import coerce_model_args, parse_model_args
@@ -179,6 +179,11 @@ def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmark
                           "openai-compatible:URL#MODEL), or declare live = \"...\" for the model in the config")
     try:
         benches = benchmark_names(benchmarks)
+        if judged(benches):  # no pinned judge: refused before the model is loaded and asked
+            thresholds = apply_options(suite, list(_opt(config, "musiceval_option", []) or [])).thresholds
+            require_judge(benches, thresholds.get("judge", {}),
+                          "set [judge] model in the config, or pass --musiceval-option judge.model=SPEC, as "
+                          "docs/judge.md says")
         args = {**coerce_model_args(live[0].args), **parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))}
         name, entries = session_answers(live[0].live, benches, data_root=data_root(_opt(config, "musiceval_data_dir")),
                                         cache_dir=Path(_opt(config, "musiceval_cache_dir") or default_cache_dir()),

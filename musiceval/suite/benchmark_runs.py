@@ -118,6 +118,27 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
     return run
 
 
+def judged(benchmarks: Sequence[Benchmark]) -> list[Benchmark]:
+    """The benchmarks whose answers the LLM judge scores (``protocol = "judge"``)."""
+    return [b for b in benchmarks if b.protocol == "judge"]
+
+
+def require_judge(benchmarks: Sequence[Benchmark], section: Mapping[str, Any], how: str) -> dict[str, Any]:
+    """Refuse, before anything is prepared or generated, a run that asks a judged benchmark with no
+    pinned judge: the ``[judge]`` section is checked as the judge protocol checks it at start-up
+    (:meth:`musiceval.protocols.judge.protocol.JudgeProtocol.scorer`). ``how`` names where the judge
+    is given (``--option judge.model=SPEC``). Returns the judge's facts ({} without a judged benchmark)."""
+    names = [b.name for b in judged(benchmarks)]
+    if not names:
+        return {}
+    from musiceval.protocols import PROTOCOLS
+
+    try:
+        return PROTOCOLS.get("judge").scorer(section)
+    except ValueError as exc:
+        raise ValueError(f"{', '.join(names)} is scored by an LLM judge; [judge]: {exc}; {how}") from None
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -189,5 +210,5 @@ def session_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: Pa
     return run.model, run.entries
 
 
-__all__ = ["DEFAULT_CONDITIONS", "GeneratedRun", "answer_path", "generate_answers", "model_label", "run_gates",
-           "run_key", "session_answers", "write_suite_config"]
+__all__ = ["DEFAULT_CONDITIONS", "GeneratedRun", "answer_path", "generate_answers", "judged", "model_label",
+           "require_judge", "run_gates", "run_key", "session_answers", "write_suite_config"]

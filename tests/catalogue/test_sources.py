@@ -26,12 +26,12 @@ def _jsonl(path: Path, n: int) -> list[dict]:
 
 def test_every_entry_declares_what_the_catalogue_promises():
     for name, bench in BENCHMARKS.items():
-        assert bench.protocol in ("choice", "factual", "freeform", "mir"), name
+        assert bench.protocol in ("choice", "factual", "freeform", "mir", "judge"), name
         assert bench.licence and bench.audio and bench.prompt and bench.parser and bench.question_files, name
         assert bench.source.revision or bench.source.pin or bench.source.unpinned, name
         assert set(bench.controls) <= {"random", "noise", "text_only"}, name
     assert {"muchomusic", "nsynth", "musicqa", "musiccaps", "song-describer", "mmau-music", "mmar-music",
-            "rul-muchomusic", "hummusqa", "cmi-bench/GS_key"} <= set(BENCHMARKS.names())
+            "rul-muchomusic", "hummusqa", "cmi-bench/GS_key", "airbench-chat-music"} <= set(BENCHMARKS.names())
 
 
 def test_an_unknown_name_is_one_line_naming_the_closest_and_the_fix():

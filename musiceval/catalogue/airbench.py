@@ -1,0 +1,147 @@
+"""AIR-Bench chat benchmark, music items (Yang et al., "AIR-Bench: Benchmarking Large Audio-Language
+Models via Generative Comprehension", ACL 2024): open-ended questions on MusicCaps clips, answered in
+free form and scored by musiceval's LLM judge (docs/judge.md).
+
+Source: huggingface.co/datasets/qyang1021/AIR-Bench-Dataset @ 8fa643aefd1d7248fd55fcf3e7ad22c81bbac1fa
+(main, the dataset card's last update; ``Chat/`` was added at d65cbe3 and has not changed since).
+Licence CC BY-NC 4.0 (the card); the card lists MusicCaps (CC BY-SA 4.0) as the source of the music
+clips. Read: ``Chat/Chat_meta.json`` (2.07 MB on the hub's file list) and the clips of the two music
+tasks, ``Chat/<task_name>_<dataset_name>/<path>``:
+
+- ``Chat_meta.json``: a JSON array of ``{"meta_info", "question", "answer_gt", "path", "task_name",
+  "dataset_name", "uniq_id"}`` (the fields the repository's ``Inference_Chat.py`` reads; it opens the
+  clip at ``<Chat>/<task_name>_<dataset_name>/<path>``); ``meta_info`` is the audio description the
+  paper's judge reads (for music, the MusicCaps caption and aspect list);
+- the music items are ``task_name`` ``music_QA`` and ``music_generation_analysis_QA`` (the
+  repository's ``cal_score.py`` sums these two as its ``music`` category), ``dataset_name``
+  ``musiccaps``; the folders are ``Chat/music_QA_musiccaps/`` and
+  ``Chat/music_generation_analysis_QA_musiccaps/`` (the hub's tree of ``Chat/``).
+
+Items: 500, counted in the repository's ``Chat_result_modelx.jsonl`` (OFA-Sys/AIR-Bench, what
+``Inference_Chat.py`` writes from ``Chat_meta.json``: rows ``uniq_id`` 1300-1799 are the music rows,
+between ``sound_generation_QA`` and ``speech_and_sound_QA``). ``Chat_meta.json`` itself and its
+sha256 could not be read here: the commit pins its content and the lock records the sha256 of the
+file fetched. Item id: ``uniq_id``; group: the clip (several questions ask about one clip).
+
+Prompt: the question as written (``Inference_Chat.py`` asks ``question`` alone). Scoring: the
+``judge`` protocol against ``answer_gt``, with musiceval's own templates (pointwise CORRECT /
+INCORRECT, or pairwise against the reference in both seats). This is not the paper's score: the
+paper has GPT-4 (gpt-4-0125-preview on the README's leaderboard) read the audio description, the
+question, the reference and the answer, and give the reference and the answer each a score of 1-10
+(``score_chat.py``), reporting the answer's mean score per category; musiceval's judge neither reads
+the audio description nor scores 1-10 (docs/benchmarks.md).
+
+A row of ``Chat_meta.json`` that cannot be read as a music item (not an object, no ``task_name``, an
+empty question, reference or clip, a repeated ``uniq_id``) is an item without a clip, counted with
+its reason in the lock (``missing``), never a crash.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+from musiceval.catalogue.common import read_json
+from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+
+REVISION = "8fa643aefd1d7248fd55fcf3e7ad22c81bbac1fa"
+META = "Chat/Chat_meta.json"
+#: the chat tasks of the ``music`` category (``cal_score.py``) and their clip folders under ``Chat/``
+MUSIC_TASKS = ("music_QA", "music_generation_analysis_QA")
+CLIP_FOLDERS = tuple(f"Chat/{task}_musiccaps/*" for task in MUSIC_TASKS)
+#: music items of the chat benchmark (``Chat_result_modelx.jsonl``, uniq_id 1300-1799)
+ITEMS = 500
+
+
+def _text(row: Mapping[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _unusable(qid: str, reason: str, question: str = "") -> Question:
+    return Question(id=qid, prompt="", question=question, audio_key=None, meta={"unusable": reason})
+
+
+def read_rows(rows: Any) -> list[Question]:
+    """The music items of ``Chat_meta.json``'s rows, in file order; a row that cannot be read is an
+    item without a clip whose ``meta["unusable"]`` says why."""
+    if not isinstance(rows, list):
+        raise ValueError(f"expected a JSON array of chat items, got {type(rows).__name__}")
+    out: list[Question] = []
+    seen: set[str] = set()
+    for k, row in enumerate(rows):
+        where = f"row {k} of {META}"
+        if not isinstance(row, dict):
+            out.append(_unusable(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether it "
+                                            "is a music item"))
+            continue
+        task = row.get("task_name")
+        if not isinstance(task, str):
+            out.append(_unusable(f"row{k}", f"{where}: no task_name: cannot tell whether it is a music item"))
+            continue
+        if task not in MUSIC_TASKS:
+            continue
+        uid = row.get("uniq_id")
+        qid = str(uid) if isinstance(uid, (int, str)) and not isinstance(uid, bool) and str(uid).strip() else f"row{k}"
+        question, reference, clip = _text(row, "question"), _text(row, "answer_gt"), _text(row, "path")
+        dataset = _text(row, "dataset_name")
+        problem = ("uniq_id is missing (or not an integer or a string)" if qid == f"row{k}" else
+                   f"uniq_id {qid} repeats an earlier row" if qid in seen else
+                   "question is missing or empty" if question is None else
+                   "answer_gt (the reference) is missing or empty" if reference is None else
+                   "path (the clip) is missing or empty" if clip is None else
+                   "dataset_name is missing or empty" if dataset is None else None)
+        if problem is not None:
+            qid = qid if qid not in seen else f"row{k}"
+            seen.add(qid)  # a later row with the same uniq_id is a repeat, never a second item of that id
+            out.append(_unusable(qid, f"{where} ({task}): {problem}", question or ""))
+            continue
+        seen.add(qid)
+        out.append(Question(id=qid, prompt=question, question=question, audio_key=f"{task}_{dataset}/{clip}",
+                            reference=reference, group=Path(clip).stem, meta={"task": task, "dataset": dataset}))
+    return out
+
+
+def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
+    """The fetched clips under ``<prepared>/audio/<task>_<dataset>/`` (linked to the hub cache's
+    file where the disk allows, else copied), the layout :func:`locate` reads."""
+    out = directory / "audio"
+    for name, path in files.items():
+        if not name.startswith("Chat/") or name == META or not any(name.startswith(f[:-1]) for f in CLIP_FOLDERS):
+            continue
+        target = out / name.removeprefix("Chat/")
+        source = Path(path).resolve()
+        if target.is_file() and target.stat().st_size == source.stat().st_size:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+    return dict(files)
+
+
+def locate(q: Question, index: AudioIndex) -> str | None:
+    """``<task>_<dataset>/<path>`` under the audio root (or under its ``Chat/``: the dataset's own
+    folder passed as ``--audio-dir``), else the clip's file name anywhere under it."""
+    key = q.audio_key or ""
+    return index.find(key) or index.find(f"Chat/{key}") or index.by_basename(Path(key).name)
+
+
+@register_benchmark(
+    name="airbench-chat-music", title="AIR-Bench chat, music items (open-ended, LLM judge)",
+    source=Source("hub", repo_id="qyang1021/AIR-Bench-Dataset", files=(META, *CLIP_FOLDERS), revision=REVISION),
+    licence="CC BY-NC 4.0 (dataset card); clips from MusicCaps (CC BY-SA 4.0)", items=ITEMS,
+    audio="shipped",
+    protocol="judge", answer_format="musiceval-freeform", prompt="the question as written (Inference_Chat.py)",
+    parser="none: the [judge] reads each answer against answer_gt (musiceval's templates, not the paper's 1-10 GPT-4 "
+           "score)",
+    controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, version=REVISION[:7],
+    verified="fields and the music task names from OFA-Sys/AIR-Bench Inference_Chat.py, cal_score.py and "
+             "Chat_result_modelx.jsonl (500 music rows); revision, folders and licence from the hub pages; "
+             "Chat_meta.json's sha256 not read here",
+)
+def questions(files: Mapping[str, Path]) -> list[Question]:
+    return read_rows(read_json(files[META], "AIR-Bench Chat_meta.json"))
