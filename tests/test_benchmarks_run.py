@@ -39,6 +39,7 @@ FIGURES = {
     "bench_freeform_scale": r"pairs x 2: [\d.]+ s whole process",
     "bench_hf_batch": r"^\| qwen2_audio \| cpu \| 2 \| 2 \| [\d.]+ \| [\d.]+x \|",
     "bench_hf_cuda": r"^\| qwen2_audio \| cpu \| float32 \| 1 \| [\d.]+ \|",
+    "bench_hf_cuda_fullsize": r"^\| qwen2_audio \(shrunk\) \| cpu \| float32 \| 10 s \| 1 \| [\d.]+ \| \| 4\.0 \| [\d.]+ \|",
     "bench_lexical": r"^musiceval:\s+[\d.]+ s wall",
     "bench_lexical_scale": r"^\s*100 pairs x 2: musiceval\s+[\d.]+ s wall",
     "bench_mir": r"^GTZAN\s+[\d.]+ s\s+cpu\s+[\d.]+ s\s+accuracy=0\.\d+",
@@ -76,3 +77,15 @@ def test_run_all_passes_smoke_to_each_benchmark(tmp_path: Path):
     assert "bench_conditions.py --smoke" in proc.stdout
     assert re.search(FIGURES["bench_conditions"], proc.stdout, flags=re.M)
     assert re.search(r"^  bench_conditions\s+ok\s", proc.stdout, flags=re.M)
+
+
+@pytest.mark.slow
+def test_bench_hf_cuda_full_size_without_a_gpu_exits_2_naming_it(tmp_path: Path):
+    """``bench_hf_cuda.py --full-size`` hands over to bench_hf_cuda_fullsize.py, which needs a GPU
+    for the real size (8.4 billion parameters) and says so; ``--smoke`` above is its CPU path."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is visible: the full-size run would start")
+    proc = run([sys.executable, str(ROOT / "benchmarks" / "bench_hf_cuda.py"), "--full-size", "qwen2_audio"], tmp_path)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "no CUDA GPU visible" in proc.stderr and "--shrink" in proc.stderr
