@@ -121,22 +121,30 @@ def _word_tokenizer(vocab_size: int, special: dict[str, int]) -> Any:
                                    eos_token="<|im_end|>", additional_special_tokens=names[1:])
 
 
-def build_qwen2_audio(directory: Path, *, shrink: bool, device: str, seed: int = 0) -> dict:
-    """Qwen2-Audio-7B's architecture with random weights (bf16, made on ``device``), saved to ``directory``."""
-    import torch
-    from transformers import (Qwen2AudioConfig, Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor,
-                              WhisperFeatureExtractor)
+def qwen2_audio_parts(shrink: bool = False) -> tuple[dict, Any, Any]:
+    """Qwen2-Audio-7B's config (``--shrink``: 2 layers, small widths) and a processor for it:
+    Whisper features in the real 30 s window, the synthetic tokenizer, Qwen2-Audio-Instruct's chat
+    template. Returns ``(the config's values, the config, the processor)``."""
+    from transformers import Qwen2AudioConfig, Qwen2AudioProcessor, WhisperFeatureExtractor
 
     spec = json.loads(json.dumps(QWEN2_AUDIO_7B))
     if shrink:
         for part, values in SHRINK.items():
             spec[part].update(values)
-    t0 = time.perf_counter()
     tokenizer = _word_tokenizer(spec["text_config"]["vocab_size"], QWEN2_AUDIO_SPECIAL)
     processor = Qwen2AudioProcessor(
         feature_extractor=WhisperFeatureExtractor(feature_size=128, sampling_rate=SAMPLE_RATE, chunk_length=30),
         tokenizer=tokenizer, chat_template=Qwen2AudioProcessor.default_chat_template.fget(None))
-    config = Qwen2AudioConfig(**spec)
+    return spec, Qwen2AudioConfig(**spec), processor
+
+
+def build_qwen2_audio(directory: Path, *, shrink: bool, device: str, seed: int = 0) -> dict:
+    """Qwen2-Audio-7B's architecture with random weights (bf16, made on ``device``), saved to ``directory``."""
+    import torch
+    from transformers import Qwen2AudioForConditionalGeneration
+
+    t0 = time.perf_counter()
+    spec, config, processor = qwen2_audio_parts(shrink)
     torch.manual_seed(seed)
     with torch.device(device):
         model = Qwen2AudioForConditionalGeneration._from_config(config, dtype=torch.bfloat16)
@@ -600,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
         args.batch_size, args.try_batch, args.requests_at_1, args.max_tokens = [1, 2], [], 2, 4
         args.stages = ["build", "bench"]
     cuda = torch.cuda.is_available()
-    args.device = args.device or ("cuda" if cuda else "cpu")
+    args.device = args.device or ("cuda" if cuda or not args.shrink else "cpu")
     if args.device.startswith("cuda") and not cuda:
         print("bench_hf_cuda_fullsize: no CUDA GPU visible (torch.cuda.is_available() is False); "
               "--shrink --device cpu runs the shrunk dry run", file=sys.stderr)
