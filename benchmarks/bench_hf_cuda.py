@@ -1,6 +1,12 @@
 """hf: on CUDA against CPU: the same greedy answers, requests/s and peak GPU memory per batch size.
 
     python benchmarks/bench_hf_cuda.py [--families qwen2_audio ...] [--requests 32] [--batch-size 1 8 32] [--json OUT] [--smoke]
+    python benchmarks/bench_hf_cuda.py --full-size qwen2_audio [...]
+
+``--full-size FAMILY`` hands every argument to ``benchmarks/bench_hf_cuda_fullsize.py``: the
+family's published config with random weights at the real model's size (8.4 billion parameters
+for Qwen2-Audio-7B), requests/s and peak GPU memory against a plain ``generate`` loop, the largest
+batch that fits, shards and kill/resume through the CLI (its docstring says what it measures).
 
 Needs a CUDA GPU (exits 2 saying so otherwise; ``--smoke``, one family, 2 requests, batch sizes 1
 and 2 and 4 tokens, then runs the CPU reference row alone and says the CUDA rows are skipped).
@@ -72,6 +78,11 @@ def _same(a: list[str], b: list[str]) -> tuple[int, tuple[str, str] | None]:
 
 
 def main() -> int:
+    if any(a == "--full-size" or a.startswith("--full-size=") for a in sys.argv[1:]):
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_hf_cuda_fullsize import main as full_size
+
+        return full_size(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--families", nargs="+", default=FAMILIES)
     ap.add_argument("--requests", type=int, default=32)

@@ -40,6 +40,7 @@ FIGURES = {
     "bench_freeform_scale": r"pairs x 2: [\d.]+ s whole process",
     "bench_hf_batch": r"^\| qwen2_audio \| cpu \| 2 \| 2 \| [\d.]+ \| [\d.]+x \|",
     "bench_hf_cuda": r"^\| qwen2_audio \| cpu \| float32 \| 1 \| [\d.]+ \|",
+    "bench_hf_cuda_fullsize": r"^\| qwen2_audio \(shrunk\) \| cpu \| float32 \| 10 s \| 1 \| [\d.]+ \|\s+\| 4\.0 \| [\d.]+ \|",
     "bench_lexical": r"^musiceval:\s+[\d.]+ s wall",
     "bench_lexical_scale": r"^\s*100 pairs x 2: musiceval\s+[\d.]+ s wall",
     "bench_mir": r"^GTZAN\s+[\d.]+ s\s+cpu\s+[\d.]+ s\s+accuracy=0\.\d+",
@@ -77,3 +78,44 @@ def test_run_all_passes_smoke_to_each_benchmark(tmp_path: Path):
     assert "bench_conditions.py --smoke" in proc.stdout
     assert re.search(FIGURES["bench_conditions"], proc.stdout, flags=re.M)
     assert re.search(r"^  bench_conditions\s+ok\s", proc.stdout, flags=re.M)
+
+
+@pytest.mark.slow
+def test_bench_hf_cuda_full_size_without_a_gpu_exits_2_naming_it(tmp_path: Path):
+    """``bench_hf_cuda.py --full-size`` hands over to bench_hf_cuda_fullsize.py, which needs a GPU
+    for the real size (8.4 billion parameters) and says so; ``--smoke`` above is its CPU path."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is visible: the full-size run would start")
+    proc = run([sys.executable, str(ROOT / "benchmarks" / "bench_hf_cuda.py"), "--full-size", "qwen2_audio"], tmp_path)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "no CUDA GPU visible" in proc.stderr and "--shrink" in proc.stderr
+
+
+def test_bench_hf_cuda_fullsize_builds_qwen2_audio_7b_at_its_published_size(tmp_path: Path):
+    """The full-size config is Qwen2-Audio-7B's (8,397,094,912 parameters, counted on the meta
+    device: nothing is allocated), every id of its 156,032-token vocabulary decodes, and the
+    checkpoint's config and processor load through ``hf:`` (the audio token's id checked, the 30 s
+    window) without the weights, which load only at the first ``generate``."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import importlib.util
+
+    from musiceval.models import load_model
+
+    spec = importlib.util.spec_from_file_location("bench_hf_cuda_fullsize", ROOT / "benchmarks" / "bench_hf_cuda_fullsize.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    values, config, processor = bench.qwen2_audio_parts(shrink=False)
+    with torch.device("meta"):
+        model = transformers.Qwen2AudioForConditionalGeneration._from_config(config, dtype=torch.bfloat16)
+    assert sum(p.numel() for p in model.parameters()) == 8_397_094_912
+    tokenizer = processor.tokenizer
+    assert len(tokenizer) == values["text_config"]["vocab_size"] == 156_032
+    ids = list(range(0, 156_032, 7)) + [156_031]
+    words = tokenizer.decode(ids, skip_special_tokens=True).split()
+    assert len(words) == sum(i not in set(tokenizer.all_special_ids) for i in ids)  # one word per ordinary id
+    config.save_pretrained(tmp_path)
+    processor.save_pretrained(tmp_path)
+    adapter = load_model(f"hf:{tmp_path}", device="cpu", dtype="bfloat16")
+    assert adapter.max_audio_seconds == 30.0 and adapter._model is None
