@@ -11,7 +11,7 @@ report.html). The exit status and the last line are the verdict's (0 PASSED).
 shards' caches, the same command without ``--shard`` scores everything from the cache.
 
 A benchmark scored by the LLM judge (``airbench-chat-music``) needs a pinned judge, given as
-``--option judge.model=SPEC`` (and any other ``judge.KEY=VALUE``): without one the run is refused
+``--option judge.model=JUDGE`` (and any other ``judge.KEY=VALUE``): without one the run is refused
 before anything is prepared or the model loads (a ``--shard`` run, which scores nothing, needs
 none). The judge's keys are written into ``<out>/musiceval.toml`` as its ``[judge]`` section, and
 its calls are recorded into ``<out>/cassettes/judge/`` (replayed from there; ``--replay``, and
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if judged(benches) and not args.shard:  # refused before a download or the model, not after generating
         thresholds = apply_options(SuiteConfig(None, Path(".")), args.option).thresholds
         require_judge(benches, thresholds.get("judge", {}),
-                      "musiceval run takes the judge as --option judge.model=SPEC, as docs/judge.md says")
+                      "musiceval run takes the judge as --option judge.model=JUDGE, as docs/judge.md says")
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     model_args = parse_model_args(args.model_args)
     shard = parse_shard(args.shard) if args.shard else None

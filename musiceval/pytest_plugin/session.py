@@ -182,7 +182,7 @@ def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmark
         if judged(benches):  # no pinned judge: refused before the model is loaded and asked
             thresholds = apply_options(suite, list(_opt(config, "musiceval_option", []) or [])).thresholds
             require_judge(benches, thresholds.get("judge", {}),
-                          "set [judge] model in the config, or pass --musiceval-option judge.model=SPEC, as "
+                          "set [judge] model in the config, or pass --musiceval-option judge.model=JUDGE, as "
                           "docs/judge.md says")
         args = {**coerce_model_args(live[0].args), **parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))}
         name, entries = session_answers(live[0].live, benches, data_root=data_root(_opt(config, "musiceval_data_dir")),

@@ -127,7 +127,7 @@ def require_judge(benchmarks: Sequence[Benchmark], section: Mapping[str, Any], h
     """Refuse, before anything is prepared or generated, a run that asks a judged benchmark with no
     pinned judge: the ``[judge]`` section is checked as the judge protocol checks it at start-up
     (:meth:`musiceval.protocols.judge.protocol.JudgeProtocol.scorer`). ``how`` names where the judge
-    is given (``--option judge.model=SPEC``). Returns the judge's facts ({} without a judged benchmark)."""
+    is given (``--option judge.model=JUDGE``). Returns the judge's facts ({} without a judged benchmark)."""
     names = [b.name for b in judged(benchmarks)]
     if not names:
         return {}

@@ -143,7 +143,7 @@ def test_musiceval_run_refuses_a_judged_benchmark_without_a_pinned_judge_before_
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     line = done.stderr.strip().splitlines()[-1]
     assert f"{NAME} is scored by an LLM judge; {said}" in line
-    assert "musiceval run takes the judge as --option judge.model=SPEC, as docs/judge.md says" in line
+    assert "musiceval run takes the judge as --option judge.model=JUDGE, as docs/judge.md says" in line
     assert not (tmp_path / "data").exists() and not (tmp_path / "out").exists()  # nothing fetched, nothing written
 
 
@@ -171,7 +171,7 @@ def test_pytest_with_a_judged_benchmark_and_no_judge_is_refused_at_start_up(pyte
     text = out.stderr.str() + out.stdout.str()
     assert out.ret == 2 and "Traceback" not in text
     assert f"{NAME} is scored by an LLM judge; [judge]: no judge configured" in text
-    assert "--musiceval-option judge.model=SPEC" in text
+    assert "--musiceval-option judge.model=JUDGE" in text
 
 
 @pytest.fixture(scope="module")
