@@ -30,11 +30,36 @@ def _prompt(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else next(p["text"] for p in content if p.get("type") == "text")
 
 
+def _block(prompt: str, name: str) -> str:
+    """The text between ``[<name>]`` and the next ``[`` heading of a rubric prompt."""
+    found = re.search(rf"^\[{re.escape(name)}\]\n(.*?)(?=^\[|\Z)", prompt, re.MULTILINE | re.DOTALL)
+    return found.group(1).strip() if found else ""
+
+
+def _rubric_scores(prompt: str) -> tuple[int, int]:
+    """Each assistant's 1-10: 2 plus 8 times its content-word overlap with the audio description
+    and the other assistant's answer together (the reference scores itself against the description)."""
+    description = _block(prompt, "Audio description")
+    first, second = _block(prompt, "Assistant 1's answer"), _block(prompt, "Assistant 2's answer")
+
+    def score(text: str, other: str) -> int:
+        return 2 + round(8 * min(1.0, overlap(text, other + " " + description)))
+
+    return score(first, second), score(second, first)
+
+
+def is_rubric(prompt: str) -> bool:
+    return "[Assistant 1's answer]" in prompt
+
+
 def fair(body: dict[str, Any]) -> str:
     """CORRECT when the answer shares enough content words with the reference; pairwise, the answer
     closer to the question's words... here: the one sharing more words with the other (a tie when
     equal), so both seats agree."""
     prompt = _prompt(body)
+    if is_rubric(prompt):  # the same scores whichever seat each answer takes
+        first, second = _rubric_scores(prompt)
+        return f"{first} {second}"
     if "Answer to grade:" in prompt:
         ok = overlap(_field(prompt, "Answer to grade"), _field(prompt, "Reference answer")) >= 0.5
         return "VERDICT: CORRECT" if ok else "VERDICT: INCORRECT"
@@ -45,8 +70,12 @@ def fair(body: dict[str, Any]) -> str:
 
 
 def first_seat(body: dict[str, Any]) -> str:
-    """Always prefers the answer shown first (pointwise: as :func:`fair`)."""
-    return "PREFERENCE: 1" if "Answer 1:" in _prompt(body) else fair(body)
+    """Always prefers the answer shown first (rubric: 9 for assistant 1, 3 for assistant 2;
+    pointwise: as :func:`fair`)."""
+    prompt = _prompt(body)
+    if is_rubric(prompt):
+        return "9 3"
+    return "PREFERENCE: 1" if "Answer 1:" in prompt else fair(body)
 
 
 def yes_man(body: dict[str, Any]) -> str:

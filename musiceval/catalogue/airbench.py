@@ -24,12 +24,15 @@ sha256 could not be read here: the commit pins its content and the lock records 
 file fetched. Item id: ``uniq_id``; group: the clip (several questions ask about one clip).
 
 Prompt: the question as written (``Inference_Chat.py`` asks ``question`` alone). Scoring: the
-``judge`` protocol against ``answer_gt``, with musiceval's own templates (pointwise CORRECT /
-INCORRECT, or pairwise against the reference in both seats). This is not the paper's score: the
-paper has GPT-4 (gpt-4-0125-preview on the README's leaderboard) read the audio description, the
-question, the reference and the answer, and give the reference and the answer each a score of 1-10
-(``score_chat.py``), reporting the answer's mean score per category; musiceval's judge neither reads
-the audio description nor scores 1-10 (docs/benchmarks.md).
+``judge`` protocol against ``answer_gt`` in its ``rubric`` mode, the run's default for this entry
+(``options["judge"]``, written into ``musiceval run``'s ``[judge]`` section unless
+``--option judge.mode=...`` says otherwise): the judge reads ``meta_info`` (each item's
+``meta["description"]``), the question, the reference and the answer as two assistants, in both
+orders, and scores each 1-10, as the paper's GPT-4 judge does (section 3.4; ``score_chat.py``'s
+prompt asks for the two scores on one line); ``judge_score`` is the answer's mean over the two
+orders, the paper's reported number being the mean of the answer's scores. Where it still differs:
+the judge (the paper's is gpt-4-0125-preview, an alias musiceval refuses: a pinned judge is
+required) and musiceval's own wording of the prompt (docs/benchmarks.md, docs/judge.md).
 
 A row of ``Chat_meta.json`` that cannot be read as a music item (not an object, no ``task_name``, an
 empty question, reference or clip, a repeated ``uniq_id``) is an item without a clip, counted with
@@ -98,8 +101,10 @@ def read_rows(rows: Any) -> list[Question]:
             out.append(_unusable(qid, f"{where} ({task}): {problem}", question or ""))
             continue
         seen.add(qid)
+        description = _text(row, "meta_info")  # the audio in words: what the rubric judge reads (docs/judge.md)
         out.append(Question(id=qid, prompt=question, question=question, audio_key=f"{task}_{dataset}/{clip}",
-                            reference=reference, group=Path(clip).stem, meta={"task": task, "dataset": dataset}))
+                            reference=reference, group=Path(clip).stem,
+                            meta={"task": task, "dataset": dataset, **({"description": description} if description else {})}))
     return out
 
 
@@ -136,9 +141,10 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     licence="CC BY-NC 4.0 (dataset card); clips from MusicCaps (CC BY-SA 4.0)", items=ITEMS,
     audio="shipped",
     protocol="judge", answer_format="musiceval-freeform", prompt="the question as written (Inference_Chat.py)",
-    parser="none: the [judge] reads each answer against answer_gt (musiceval's templates, not the paper's 1-10 GPT-4 "
-           "score)",
+    parser="none: the [judge] scores each answer and answer_gt 1-10 with meta_info, both orders (mode rubric, "
+           "AIR-Bench's rule; musiceval's wording and a pinned judge, not gpt-4-0125-preview)",
     controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, version=REVISION[:7],
+    options={"judge": {"mode": "rubric"}},
     verified="fields and the music task names from OFA-Sys/AIR-Bench Inference_Chat.py, cal_score.py and "
              "Chat_result_modelx.jsonl (500 music rows); revision, folders and licence from the hub pages; "
              "Chat_meta.json's sha256 not read here",

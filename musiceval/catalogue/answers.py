@@ -6,7 +6,8 @@ answer format          one record per response
 =====================  ==============================================================================
 ``musiceval-choice``   ``item_id, question, choices, answer, text, condition, model, prompt, group``
 ``musiceval-factual``  ``item_id, prompt, text, labels, condition, group, chunk, meta.n_chunks``
-``musiceval-freeform`` ``id, question, reference, response, condition, group, prompt, model``
+``musiceval-freeform`` ``id, question, reference, response, condition, group, prompt, model``, ``description``
+                       (the item's audio description, where it has one: the rubric judge reads it)
 ``cmi-bench``          ``question, response, correct_answer, audioid, other`` (``<model>_<task>.jsonl``,
                        Correct only: the toolkit's outputs hold no condition)
 =====================  ==============================================================================
@@ -67,6 +68,8 @@ def _rows(benchmark: Benchmark, items: dict[str, Item], responses: Iterable[Resp
         elif fmt == "musiceval-freeform":
             row = {"id": item.id, "question": item.question, "reference": item.reference, "response": r.text,
                    "condition": r.condition, "group": item.group or item.id, "prompt": r.prompt, "model": model}
+            if isinstance(item.meta.get("description"), str) and item.meta["description"].strip():
+                row["description"] = item.meta["description"]
         elif fmt == "cmi-bench":
             if r.condition != "correct":
                 continue

@@ -51,15 +51,15 @@ def run(args: argparse.Namespace) -> int:
     from musiceval.cache_dir import default_cache_dir
     from musiceval.catalogue.prepare import data_root
     from musiceval.llm.cassettes import command_mode
-    from musiceval.suite.benchmark_runs import (generate_answers, judged, require_judge, run_gates, run_key,
-                                                write_suite_config)
+    from musiceval.suite.benchmark_runs import (generate_answers, judge_defaults, judged, require_judge, run_gates,
+                                                run_key, write_suite_config)
     from musiceval.suite.config import SuiteConfig, apply_options
     from musiceval.catalogue.spec import benchmark_names
     from musiceval.generate import parse_shard
     from musiceval.models.args import parse_model_args
 
     benches = benchmark_names(args.benchmarks)
-    judge = _judge_section(args.option)
+    judge = {**judge_defaults(benches), **_judge_section(args.option)}  # the catalogue's mode unless given
     if judged(benches) and not args.shard:  # refused before a download or the model, not after generating
         thresholds = apply_options(SuiteConfig(None, Path(".")), args.option).thresholds
         require_judge(benches, thresholds.get("judge", {}),

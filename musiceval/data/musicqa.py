@@ -23,7 +23,8 @@ not a failure of the model. :func:`load_dasheng_musicqa`.
 
 **musiceval free-form** JSON lines: ``id``, ``question``, ``reference`` (string or list of strings),
 ``response`` (the model's answer; ``null`` = no output, scored as empty), optional ``prompt``
-(default: the question), ``condition`` (default ``correct``), ``group``, ``audio``, ``model``.
+(default: the question), ``condition`` (default ``correct``), ``group``, ``audio``, ``model``,
+``description`` (the audio described in words, which the judge's rubric mode reads: docs/judge.md).
 :func:`load_freeform_jsonl`.
 
 Every loader returns the :class:`~musiceval.data.answers.AnswerSet` the free-form protocol scores:
@@ -201,9 +202,12 @@ def load_freeform_jsonl(path: str | Path) -> AnswerSet:
         seen.add((item_id, condition))
         if item_id not in items:
             group = obj.get("group")
+            description = obj.get("description")  # the audio described in words (docs/judge.md, rubric)
             items[item_id] = Item(id=item_id, question=question, audio=obj.get("audio") if isinstance(obj.get("audio"), str) else None,
                                   reference=refs[0], group=str(group) if group is not None else item_id,
-                                  meta={"references": refs})
+                                  meta={"references": refs, **({"description": description}
+                                                               if isinstance(description, str) and description.strip()
+                                                               else {})})
             data.items.append(items[item_id])
         data.responses.append(Response(item_id=item_id, condition=condition, model=str(obj.get("model") or "unknown"),
                                        prompt=str(obj.get("prompt") or question), text=text))

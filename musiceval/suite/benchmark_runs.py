@@ -123,6 +123,16 @@ def judged(benchmarks: Sequence[Benchmark]) -> list[Benchmark]:
     return [b for b in benchmarks if b.protocol == "judge"]
 
 
+def judge_defaults(benchmarks: Sequence[Benchmark]) -> dict[str, Any]:
+    """The ``[judge]`` keys the judged benchmarks' catalogue entries default to (``options["judge"]``,
+    e.g. AIR-Bench's ``mode = "rubric"``), where every judged benchmark of the run agrees on a key:
+    one ``[judge]`` section scores them all. The run's own ``judge.KEY=VALUE`` options win."""
+    found = [dict(b.options.get("judge") or {}) for b in judged(benchmarks)]
+    if not found:
+        return {}
+    return {k: v for k, v in found[0].items() if all(f.get(k, object()) == v for f in found[1:])}
+
+
 def require_judge(benchmarks: Sequence[Benchmark], section: Mapping[str, Any], how: str) -> dict[str, Any]:
     """Refuse, before anything is prepared or generated, a run that asks a judged benchmark with no
     pinned judge: the ``[judge]`` section is checked as the judge protocol checks it at start-up

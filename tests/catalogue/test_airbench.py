@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -93,6 +94,47 @@ def test_the_music_rows_of_chat_meta_are_the_items(tmp_path):
         "row12": "row 12 of Chat/Chat_meta.json: no task_name: cannot tell whether it is a music item",
         "row13": "row 13 of Chat/Chat_meta.json: not an object (str): cannot tell whether it is a music item"}
     assert all(q.audio_key is None for i, q in qs.items() if i in reasons)
+
+
+def test_the_audio_description_reaches_the_rubric_judges_prompt(tmp_path, monkeypatch):
+    """``meta_info`` goes from Chat_meta.json into the item's meta, through the prepared manifest and
+    the generated free-form answer file, to the judge's prompt in rubric mode (the entry's default),
+    in both seats."""
+    from musiceval.catalogue.answers import write_answers
+    from musiceval.catalogue.prepare import manifest_row
+    from musiceval.data.formats import load_answers
+    from musiceval.data.manifest import load_manifest
+    from musiceval.llm.fake_server import FakeOpenAIServer
+    from musiceval.protocols import PROTOCOLS, ProtocolSettings
+    from musiceval.records import Response
+    from musiceval.suite.benchmark_runs import judge_defaults
+    from tests.judge_server import fair
+
+    bench = get_benchmark(NAME)
+    assert judge_defaults([bench]) == {"mode": "rubric"}
+    meta = tmp_path / "Chat_meta.json"
+    meta.write_text(json.dumps(ROWS), encoding="utf-8")
+    qs = [q for q in bench.questions({"Chat/Chat_meta.json": meta}) if q.id in ("1300", "1302", "1304")]
+    assert {q.meta["description"] for q in qs} == {CAPTION}
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(manifest_row(q, f"{q.id}.wav", bench)) + "\n" for q in qs), "utf-8")
+    items, failures = load_manifest(manifest)
+    assert not failures and {i.meta["description"] for i in items} == {CAPTION}
+    responses = [Response(i.id, "correct", "m", i.question, f"I hear {i.reference.lower()}") for i in items]
+
+    lock = SimpleNamespace(source={}, items=3, with_audio=3, item_clips={}, question_files={}, clips={})
+    path = write_answers(bench, SimpleNamespace(lock=lock), items, responses, tmp_path / "out", "m")  # as `musiceval run`
+    assert all(json.loads(line)["description"] == CAPTION for line in path.read_text("utf-8").splitlines())
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=fair) as server:
+        settings = ProtocolSettings(seed=0, config_dir=str(tmp_path), record_mode="once", options={
+            "model": f"openai-compatible:{server.base_url}#judge-2024-08-06", "cache_dir": str(tmp_path / "cache"),
+            **judge_defaults([bench])})
+        run = PROTOCOLS.get("judge").from_answers(load_answers(path, protocol="judge"), settings)
+        scores = run.scores("judge_score")
+        prompts = [b["prompt"] for b in server.bodies]
+    assert scores.n == 3 and len(prompts) == 6  # two seats per item
+    assert all(f"[Audio description]\n{CAPTION}\n" in p for p in prompts)
 
 
 def test_prepared_offline_from_the_hub_layout_counting_every_unreadable_row(airbench_mirror):

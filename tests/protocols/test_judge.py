@@ -3,6 +3,7 @@ by scripted judges behind the fake OpenAI-compatible server, through the real op
 vcrpy cassettes, and by a tiny local transformers model through the ``hf:`` adapter."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,8 +13,8 @@ import pytest
 from musiceval.data.formats import load_answers
 from musiceval.llm.fake_server import FakeOpenAIServer
 from musiceval.protocols import PROTOCOLS, ProtocolSettings
-from musiceval.protocols.judge.engine import (Judge, JudgeCassetteMiss, JudgeError, JudgeSettings, JudgeUnpinned,
-                                              parse_pairwise, parse_pointwise)
+from musiceval.protocols.judge.engine import (PROMPTS, Judge, JudgeCassetteMiss, JudgeError, JudgeSettings,
+                                              JudgeUnpinned, parse_pairwise, parse_pointwise, parse_rubric)
 from tests.judge_server import fair, first_seat, mumbling, option_reader, yes_man
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -195,3 +196,95 @@ def test_on_multiple_choice_items_the_judge_is_checked_against_the_option_matche
         audit = _protocol(path, server, tmp_path, model="yes-2024-08-06", cache="cache-yes").audit()
     accuracy = run.scores("judge_score").mean()  # the matcher's accuracy, which the reader reproduced
     assert audit["agrees_with_exact"].mean() == pytest.approx(accuracy) and audit["kappa_with_exact"] == 0.0
+
+
+# ---------------------------------------------------------------- rubric: AIR-Bench's 1-10 rule
+
+#: replies a rubric parser must refuse: missing scores, out of range, three numbers, prose
+HOSTILE = ("", "7", "0 5", "11 3", "7 4 2", "Assistant 1: 7, Assistant 2: 4", "I would rate them 7 and 4.", "7/10 4/10",
+           "seven four", "7 4\nbecause the first is better", "-1 5", "7.5 4")
+
+
+def test_rubric_replies_are_read_only_as_two_scores_from_1_to_10():
+    assert parse_rubric("7 4") == (7, 4) and parse_rubric(" 10 1\n") == (10, 1) and parse_rubric("1 10") == (1, 10)
+    for unreadable in (None, *HOSTILE):
+        assert parse_rubric(unreadable) is None, unreadable
+
+
+def test_rubric_settings_record_their_template_hash():
+    facts = JudgeSettings("openai:x-2024-01-01", mode="rubric").facts()
+    assert facts["template"] == "rubric_v1" and facts["mode"] == "rubric"
+    assert facts["template_sha256"] == hashlib.sha256((PROMPTS / "rubric_v1.txt").read_bytes()).hexdigest()
+
+
+def test_a_hostile_rubric_reply_is_a_counted_failure_with_the_reply_kept(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    seen: dict[str, int] = {}
+
+    def hostile(body):
+        prompt = body["messages"][-1]["content"]
+        return HOSTILE[seen.setdefault(prompt, len(seen)) % len(HOSTILE)]
+
+    with FakeOpenAIServer(reply=hostile) as server:
+        run = _protocol(answers_file, server, tmp_path, mode="rubric")
+        scores, parse = run.scores("judge_score"), run.scores("parse_rate")
+        samples = [s for s in run.samples() if s["condition"] == "correct"]
+    assert scores.n == 0 and len(scores.failures) == parse.n > 0  # no item read, none scored 0
+    assert np.all(parse.values == 0.0)
+    assert all(f.reason.startswith("correct: judge reply unreadable: ") for f in scores.failures)
+    for s in samples:
+        assert s["parsed"] is None and s["failure"] and len(s["judge_replies"]) == 2  # both seats, both kept
+        assert set(s["judge_replies"]) <= set(HOSTILE)
+
+
+def test_rubric_asks_both_seats_and_scores_the_answer_by_their_mean(answers_file, tmp_path, monkeypatch):
+    """A judge that gives the first assistant 9 and the second 3 whatever they say: the answer
+    scores 3 behind the reference and 9 in front of it, 6 on average, the reference 6 too, and
+    every item's ordering follows the seat, which the seat audit reports."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=first_seat) as server:
+        run = _protocol(answers_file, server, tmp_path, mode="rubric")
+        scores = run.scores("judge_score")
+        same = run.audit()["same_verdict_both_seats"]
+        prompts = [b["prompt"] for b in server.bodies]
+        rows = {s["item_id"]: s for s in run.samples() if s["condition"] == "correct"}
+    assert scores.n > 0 and np.all(scores.values == 6.0)
+    assert {r["reference_score"] for r in rows.values()} == {6.0}
+    assert same.n == scores.n and same.mean() == 0.0  # every item flipped with the seats
+    assert len(set(prompts)) == len(prompts)
+    item_id, row = next(iter(rows.items()))
+    mine = [p for p in prompts if f"\n{row['answer']}\n" in p and f"\n{row['reference']}\n" in p]
+    assert len(mine) >= 2  # the reference as assistant 1, then the answer as assistant 1
+    assert any(p.index(row["reference"]) < p.index(row["answer"]) for p in mine)
+    assert any(p.index(row["answer"]) < p.index(row["reference"]) for p in mine)
+    assert run.metric_info("judge_score").unit.startswith("the answer's 1-10 score")
+
+
+def test_a_fair_rubric_judge_keeps_its_ordering_and_scores_moved_answers_lower(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=fair) as server:
+        run = _protocol(answers_file, server, tmp_path, mode="rubric")
+        scores, moved = run.scores("judge_score"), run.answer_permutation("judge_score")
+        audit = run.audit()
+    assert 1.0 <= scores.values.min() and scores.values.max() <= 10.0
+    assert moved.mean() < scores.mean() - 0.5  # another clip's answer shares fewer words with the reference
+    assert audit["same_verdict_both_seats"].mean() == 1.0
+    assert audit["reference_in_place"].mean() > audit["reference_moved"].mean()
+    assert run.chances("judge_score")[0].value == pytest.approx(moved.mean())
+
+
+def test_rubric_scores_replay_from_the_cassettes_identically_with_the_server_off(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=fair) as server:
+        live = _protocol(answers_file, server, tmp_path, mode="rubric")
+        recorded = {m: live.scores(m).values for m in live.metrics}
+        flips = live.audit()["same_verdict_both_seats"].values
+        asked = len(server.requests)
+    assert asked == live.judge.n_calls > 0
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with FakeOpenAIServer(reply=yes_man) as server:  # never asked
+        replay = _protocol(answers_file, server, tmp_path, mode="rubric", record="none", cache="cache2")
+        for metric in replay.metrics:
+            np.testing.assert_array_equal(replay.scores(metric).values, recorded[metric])
+        np.testing.assert_array_equal(replay.audit()["same_verdict_both_seats"].values, flips)
+        assert server.requests == []

@@ -21,8 +21,8 @@ keyed by the judge's identity, prompt and sample) and, for an endpoint, a vcrpy 
 (:mod:`musiceval.llm.cassettes`: credentials filtered). Replaying, a request the cassette does not
 hold raises :class:`JudgeCassetteMiss` naming the item: never a silent re-judge.
 
-**Read honestly.** :func:`parse_pointwise` and :func:`parse_pairwise` accept one line in the
-template's form; any other reply is unreadable: kept, counted, never a 0 and never skipped.
+**Read honestly.** :func:`parse_pointwise`, :func:`parse_pairwise` and :func:`parse_rubric` accept
+one line in the template's form; any other reply is unreadable: kept, counted, never a 0 and never skipped.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from musiceval.redact import redact
 PARSER_VERSION = "judge_parser_v1"
 PROMPTS = Path(__file__).parent / "prompts"
 #: judging mode -> its prompt template (a new wording is a new file and a new name)
-TEMPLATES = {"pointwise": "pointwise_v1", "pairwise": "pairwise_v1"}
+TEMPLATES = {"pointwise": "pointwise_v1", "pairwise": "pairwise_v1", "rubric": "rubric_v1"}
 MODES = tuple(TEMPLATES)
 #: a dated snapshot (2024-08-06, 20241022) or a revision (@ and 7-40 hex digits) in a model id
 _SNAPSHOT = re.compile(r"(?<!\d)(?:\d{4}-\d{2}-\d{2}|20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
@@ -48,6 +48,10 @@ _SNAPSHOT = re.compile(r"(?<!\d)(?:\d{4}-\d{2}-\d{2}|20\d{2}(?:0[1-9]|1[0-2])(?:
 _HEX_REVISION = re.compile(r"^[0-9a-f]{7,64}$")
 _VERDICT = re.compile(r"\bVERDICT\s*:\s*(CORRECT|INCORRECT)\b", re.IGNORECASE)
 _PREFERENCE = re.compile(r"\bPREFERENCE\s*:\s*(1|2|TIE)\b", re.IGNORECASE)
+#: a rubric reply: two integer scores, the first assistant's then the second's, and nothing else
+_RUBRIC = re.compile(r"(\d{1,2}) (\d{1,2})")
+#: the rubric's scale (AIR-Bench, Yang et al., ACL 2024, section 3.4: each answer scored 1 to 10)
+RUBRIC_MIN, RUBRIC_MAX = 1, 10
 #: a pairwise preference, from the candidate's side: win 1, tie 1/2, loss 0
 WIN, TIE, LOSS = 1.0, 0.5, 0.0
 
@@ -91,6 +95,10 @@ def pairwise_prompt(question: str, first: str, second: str) -> str:
     return template("pairwise").format(question=question, first=first, second=second)
 
 
+def rubric_prompt(description: str, question: str, first: str, second: str) -> str:
+    return template("rubric").format(description=description, question=question, first=first, second=second)
+
+
 def parse_pointwise(reply: str | None) -> float | None:
     """1.0 for ``VERDICT: CORRECT``, 0.0 for ``VERDICT: INCORRECT``; None when the reply has no
     verdict, or two that disagree (a reply that hedges is not read as either)."""
@@ -105,6 +113,18 @@ def parse_pairwise(reply: str | None) -> str | None:
     """``"1"``, ``"2"`` or ``"tie"`` from ``PREFERENCE: ...``; None when absent or contradictory."""
     found = {m.lower() for m in _PREFERENCE.findall(reply or "")}
     return found.pop() if len(found) == 1 else None
+
+
+def parse_rubric(reply: str | None) -> tuple[int, int] | None:
+    """``(first assistant's score, second's)`` from a reply that is one line of two integers 1-10
+    separated by a space (surrounding blanks allowed); None for anything else: a missing score, a
+    score out of range (0, 11), a third number, prose around them."""
+    found = _RUBRIC.fullmatch((reply or "").strip())
+    if found is None:
+        return None
+    first, second = int(found.group(1)), int(found.group(2))
+    ok = all(RUBRIC_MIN <= v <= RUBRIC_MAX for v in (first, second))
+    return (first, second) if ok else None
 
 
 def _endpoint(spec: str) -> tuple[str | None, str] | None:
@@ -327,8 +347,8 @@ class Judge:
 @dataclass(frozen=True)
 class Judged:
     """The judge's reading of one answer to one item: every reply kept, the parsed values
-    (None where unreadable), the item's score (None: no reply could be read) and, pairwise, whether
-    the two seats disagreed."""
+    (None where unreadable), the item's score (None: no reply could be read) and, pairwise or
+    rubric, whether the two seats disagreed; rubric, the reference's own score too."""
 
     item_id: str
     replies: tuple[str, ...]
@@ -338,6 +358,8 @@ class Judged:
     #: share of the readable samples agreeing with their majority (None with one sample)
     consistency: float | None = None
     errors: tuple[str, ...] = ()
+    #: rubric: the reference's 1-10 score, the mean of its two seats (None in the other modes)
+    reference_score: float | None = None
 
     @property
     def parsed_share(self) -> float:
@@ -369,21 +391,34 @@ def _seat_value(pref: str | None, candidate_first: bool) -> float | None:
     return WIN if (pref == "1") == candidate_first else LOSS
 
 
-def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]], mode: str | None = None) -> list[Judged]:
-    """Judge ``(item id, question, reference, candidate)`` rows in ``mode`` (default the judge's).
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None = None) -> list[Judged]:
+    """Judge ``(item id, question, reference, candidate[, audio description])`` rows in ``mode``
+    (default the judge's).
 
     Pointwise: each sample's verdict (CORRECT 1, INCORRECT 0); the item's score is their mean.
     Pairwise: the candidate against the reference in both seats (candidate first, then second);
     each seat's value is the mean over its samples of win 1 / tie 1/2 / loss 0 from the
     candidate's side; when the seats fall on opposite sides of a tie the judge preferred a seat,
-    not an answer: the item is a tie (1/2) and ``flipped``."""
+    not an answer: the item is a tie (1/2) and ``flipped``.
+    Rubric (AIR-Bench's rule, docs/judge.md): the audio description, the question and the reference
+    and the candidate as two assistants, reference first then candidate first; each reply scores
+    both 1-10; the candidate's score is the mean of its two seats' (each seat's the mean over its
+    samples), the reference's likewise, and ``flipped`` when the candidate's ordering against the
+    reference (above, equal, below) differs between the seats."""
     s = judge.settings
     mode = mode or s.mode
     if mode == "pointwise":
-        prompts = [[pointwise_prompt(q, ref, cand) for _, q, ref, cand in rows]]
+        prompts = [[pointwise_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
+    elif mode == "rubric":
+        prompts = [[rubric_prompt(rest[0] if rest else "", q, ref, cand) for _, q, ref, cand, *rest in rows],
+                   [rubric_prompt(rest[0] if rest else "", q, cand, ref) for _, q, ref, cand, *rest in rows]]
     else:
-        prompts = [[pairwise_prompt(q, cand, ref) for _, q, ref, cand in rows],
-                   [pairwise_prompt(q, ref, cand) for _, q, ref, cand in rows]]
+        prompts = [[pairwise_prompt(q, cand, ref) for _, q, ref, cand, *_ in rows],
+                   [pairwise_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
     try:  # replies[seat][sample][row]
         replies = [[judge.ask(p, sample) for sample in range(s.samples)] for p in prompts]
     except JudgeCassetteMiss as exc:
@@ -393,17 +428,25 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]], mode: s
             f"answers, the judge or its prompt changed since they were recorded; {RECORD_HOW}", exc.prompt) from exc
     out = []
     for k, (item_id, *_rest) in enumerate(rows):
-        texts, errors, seats = [], [], []
+        texts, errors, seats, ref_seats = [], [], [], []
         for seat, per_sample in enumerate(replies):
-            values = []
+            values, ref_values = [], []
             for sample_replies in per_sample:
                 reply = sample_replies[k]
                 texts.append(reply.text or "")
                 if reply.error:
                     errors.append(reply.error)
-                values.append(parse_pointwise(reply.text) if mode == "pointwise"
-                              else _seat_value(parse_pairwise(reply.text), candidate_first=seat == 0))
+                if mode == "rubric":  # seat 0: the reference is assistant 1; seat 1: the candidate is
+                    pair = parse_rubric(reply.text)
+                    cand, ref = (None, None) if pair is None else ((pair[1], pair[0]) if seat == 0 else pair)
+                    values.append(None if cand is None else float(cand))
+                    if ref is not None:
+                        ref_values.append(float(ref))
+                else:
+                    values.append(parse_pointwise(reply.text) if mode == "pointwise"
+                                  else _seat_value(parse_pairwise(reply.text), candidate_first=seat == 0))
             seats.append(values)
+            ref_seats.append(ref_values)
         flat = [v for seat in seats for v in seat]
         read = [[v for v in seat if v is not None] for seat in seats]
         if not all(read):  # a seat with no readable reply: the item is not judged
@@ -411,12 +454,18 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, str, str, str]], mode: s
             continue
         means = [sum(r) / len(r) for r in read]
         flipped = None
+        reference_score = None
         score = sum(means) / len(means)
+        if mode == "rubric":
+            ref_means = [sum(r) / len(r) for r in ref_seats]
+            reference_score = sum(ref_means) / len(ref_means)
+            flipped = len({_sign(a - b) for a, b in zip(means, ref_means)}) > 1
         if mode == "pairwise":
             flipped = (means[0] - TIE) * (means[1] - TIE) < 0
             if flipped:
                 score = TIE
         shares = [_majority_share(r) for r in read]
         consistency = None if shares[0] is None else min(x for x in shares if x is not None)
-        out.append(Judged(item_id, tuple(texts), tuple(flat), score, flipped, consistency, tuple(errors)))
+        out.append(Judged(item_id, tuple(texts), tuple(flat), score, flipped, consistency, tuple(errors),
+                          reference_score))
     return out

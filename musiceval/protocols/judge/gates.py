@@ -10,8 +10,9 @@ rate; regression against a baseline judged by the same judge).
 - **the judge reads the answer**: the item's own reference, read as the answer, scores above
   another clip's reference read as the answer (paired by item, clustered by clip); a judge that
   ignores the answer scores both alike and fails;
-- **the judge keeps its verdict when the answers swap seats** (pairwise): the share of items whose
-  preference does not follow the seat is at least ``1 - [judge] max_flip_rate``;
+- **the judge keeps its verdict when the answers swap seats** (pairwise, rubric): the share of items
+  whose preference (rubric: the answer's score above, equal to or below the reference's) does not
+  follow the seat is at least ``1 - [judge] max_flip_rate``;
 - **the judge agrees with itself** (several samples at the judge's temperature): the share of its
   samples agreeing with their majority is at least ``[judge] min_self_consistency``;
 - **the judge agrees with exact scoring** where the answer is known (multiple-choice items, pointwise):
@@ -44,7 +45,7 @@ def test_judge_keeps_its_verdict_across_seats(run, gate, thresholds):
     same = run.audit()["same_verdict_both_seats"]
     if same is None:
         gate.skip(f"{run.source}: the judge grades one answer at a time (mode pointwise): no seats to swap; "
-                  "[judge] mode = \"pairwise\" compares the answer with the reference in both orders", applicable=False)
+                  "[judge] mode = \"pairwise\" or \"rubric\" compares the answer with the reference in both orders", applicable=False)
     bar = 1.0 - float(thresholds[PROTOCOL]["max_flip_rate"])
     gate.at_least(same, bar, name=f"{run.source}: the judge keeps its verdict when the answers swap seats "
                                   f"(at least {bar:g} of items)", protocol=PROTOCOL, metric="same_verdict_both_seats")

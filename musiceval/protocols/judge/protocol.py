@@ -4,10 +4,13 @@
 Reads the free-form answer files (answers with references) and the multiple-choice ones (the
 correct option is the reference, the options are shown with the question). The judge
 (:mod:`.engine`) reads each answer beside its item's question and reference: pointwise
-(CORRECT/INCORRECT) or pairwise (the answer against the reference, both seats). Metrics:
+(CORRECT/INCORRECT), pairwise (the answer against the reference, both seats) or rubric (AIR-Bench's
+rule: the answer and the reference each scored 1-10, with the item's audio description, both
+seats). Metrics:
 
 - ``judge_score`` (the headline): the item's judged score (pointwise: the share of CORRECT
-  verdicts over the judge's samples; pairwise: win 1, tie 1/2, loss 0 against the reference);
+  verdicts over the judge's samples; pairwise: win 1, tie 1/2, loss 0 against the reference;
+  rubric: the answer's 1-10 score, the mean of its two seats);
 - ``parse_rate``: the share of the item's judge replies the parser could read. An item with no
   readable reply is a failure of ``judge_score`` with its reply kept, never a 0.
 
@@ -84,6 +87,13 @@ def exact_of(item: Item, answer: str) -> float | None:
     return None if k is None else float(match_muchomusic(answer, item.choices) == k)
 
 
+def description_of(item: Item) -> str:
+    """The item's textual description of its audio, which the rubric judge reads in place of the
+    audio (AIR-Bench's ``meta_info``); "" when the item carries none."""
+    value = item.meta.get("description") if item.meta else None
+    return value.strip() if isinstance(value, str) else ""
+
+
 def settings_of(options: Mapping[str, Any], seed: int = 0) -> JudgeSettings:
     return JudgeSettings(spec=str(options.get("model") or ""), mode=str(options.get("mode") or "pointwise"),
                          samples=int(options.get("samples", 1)), temperature=float(options.get("temperature", 0.0)),
@@ -102,8 +112,9 @@ class JudgeProtocol(Protocol):
         "min_parse_rate": Key((int, float), 0.8, "share of the judge's replies its parser must read", SHARE),
         "model": Key(str, "", "the judge: openai-compatible:<url>#<snapshot>, openai:<snapshot> or a model spec "
                               "(docs/judge.md)"),
-        "mode": Key(str, "pointwise", "pointwise (CORRECT/INCORRECT against the reference) or pairwise (the answer "
-                                      "against the reference, both seats)", choices=MODES),
+        "mode": Key(str, "pointwise", "pointwise (CORRECT/INCORRECT against the reference), pairwise (the answer "
+                                      "against the reference, both seats) or rubric (the answer and the reference "
+                                      "each scored 1-10, both seats: AIR-Bench's rule)", choices=MODES),
         "samples": Key(int, 1, "judge replies per prompt (self-consistency; more than one needs temperature > 0)",
                        AT_LEAST_ONE),
         "temperature": Key((int, float), 0.0, "the judge's sampling temperature", NON_NEGATIVE),
@@ -205,10 +216,10 @@ class JudgeProtocol(Protocol):
             return {}
         return {ids[k]: ids[int(perm[k])] for k in range(len(ids))}
 
-    def _rows(self, condition: str) -> list[tuple[str, str, str, str]]:
-        def row(item_id: str, candidate: str) -> tuple[str, str, str, str]:
+    def _rows(self, condition: str) -> list[tuple[str, str, str, str, str]]:
+        def row(item_id: str, candidate: str) -> tuple[str, str, str, str, str]:
             item = self.items[item_id]
-            return item_id, question_of(item), reference_of(item) or "", candidate
+            return item_id, question_of(item), reference_of(item) or "", candidate, description_of(item)
 
         correct = self.answers.get("correct", {})
         if condition == MOVED:
@@ -243,7 +254,8 @@ class JudgeProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == SCORE:
-            unit = "share judged correct (0-1)" if self.judge.settings.mode == "pointwise" else "win 1, tie 1/2, loss 0 vs the reference"
+            unit = {"pointwise": "share judged correct (0-1)", "pairwise": "win 1, tie 1/2, loss 0 vs the reference",
+                    "rubric": "the answer's 1-10 score, mean of both seats"}[self.judge.settings.mode]
             return MetricInfo(SCORE, True, unit, f"LLM judge {self.judge.settings.model_id} ({self.judge.settings.mode})")
         if metric == PARSE_RATE:
             return MetricInfo(PARSE_RATE, True, "share of the judge's replies its parser could read (0-1)")
@@ -337,4 +349,5 @@ class JudgeProtocol(Protocol):
                 yield {"item_id": item_id, "condition": condition, "prompt": item.question,
                        "answer": self.answers[condition][item_id], "parsed": j.score, "reference": reference_of(item),
                        "scores": {SCORE: j.score, PARSE_RATE: j.parsed_share}, "judge_replies": list(j.replies),
+                       **({"reference_score": j.reference_score} if j.reference_score is not None else {}),
                        **({"failure": j.failure} if j.failure else {})}
