@@ -99,6 +99,29 @@ def test_per_item_auc():
     assert got[0] == pytest.approx(0.75) and np.isnan(got[1])
 
 
+def test_per_item_auc_counts_every_pair_as_the_pairwise_rule_does():
+    # the rank formula against the definition: every (true, false) pair, a tie 1/2, bit for bit,
+    # with ties, rows with one class only, a NaN score and one ranking broadcast to every item
+    def pairwise(y, s):
+        out = np.full(y.shape[0], np.nan)
+        for i in range(y.shape[0]):
+            p, n = s[i, y[i]], s[i, ~y[i]]
+            if p.size and n.size:
+                out[i] = float(((p[:, None] - n[None, :] > 0) + 0.5 * (p[:, None] == n[None, :])).mean())
+        return out
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n, t = rng.integers(1, 30), rng.integers(1, 60)
+        y = rng.random((n, t)) < rng.random()
+        s = np.round(rng.random((n, t)), rng.integers(0, 3))  # 0-2 decimals: many ties
+        if trial % 5 == 0:
+            s[rng.random((n, t)) < 0.05] = np.nan
+        if trial % 7 == 0:
+            s = np.broadcast_to(s[0], (n, t))
+        np.testing.assert_array_equal(per_item_auc(y, s), pairwise(y, s))
+
+
 def test_tag_truth_rules():
     tags = ["classic", "classical", "female", "male"]
     np.testing.assert_array_equal(tag_truth_cmi("classical, female", tags), [1, 1, 1, 1])  # substrings

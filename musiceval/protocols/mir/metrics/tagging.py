@@ -104,15 +104,29 @@ def macro_auc(y_true: np.ndarray, scores: np.ndarray, tags: Sequence[str], *, pr
 
 def per_item_auc(y_true: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Per item: the probability that a true tag outscores a false one (ties count 1/2); NaN
-    for items without true tags (or without false ones)."""
+    for items without true tags (or without false ones).
+
+    Computed as the Mann-Whitney U of each row's midranks (``scipy.stats.rankdata``), which counts
+    every (true, false) pair as the pairwise rule does, exactly (rank sums are multiples of 1/2);
+    a row holding a NaN score is compared pair by pair, where a NaN beats nothing and ties nothing.
+    """
+    from scipy.stats import rankdata
+
     y_true = np.asarray(y_true).astype(bool)
     scores = np.asarray(scores, dtype=float)
+    n_pos = y_true.sum(axis=1)
+    n_neg = y_true.shape[1] - n_pos
     out = np.full(y_true.shape[0], np.nan)
-    for i in range(y_true.shape[0]):
-        p, n = scores[i, y_true[i]], scores[i, ~y_true[i]]
-        if p.size and n.size:
-            diff = p[:, None] - n[None, :]
-            out[i] = float(((diff > 0) + 0.5 * (diff == 0)).mean())
+    defined = (n_pos > 0) & (n_neg > 0)
+    has_nan = np.isnan(scores).any(axis=1)
+    ranked = defined & ~has_nan
+    if ranked.any():
+        ranks = rankdata(scores[ranked], axis=1)
+        u = np.where(y_true[ranked], ranks, 0.0).sum(axis=1) - n_pos[ranked] * (n_pos[ranked] + 1) / 2
+        out[ranked] = u / (n_pos[ranked] * n_neg[ranked])
+    for i in np.flatnonzero(defined & has_nan):
+        diff = scores[i, y_true[i]][:, None] - scores[i, ~y_true[i]][None, :]
+        out[i] = float(((diff > 0) + 0.5 * (diff == 0)).mean())
     return out
 
 
