@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import assume, given, settings, strategies as st
 
-from musiceval.calibration.blind import BENCHMARKS, Benchmark, _tags, answer_set, ranking_embedder
+from musiceval.calibration.blind import BENCHMARKS, BlindBenchmark, _tags, answer_set, ranking_embedder
 from musiceval.protocols.base import PROTOCOLS, ProtocolSettings
 
 
@@ -47,7 +47,7 @@ def _case(protocol: str, classes: int):
 @given(_case("choice", 4))
 def test_choice_chances_do_not_move_with_line_order(case):
     keys, answers, order = case
-    bench = Benchmark("choice", len(keys), (1, 1, 1, 1), tracks=max(2, len(keys) // 2))
+    bench = BlindBenchmark("choice", len(keys), (1, 1, 1, 1), tracks=max(2, len(keys) // 2))
     data = answer_set(bench, keys, answers)
     assert _chances(data, "choice") == _chances(_reordered(data, order), "choice")
 
@@ -56,7 +56,7 @@ def test_choice_chances_do_not_move_with_line_order(case):
 @given(_case("factual", 11))
 def test_factual_chances_do_not_move_with_line_order(case):
     keys, answers, order = case
-    bench = Benchmark("factual", len(keys), (1,) * 11)
+    bench = BlindBenchmark("factual", len(keys), (1,) * 11)
     data = answer_set(bench, keys, answers)
     first, second = _chances(data, "factual"), _chances(_reordered(data, order), "factual")
     assert first.keys() == second.keys() == {"permutation chance", "best constant label set"}
@@ -67,14 +67,14 @@ def test_factual_chances_do_not_move_with_line_order(case):
 @given(_case("mir", 10))
 def test_mir_trivial_baselines_do_not_move_with_line_order(case):
     keys, answers, order = case
-    bench = Benchmark("mir", len(keys), (1,) * 10)
+    bench = BlindBenchmark("mir", len(keys), (1,) * 10)
     data = answer_set(bench, keys, answers)
     assert _chances(data, "mir") == _chances(_reordered(data, order), "mir")
 
 
 def test_ties_between_most_frequent_classes_are_broken_by_the_classes_not_the_lines():
     keys = [0, 1] * 10  # two equally frequent classes
-    bench = Benchmark("mir", len(keys), (1,) * 10)
+    bench = BlindBenchmark("mir", len(keys), (1,) * 10)
     data = answer_set(bench, keys, [2] * len(keys))
     reversed_data = _reordered(data, list(range(len(keys)))[::-1])
     assert _chances(data, "mir") == _chances(reversed_data, "mir")

@@ -19,7 +19,7 @@ import pytest
 
 from musiceval.cli import main as cli_main
 from musiceval.data.formats import FormatError, load_answers
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 from musiceval.suite.runs import build_protocol, load_source
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,7 +111,7 @@ def test_an_item_answered_twice_counts_once_and_its_second_answer_is_a_failure(t
     """No model names: the second answer to each clip is its line's failure; coverage counts each item once."""
     _need_shared()
     path = _both_models_nsynth(tmp_path / "twice.jsonl", names=False)
-    source = Source("M", "factual", path, "nsynth", options={"vocab": "nsynth"})
+    source = AnswerSource("M", "factual", path, "nsynth", options={"vocab": "nsynth"})
     run = build_protocol(source, SuiteConfig(None, tmp_path))
     assert run.accounting.answered == 300 and run.accounting.records == 600
     assert len(run.accounting.unreadable) == 300
@@ -131,6 +131,6 @@ def test_a_single_record_of_another_model_is_one_bad_record(tmp_path):
 def test_more_items_than_the_benchmark_holds_are_refused(tmp_path):
     _need_shared()
     path = _write(tmp_path / "a.jsonl", _jsonl(SHARED / "nsynth" / "dev_midashenglm.jsonl")[:50])
-    load_source(Source("M", "factual", path, "a", options={"vocab": "nsynth", "expected_items": 50}))
+    load_source(AnswerSource("M", "factual", path, "a", options={"vocab": "nsynth", "expected_items": 50}))
     with pytest.raises(FormatError, match=r"answers 50 items, but its expected_items has 49"):
-        load_source(Source("M", "factual", path, "a", options={"vocab": "nsynth", "expected_items": 49}))
+        load_source(AnswerSource("M", "factual", path, "a", options={"vocab": "nsynth", "expected_items": 49}))

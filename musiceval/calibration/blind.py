@@ -48,7 +48,7 @@ CHANCE_GATE = "beats the strongest answer-blind strategy"
 
 
 @dataclass(frozen=True)
-class Benchmark:
+class BlindBenchmark:
     """A simulated benchmark: ``protocol``, ``n`` items over ``tracks`` clusters, and the
     distribution of its keys (choice: letters A-D; factual and MIR: class labels)."""
 
@@ -80,25 +80,25 @@ class Benchmark:
 
 #: the benchmarks of the calibration table: MuChoMusic-like, NSynth-like and GTZAN-like
 BENCHMARKS = (
-    Benchmark("choice", 1187, (0.25, 0.25, 0.25, 0.25), tracks=644),
-    Benchmark("choice", 1187, (0.55, 0.15, 0.15, 0.15), tracks=644),
-    Benchmark("factual", 600, (0.3, 0.15, 0.1, 0.1, 0.08, 0.07, 0.05, 0.05, 0.04, 0.03, 0.03)),
-    Benchmark("mir", 290, (0.1,) * 10),
-    Benchmark("mir", 290, (0.4,) + (0.6 / 9,) * 9),
+    BlindBenchmark("choice", 1187, (0.25, 0.25, 0.25, 0.25), tracks=644),
+    BlindBenchmark("choice", 1187, (0.55, 0.15, 0.15, 0.15), tracks=644),
+    BlindBenchmark("factual", 600, (0.3, 0.15, 0.1, 0.1, 0.08, 0.07, 0.05, 0.05, 0.04, 0.03, 0.03)),
+    BlindBenchmark("mir", 290, (0.1,) * 10),
+    BlindBenchmark("mir", 290, (0.4,) + (0.6 / 9,) * 9),
     # MTG-Jamendo-instrument-like: 40 tags whose shares decay geometrically from 32 % of the items
     # (2.6 tags per item; the real file: piano on 32 %, 2.4 tags per item)
-    Benchmark("mir", 300, tuple(0.32 * 0.88 ** t for t in range(40)), task="MTG_instrument"),
+    BlindBenchmark("mir", 300, tuple(0.32 * 0.88 ** t for t in range(40)), task="MTG_instrument"),
 )
 FACTUAL_LABELS = ("bass", "brass", "flute", "guitar", "keyboard", "mallet", "organ", "reed", "string", "synth lead", "vocal")
 GENRES = ("blues", "classical", "country", "disco", "hiphop", "jazz", "metal", "pop", "reggae", "rock")
 
 
-def _tags(bench: Benchmark) -> tuple[str, ...]:
+def _tags(bench: BlindBenchmark) -> tuple[str, ...]:
     """The tagging task's tags in the order the scorer ranks them (sorted, lowercase)."""
     return tuple(sorted(t.lower().strip() for t in TAG_VOCABULARIES[bench.task]))
 
 
-def _tag_keys(bench: Benchmark, rng: np.random.Generator) -> list[tuple[int, ...]]:
+def _tag_keys(bench: BlindBenchmark, rng: np.random.Generator) -> list[tuple[int, ...]]:
     """Each item's tag set: tag ``t`` with probability ``weights[t]``, at least one tag per item."""
     p = np.asarray(bench.weights, dtype=float)
     keys = []
@@ -133,7 +133,7 @@ TAGGING_STRATEGIES = {
 }
 
 
-def _tagging_answers(bench: Benchmark, strategy: str, rng: np.random.Generator) -> tuple[list, list]:
+def _tagging_answers(bench: BlindBenchmark, strategy: str, rng: np.random.Generator) -> tuple[list, list]:
     """(tag sets, ranked tag lists) for one simulated tagging file."""
     if strategy not in TAGGING_STRATEGIES:
         raise ValueError(f"unknown tagging strategy {strategy!r}; choose from {', '.join(TAGGING_STRATEGIES)}")
@@ -159,7 +159,7 @@ def ranking_embedder(tags: tuple[str, ...]):
     return embed
 
 
-def _answers(bench: Benchmark, strategy: str, rng: np.random.Generator) -> tuple[list, list]:
+def _answers(bench: BlindBenchmark, strategy: str, rng: np.random.Generator) -> tuple[list, list]:
     """(keys, answers) for one simulated file: class indices, or tag sets and ranked tag lists."""
     if bench.tagging:
         return _tagging_answers(bench, strategy, rng)
@@ -179,7 +179,7 @@ def _answers(bench: Benchmark, strategy: str, rng: np.random.Generator) -> tuple
     return keys.tolist(), answers.tolist()
 
 
-def answer_set(bench: Benchmark, keys: list, answers: list) -> AnswerSet:
+def answer_set(bench: BlindBenchmark, keys: list, answers: list) -> AnswerSet:
     """The simulated file as the protocol reads it."""
     items, responses = [], []
     tags = _tags(bench) if bench.tagging else ()
@@ -204,7 +204,7 @@ def answer_set(bench: Benchmark, keys: list, answers: list) -> AnswerSet:
     return AnswerSet(items, responses, [], model="sim", source="simulated", extra=extra)
 
 
-def outcomes(bench: Benchmark, keys: list[int], answers: list[int], *, seed: int = 0, n_permutations: int = 200,
+def outcomes(bench: BlindBenchmark, keys: list[int], answers: list[int], *, seed: int = 0, n_permutations: int = 200,
              gate: Gate | None = None) -> dict[str, Outcome]:
     """Outcome of the chance gate of the headline metric (:data:`CHANCE_GATE`) and of "the model listens"."""
     options = {"vocab": "nsynth", "n_permutations": n_permutations} if bench.protocol == "factual" else {}
@@ -224,7 +224,7 @@ def outcomes(bench: Benchmark, keys: list[int], answers: list[int], *, seed: int
     return out
 
 
-def false_pass_rates(bench: Benchmark, strategy: str, *, n_sims: int, seed: int = 0) -> dict[str, float]:
+def false_pass_rates(bench: BlindBenchmark, strategy: str, *, n_sims: int, seed: int = 0) -> dict[str, float]:
     """Per gate and for the file as a whole (``"all gates"``): the share of simulations that PASS."""
     rng = np.random.default_rng(seed)
     passes: Counter[str] = Counter()

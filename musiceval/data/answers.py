@@ -27,7 +27,7 @@ from musiceval.exclusions import Exclusion
 from musiceval.records import Item, ItemFailure, Response
 
 if TYPE_CHECKING:
-    from musiceval.data.benchmarks import Benchmark
+    from musiceval.data.benchmarks import KnownBenchmark
 
 
 @dataclass
@@ -48,7 +48,7 @@ class AnswerSet:
     excluded: list[Exclusion] = field(default_factory=list)
     #: the published benchmark the file belongs to (its size, the options it brings), as
     #: :func:`musiceval.data.formats.load_answers` recognises it; None for any other dataset
-    benchmark: Benchmark | None = None
+    benchmark: KnownBenchmark | None = None
     #: model name -> records read, a second answer to an item included (a loader that counts that
     #: record as a failure keeps its model here, :func:`count_model`); empty: the responses'
     #: ``model`` name every model of the file

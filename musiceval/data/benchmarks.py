@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
-class Benchmark:
+class KnownBenchmark:
     name: str
     items: int
     #: protocol options a file of this benchmark is scored with unless the config says otherwise
@@ -52,18 +52,18 @@ CMI_BENCH_DEFAULTS = {"GTZAN": {"vocab": "gtzan"}, "Nsynth_instrument": {"vocab"
 
 
 #: benchmark by the ``dataset_name`` (lowercased) or format of an answer file
-BENCHMARKS: dict[str, Benchmark] = {
-    "muchomusic": Benchmark("MuChoMusic", MUCHOMUSIC_ITEMS),
-    "nsynth": Benchmark("NSynth test", NSYNTH_TEST_ITEMS, {"vocab": "nsynth"}),
-    "musicqa": Benchmark("MusicQA (MTG-Jamendo evaluation split)", MUSICQA_EVAL_ITEMS),
-    **{f"cmi-bench/{task}": Benchmark(f"CMI-Bench {task} (test split)", n, CMI_BENCH_DEFAULTS.get(task, {}))
+BENCHMARKS: dict[str, KnownBenchmark] = {
+    "muchomusic": KnownBenchmark("MuChoMusic", MUCHOMUSIC_ITEMS),
+    "nsynth": KnownBenchmark("NSynth test", NSYNTH_TEST_ITEMS, {"vocab": "nsynth"}),
+    "musicqa": KnownBenchmark("MusicQA (MTG-Jamendo evaluation split)", MUSICQA_EVAL_ITEMS),
+    **{f"cmi-bench/{task}": KnownBenchmark(f"CMI-Bench {task} (test split)", n, CMI_BENCH_DEFAULTS.get(task, {}))
        for task, n in CMI_BENCH_TEST_ITEMS.items()},
 }
 #: formats that always hold one benchmark
 FORMAT_BENCHMARKS = {"muchomusic-eval": "muchomusic", "dasheng-musicqa": "musicqa"}
 
 
-def benchmark_of(extra: Mapping[str, Any], fmt: str = "") -> Benchmark | None:
+def benchmark_of(extra: Mapping[str, Any], fmt: str = "") -> KnownBenchmark | None:
     """The benchmark an answer set belongs to, from its ``extra`` (``task``, ``dataset``) and format."""
     task = extra.get("task")
     if task and f"cmi-bench/{task}" in BENCHMARKS:

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import pytest
 
 from musiceval.pytest_plugin.options import NOT_APPLICABLE, NOT_GIVEN, _is_worker, _state
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 from musiceval.verdict import MODEL, SELF_CHECK
 
 # ----------------------------------------------------------------------------- the gates of the package
@@ -114,12 +114,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _inherit_module_marks(item)
         subject, _ = _subject_of(item, state["suite"])
         source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
-        kept = isinstance(source, Source) and is_scorer_check(item)  # a judged source's own judge gates
+        kept = isinstance(source, AnswerSource) and is_scorer_check(item)  # a judged source's own judge gates
         if subject in (SELF_CHECK, NOT_GIVEN) and not state["self_checks"] and state["suite"].models and not kept:
             dropped.append(item)
             continue
         keep.append(item)
-        if isinstance(source, Source):
+        if isinstance(source, AnswerSource):
             item.add_marker(pytest.mark.xdist_group(f"source:{source.id}"))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -156,7 +156,7 @@ def _subject_of(item: pytest.Item, suite: SuiteConfig) -> tuple[str, str]:
     params = getattr(getattr(item, "callspec", None), "params", {})
     if "source" in params:
         source = params["source"]
-        return (MODEL, source.model) if isinstance(source, Source) else (NOT_GIVEN, "")
+        return (MODEL, source.model) if isinstance(source, AnswerSource) else (NOT_GIVEN, "")
     live = suite.live_models()
     names = set(getattr(item, "fixturenames", ()))
     if "live_music_lm" in names:

@@ -17,7 +17,7 @@ from musiceval.pytest_plugin.progress import ITEMS_PROPERTY
 from musiceval.pytest_plugin.session import rootpath
 from musiceval.records import GateResult, Outcome, to_jsonable
 from musiceval.redact import redact
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 from musiceval.verdict import MODEL, SELF_CHECK
 
 # ----------------------------------------------------------------------------- fixtures
@@ -181,7 +181,7 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
     built: dict[str, Any] = {}
     sink = _sink(pytestconfig)
 
-    def get(source: Source):
+    def get(source: AnswerSource):
         if source.id not in built:
             run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings",
                                  record_mode=_opt(pytestconfig, "musiceval_record_mode", "none"))
@@ -231,7 +231,7 @@ def record_scored(run: Any, evaluated: dict[str, Any], sink) -> None:
 
 
 @pytest.fixture
-def run(request: pytest.FixtureRequest, source: Source, musiceval_runs):
+def run(request: pytest.FixtureRequest, source: AnswerSource, musiceval_runs):
     """The :class:`~musiceval.protocols.base.Protocol` of this test's declared answer source; a
     source its protocol refuses as a whole (an EMO_valence file that holds arousal questions) is
     not applicable, with the reason. Building a source (read, parse, score once per worker) is not

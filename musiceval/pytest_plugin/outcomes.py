@@ -17,7 +17,7 @@ from musiceval.pytest_plugin.redaction import redact_report
 from musiceval.pytest_plugin.session import RESULTS_DIR_FIX, rootpath
 from musiceval.records import Outcome
 from musiceval.redact import redact, redact_meta
-from musiceval.suite.config import Source
+from musiceval.suite.config import AnswerSource
 from musiceval.verdict import MODEL, SELF_CHECK
 from musiceval.writes import append_whole, cannot_write
 
@@ -135,7 +135,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         # one line with its fix instead of a traceback per test (``--tb=long`` brings the traceback back)
         report.longrepr = known_error_line(excinfo.value)
     if getattr(item, "_musiceval_gate", None) is not None or isinstance(
-            getattr(getattr(item, "callspec", None), "params", {}).get("source"), Source):
+            getattr(getattr(item, "callspec", None), "params", {}).get("source"), AnswerSource):
         report.user_properties.append(("musiceval_gate_test", _subject_of(item, _state(item.config)["suite"])[0]))
     if report.failed and report.when == "call" and getattr(item, "_musiceval_gate_failed", False):
         report.user_properties.append(("musiceval_gate_failure", "1"))  # a FAIL of a gate, not an error
@@ -230,7 +230,7 @@ def _first_line(longrepr: Any) -> str:
     return redact(line)
 
 
-def _skip_check_id(item: pytest.Item, source: Source | None) -> str:
+def _skip_check_id(item: pytest.Item, source: AnswerSource | None) -> str:
     """The check id of a skipped test: ``<protocol>/<test>/<model>/<source>/<other parameters>/*``
     (``freeform/metric_correct_beats_random/m/MusicQA/clap_text/*``), for ``[release]`` patterns."""
     name = getattr(item, "originalname", item.name).removeprefix("test_")
@@ -249,7 +249,7 @@ def _matches(check: str, pattern: str) -> bool:
 def _protocol_of(item: pytest.Item) -> str:
     """The source's protocol, else the test module's ``PROTOCOL``, else its file name without ``test_``."""
     source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
-    if isinstance(source, Source):
+    if isinstance(source, AnswerSource):
         return source.protocol
     module = defining_module(getattr(item, "function", None), getattr(item, "module", None))
     protocol = getattr(module, "PROTOCOL", None)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 
 #: the user property a source's tests carry: how many items of the source were answered
 ITEMS_PROPERTY = "musiceval_items"
@@ -74,7 +74,7 @@ class SourceProgress:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
             source = getattr(getattr(item, "callspec", None), "params", {}).get("source")
-            if isinstance(source, Source):
+            if isinstance(source, AnswerSource):
                 self._add(item.nodeid, source.id)
 
     def _source(self, nodeid: str) -> str | None:

@@ -19,7 +19,7 @@ from musiceval.pytest_plugin import progress
 from musiceval.pytest_plugin.collection import _XdistGroupSuffix
 from musiceval.pytest_plugin.options import _STATES, _group_sources_by_default, _is_worker, _opt, _state, _strict
 from musiceval.redact import redact
-from musiceval.suite.config import Source, SuiteConfig, apply_options, config_for_answers, load_config
+from musiceval.suite.config import AnswerSource, SuiteConfig, apply_options, config_for_answers, load_config
 from musiceval.suite.schema import ConfigError
 from musiceval.writes import cannot_write
 
@@ -204,7 +204,7 @@ def live_model_name(spec: str) -> str:
     return re.sub(r"[/\[\]*?\n]", "_", name)[:80]
 
 
-def _check_format(source: Source, whose: str = "model") -> None:
+def _check_format(source: AnswerSource, whose: str = "model") -> None:
     from musiceval.data.formats import FORMATS, FormatError, detect_format
 
     try:

@@ -14,13 +14,13 @@ from typing import Any, Callable
 from musiceval.data.errors import InputError
 from musiceval.results.comparison import Baseline
 from musiceval.records import ItemScores
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 
 
 class AnswerBaseline:
     """The previous release's answer files, scored by this run's protocols (same scorer side)."""
 
-    def __init__(self, suite: SuiteConfig, runs: Callable[[Source], Any]):
+    def __init__(self, suite: SuiteConfig, runs: Callable[[AnswerSource], Any]):
         self.label = self.path = suite.baseline["model"].name
         self._sources = suite.baseline_sources()
         self._runs = runs
@@ -44,7 +44,7 @@ class AnswerBaseline:
                                    f"(sha256 {items_sha256[:12]})")
         return None, None
 
-    def _items_sha256(self, source: Source) -> str | None:
+    def _items_sha256(self, source: AnswerSource) -> str | None:
         try:
             return self._runs(source).items_sha256
         except (ValueError, OSError, InputError):
@@ -75,7 +75,7 @@ class BaselineSourceError(ValueError):
     """One source of the baseline's answer files cannot be scored; the message names it and why."""
 
 
-def load_baseline(suite: SuiteConfig, runs: Callable[[Source], Any]) -> Baseline | AnswerBaseline | None:
+def load_baseline(suite: SuiteConfig, runs: Callable[[AnswerSource], Any]) -> Baseline | AnswerBaseline | None:
     """The suite's baseline (None when the config declares none)."""
     if suite.baseline.get("model") is not None:
         return AnswerBaseline(suite, runs)

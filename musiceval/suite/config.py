@@ -64,7 +64,7 @@ _OTHER_SECTIONS = ("model", "checks", "release", "baseline", "benchmarks")
 
 
 @dataclass(frozen=True)
-class Source:
+class AnswerSource:
     """One answer set of one model for one protocol: the unit the gates are parametrized over."""
 
     model: str
@@ -117,9 +117,9 @@ class SuiteConfig:
 
     # ------------------------------------------------------------------ sources
 
-    def sources(self, protocol: str | None = None) -> list[Source]:
+    def sources(self, protocol: str | None = None) -> list[AnswerSource]:
         """Every declared answer set (of ``protocol``), a MIR directory expanded per task file."""
-        out: list[Source] = []
+        out: list[AnswerSource] = []
         for model in self.models:
             for entry in model.answers:
                 if protocol is not None and entry["protocol"] != protocol:
@@ -130,7 +130,7 @@ class SuiteConfig:
     def live_models(self) -> list[ModelDecl]:
         return [m for m in self.models if m.live]
 
-    def baseline_sources(self) -> list[Source]:
+    def baseline_sources(self) -> list[AnswerSource]:
         """The previous release's answer sets (``[baseline] answers``), joined to the model's by
         protocol and source label."""
         decl = self.baseline.get("model")
@@ -150,7 +150,7 @@ class SuiteConfig:
         return any(fnmatch.fnmatchcase(check_id, p) for p in self.required)
 
 
-def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
+def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[AnswerSource]:
     options = {k: v for k, v in entry.items() if k not in _ANSWER_KEYS}
     for key in ("rewrites", "hierarchy", "data_dir"):
         if isinstance(options.get(key), str) and options[key]:
@@ -160,14 +160,14 @@ def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[Source]:
         options["vocab"] = str(root / vocab)
     protocol, fmt = entry["protocol"], entry.get("format")
     if "dir" in entry:
-        return [Source(model, protocol, e.path, e.task, fmt, options, task=e.task)
+        return [AnswerSource(model, protocol, e.path, e.task, fmt, options, task=e.task)
                 for e in _outputs_dir(root / entry["dir"], f"model {model!r}")]
     path = root / entry["file"]
     from musiceval.protocols import PROTOCOLS
 
     task = PROTOCOLS.get(protocol).task_of(path)
     label = str(entry.get("label") or task or path.stem)
-    return [Source(model, protocol, path, label, fmt, options, task=task)]
+    return [AnswerSource(model, protocol, path, label, fmt, options, task=task)]
 
 
 # ----------------------------------------------------------------------------- loading

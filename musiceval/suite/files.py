@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 
 
 def _vocab_file(spec: Any) -> Path | None:
@@ -46,7 +46,7 @@ DATA_FILE_OPTIONS: dict[str, Callable[[Any], Path | None]] = {
 }
 
 
-def _sources(suite: SuiteConfig) -> list[Source]:
+def _sources(suite: SuiteConfig) -> list[AnswerSource]:
     return [*suite.sources(), *suite.baseline_sources()]
 
 

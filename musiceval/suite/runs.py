@@ -14,7 +14,7 @@ from typing import Any
 from musiceval.data.answers import AnswerSet
 from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings, check_headline
 from musiceval.records import ItemFailure
-from musiceval.suite.config import Source, SuiteConfig
+from musiceval.suite.config import AnswerSource, SuiteConfig
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Accounting:
                 "unreadable_lines": [f"{f.item_id}: {f.reason}" for f in self.unreadable[:20]],
                 "answered": self.answered, "benchmark": self.benchmark, "expected": self.expected, "cap": self.cap}
 
-def protocol_options(source: Source, config: SuiteConfig, *, cache_dir: str | Path | None = None) -> dict[str, Any]:
+def protocol_options(source: AnswerSource, config: SuiteConfig, *, cache_dir: str | Path | None = None) -> dict[str, Any]:
     """What the source's protocol class makes of its config section and answers entry
     (:meth:`~musiceval.protocols.base.Protocol.options_from`), plus the run's cache directory."""
     cls = PROTOCOLS.get(source.protocol)
@@ -49,7 +49,7 @@ def protocol_options(source: Source, config: SuiteConfig, *, cache_dir: str | Pa
     return options
 
 
-def load_source(source: Source) -> AnswerSet:
+def load_source(source: AnswerSource) -> AnswerSet:
     """``source``'s answers (format detected from the content unless declared), refused
     (:class:`~musiceval.data.formats.FormatError`) when they cannot be one model's single run:
     several models (:func:`~musiceval.data.formats.refuse_mixed_answers`), more items than the
@@ -63,7 +63,7 @@ def load_source(source: Source) -> AnswerSet:
     return answers
 
 
-def refuse_controls_only(answers: AnswerSet, source: Source) -> None:
+def refuse_controls_only(answers: AnswerSet, source: AnswerSource) -> None:
     """:class:`~musiceval.data.formats.FormatError` when the file answers only under control
     conditions (noise, random audio, text only ...): every gate compares the model's own answers
     (Correct) with something, so there is nothing to gate."""
@@ -76,7 +76,7 @@ def refuse_controls_only(answers: AnswerSet, source: Source) -> None:
                           "its controls); add them (rows without a condition, or condition \"correct\")")
 
 
-def expected_items(source: Source, answers: AnswerSet) -> int | None:
+def expected_items(source: AnswerSource, answers: AnswerSet) -> int | None:
     """How many items the source's benchmark holds: its answers entry's ``expected_items``, else
     the recognised benchmark's size (None: unknown)."""
     bench = answers.benchmark
@@ -90,7 +90,7 @@ def answered_ids(answers: AnswerSet) -> set[str]:
             | {i for e in answers.excluded if not e.conditions for i in e.ids})
 
 
-def refuse_oversized(answers: AnswerSet, source: Source) -> None:
+def refuse_oversized(answers: AnswerSet, source: AnswerSource) -> None:
     """:class:`~musiceval.data.formats.FormatError` when the file answers more items than its
     benchmark holds (two runs joined: a coverage above 100 % is impossible), naming the clips
     answered more than once."""
@@ -113,7 +113,7 @@ def refuse_oversized(answers: AnswerSet, source: Source) -> None:
                       "answers entry)")
 
 
-def build_protocol(source: Source, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None,
+def build_protocol(source: AnswerSource, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None,
                    record_mode: str = "none") -> Protocol:
     """Load ``source``'s answers (:func:`load_source`) and build its protocol, refused
     (:func:`~musiceval.protocols.base.check_headline`) when its headline is a finding."""
