@@ -83,8 +83,8 @@ def read_rows(rows: Any) -> list[Question]:
     for k, row in enumerate(rows):
         where = f"row {k} of {META}"
         if not isinstance(row, dict):
-            out.append(unusable_item(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether it "
-                                            "is a music item"))
+            out.append(unusable_item(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether "
+                                                "it is a music item"))
             continue
         task = row.get("task_name")
         if not isinstance(task, str):

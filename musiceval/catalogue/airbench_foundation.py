@@ -60,13 +60,9 @@ def foundation_prompt(question: str, a: Any, b: Any, c: Any = None, d: Any = Non
     """The instruction, the question and the four lettered options, as ``Inference_Foundation.py``
     writes them (an absent option is printed ``None``).
 
-    >>> print(foundation_prompt("Which genre is it?", "rock", "jazz"))
-    Choose the most suitable answer from options A, B, C, and D to respond the question in next line, you may only choose A or B or C or D.
-    Which genre is it?
-    A. rock
-    B. jazz
-    C. None
-    D. None
+    >>> lines = foundation_prompt("Which genre is it?", "rock", "jazz").split("\\n")
+    >>> lines[0] == INSTRUCTION, lines[1:]
+    (True, ['Which genre is it?', 'A. rock', 'B. jazz', 'C. None', 'D. None'])
     """
     return INSTRUCTION + "\n" + question + "\n" + f"A. {a}\nB. {b}\nC. {c}\nD. {d}"
 

@@ -205,8 +205,8 @@ def tiny_qwen(tmp_path_factory):
 def test_musiceval_run_scores_what_the_tiny_model_answered_with_the_letter_rule(tiny_qwen, foundation_mirror, tmp_path):
     out = tmp_path / "run"
     done = _cli("run", "--model", f"hf:{tiny_qwen}", "--benchmarks", NAME, "--out", str(out),
-                "--model-args", "max_new_tokens=4,device=cpu,num_threads=1", "--data-root", str(foundation_mirror["data"]),
-                "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                "--model-args", "max_new_tokens=4,device=cpu,num_threads=1",
+                "--data-root", str(foundation_mirror["data"]), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
                 env={**_offline(foundation_mirror), "MUSICEVAL_CACHE": str(tmp_path / "cache"), "CI": ""})
     results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
     assert results, done.stdout[-3000:] + done.stderr[-3000:]
