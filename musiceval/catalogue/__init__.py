@@ -3,7 +3,8 @@ scored, and the one-command path from a checkpoint to a verdict.
 
 - :mod:`musiceval.catalogue.spec`: the entry (:class:`Benchmark`), its :class:`Source`, the registry;
 - one module per benchmark (``muchomusic``, ``nsynth``, ``musicqa``, ``captions``, ``cmibench``,
-  ``mmau``, ``mmar``, ``rul``, ``hummusqa``, ``airbench``: the first judged one), each citing its source;
+  ``mmau``, ``mmar``, ``rul``, ``hummusqa``, ``airbench``: the first judged one, ``airbench_foundation``),
+  each citing its source;
 - :mod:`~musiceval.catalogue.fetch`, :mod:`~musiceval.catalogue.clips`,
   :mod:`~musiceval.catalogue.lock`, :mod:`~musiceval.catalogue.prepare`,
   :mod:`~musiceval.catalogue.check`: ``musiceval data prepare`` / ``check``;

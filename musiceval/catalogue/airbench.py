@@ -40,6 +40,7 @@ its reason in the lock (``missing``), never a crash.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 from pathlib import Path
@@ -57,13 +58,19 @@ CLIP_FOLDERS = tuple(f"Chat/{task}_musiccaps/*" for task in MUSIC_TASKS)
 ITEMS = 500
 
 
-def _text(row: Mapping[str, Any], key: str) -> str | None:
+def text_field(row: Mapping[str, Any], key: str) -> str | None:
     value = row.get(key)
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _unusable(qid: str, reason: str, question: str = "") -> Question:
+def unusable_item(qid: str, reason: str, question: str = "") -> Question:
     return Question(id=qid, prompt="", question=question, audio_key=None, meta={"unusable": reason})
+
+
+def uniq_id(row: Mapping[str, Any]) -> str | None:
+    """A row's ``uniq_id`` as the item id (an integer or a non-empty string), else None."""
+    uid = row.get("uniq_id")
+    return str(uid) if isinstance(uid, (int, str)) and not isinstance(uid, bool) and str(uid).strip() else None
 
 
 def read_rows(rows: Any) -> list[Question]:
@@ -76,19 +83,18 @@ def read_rows(rows: Any) -> list[Question]:
     for k, row in enumerate(rows):
         where = f"row {k} of {META}"
         if not isinstance(row, dict):
-            out.append(_unusable(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether it "
-                                            "is a music item"))
+            out.append(unusable_item(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether "
+                                                "it is a music item"))
             continue
         task = row.get("task_name")
         if not isinstance(task, str):
-            out.append(_unusable(f"row{k}", f"{where}: no task_name: cannot tell whether it is a music item"))
+            out.append(unusable_item(f"row{k}", f"{where}: no task_name: cannot tell whether it is a music item"))
             continue
         if task not in MUSIC_TASKS:
             continue
-        uid = row.get("uniq_id")
-        qid = str(uid) if isinstance(uid, (int, str)) and not isinstance(uid, bool) and str(uid).strip() else f"row{k}"
-        question, reference, clip = _text(row, "question"), _text(row, "answer_gt"), _text(row, "path")
-        dataset = _text(row, "dataset_name")
+        qid = uniq_id(row) or f"row{k}"
+        question, reference, clip = text_field(row, "question"), text_field(row, "answer_gt"), text_field(row, "path")
+        dataset = text_field(row, "dataset_name")
         problem = ("uniq_id is missing (or not an integer or a string)" if qid == f"row{k}" else
                    f"uniq_id {qid} repeats an earlier row" if qid in seen else
                    "question is missing or empty" if question is None else
@@ -98,24 +104,25 @@ def read_rows(rows: Any) -> list[Question]:
         if problem is not None:
             qid = qid if qid not in seen else f"row{k}"
             seen.add(qid)  # a later row with the same uniq_id is a repeat, never a second item of that id
-            out.append(_unusable(qid, f"{where} ({task}): {problem}", question or ""))
+            out.append(unusable_item(qid, f"{where} ({task}): {problem}", question or ""))
             continue
         seen.add(qid)
-        description = _text(row, "meta_info")  # the audio in words: what the rubric judge reads (docs/judge.md)
+        description = text_field(row, "meta_info")  # the audio in words: what the rubric judge reads (docs/judge.md)
         out.append(Question(id=qid, prompt=question, question=question, audio_key=f"{task}_{dataset}/{clip}",
                             reference=reference, group=Path(clip).stem,
                             meta={"task": task, "dataset": dataset, **({"description": description} if description else {})}))
     return out
 
 
-def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
-    """The fetched clips under ``<prepared>/audio/<task>_<dataset>/`` (linked to the hub cache's
-    file where the disk allows, else copied), the layout :func:`locate` reads."""
+def link_clips(files: Mapping[str, Path], directory: Path, part: str, folders: tuple[str, ...]) -> dict[str, Path]:
+    """The fetched clips of ``folders`` (allow patterns ``<part>/<folder>/*``) under
+    ``<prepared>/audio/<folder>/`` (linked to the hub cache's file where the disk allows, else
+    copied): the layout :func:`find_clip` reads. AIR-Bench's chat and foundation entries share it."""
     out = directory / "audio"
     for name, path in files.items():
-        if not name.startswith("Chat/") or name == META or not any(name.startswith(f[:-1]) for f in CLIP_FOLDERS):
+        if not any(fnmatch.fnmatchcase(name, folder) for folder in folders):
             continue
-        target = out / name.removeprefix("Chat/")
+        target = out / name.removeprefix(f"{part}/")
         source = Path(path).resolve()
         if target.is_file() and target.stat().st_size == source.stat().st_size:
             continue
@@ -128,11 +135,19 @@ def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[s
     return dict(files)
 
 
-def locate(q: Question, index: AudioIndex) -> str | None:
-    """``<task>_<dataset>/<path>`` under the audio root (or under its ``Chat/``: the dataset's own
+def find_clip(q: Question, index: AudioIndex, part: str) -> str | None:
+    """``<task>_<dataset>/<path>`` under the audio root (or under its ``<part>/``: the dataset's own
     folder passed as ``--audio-dir``), else the clip's file name anywhere under it."""
     key = q.audio_key or ""
-    return index.find(key) or index.find(f"Chat/{key}") or index.by_basename(Path(key).name)
+    return index.find(key) or index.find(f"{part}/{key}") or index.by_basename(Path(key).name)
+
+
+def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
+    return link_clips(files, directory, "Chat", CLIP_FOLDERS)
+
+
+def locate(q: Question, index: AudioIndex) -> str | None:
+    return find_clip(q, index, "Chat")
 
 
 @register_benchmark(

@@ -171,10 +171,11 @@ def match_strict(output: Output, options: Sequence[str], prefix: str = ANSWER_PR
     return hits[0] if len(hits) == 1 else UNANSWERED
 
 
-#: answer matchers by name; the benchmark-specific ones (MMAU, RUListening) live in their own
-#: modules, imported on first use
+#: answer matchers by name; the benchmark-specific ones (MMAU, RUListening, AIR-Bench foundation)
+#: live in their own modules, imported on first use
 MATCHERS: Registry[Callable[[Output, Sequence[str]], int]] = Registry(
-    "matcher", lazy_modules={"mmau": "musiceval.metrics.mmau", "rul": "musiceval.metrics.rul"})
+    "matcher", lazy_modules={"mmau": "musiceval.metrics.mmau", "rul": "musiceval.metrics.rul",
+                             "airbench-foundation": "musiceval.metrics.airbench"})
 MATCHERS.register("muchomusic", match_muchomusic)
 MATCHERS.register("strict", match_strict)
 

@@ -31,7 +31,8 @@ def test_every_entry_declares_what_the_catalogue_promises():
         assert bench.source.revision or bench.source.pin or bench.source.unpinned, name
         assert set(bench.controls) <= {"random", "noise", "text_only"}, name
     assert {"muchomusic", "nsynth", "musicqa", "musiccaps", "song-describer", "mmau-music", "mmar-music",
-            "rul-muchomusic", "hummusqa", "cmi-bench/GS_key", "airbench-chat-music"} <= set(BENCHMARKS.names())
+            "rul-muchomusic", "hummusqa", "cmi-bench/GS_key", "airbench-chat-music",
+            "airbench-foundation-music"} <= set(BENCHMARKS.names())
 
 
 def test_an_unknown_name_is_one_line_naming_the_closest_and_the_fix():

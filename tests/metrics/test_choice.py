@@ -161,7 +161,7 @@ def test_strict_letter_tokens():
 def test_get_matcher_names():
     assert get_matcher("muchomusic") is match_muchomusic
     assert get_matcher("strict") is match_strict
-    with pytest.raises(ValueError, match="choose one of mmau, muchomusic, rul, strict"):
+    with pytest.raises(ValueError, match="choose one of airbench-foundation, mmau, muchomusic, rul, strict"):
         get_matcher("loose")
 
 

@@ -59,11 +59,13 @@ def test_found_in_order_explicit_then_rootdir_then_pyproject(tmp_path):
     ("[factual]\nn_permutations = -5\n", r"n_permutations: expected an integer in \[1, 1000000\], got -5"),
     ("[choice]\nmin_parse_rate = 1.5\n", r"min_parse_rate: expected a finite number in \[0, 1\], got 1.5"),
     ("[choice]\nmatcher = 'muchomusik'\n", r"\[choice\] matcher: unknown 'muchomusik'; did you mean 'muchomusic'\? "
-                                            r"choose one of 'mmau', 'muchomusic', 'rul', 'strict'"),
+                                            r"choose one of 'airbench-foundation', 'mmau', 'muchomusic', 'rul', "
+                                            r"'strict'"),
     ("[mir]\ncompat = 'cmi'\n", r"\[mir\] compat: unknown 'cmi'; choose one of '', 'cmi-bench', 'cmi-bench@35235cb'"),
     ("[factual]\nlive_chunks = 'all'\n", r"\[factual\] live_chunks: unknown 'all'; choose one of 'any', 'majority'"),
     ("[[model]]\nname = 'm'\n[[model.answers]]\nprotocol = 'choice'\nfile = 'a.jsonl'\nmatcher = 'bogus'\n",
-     r"answers #1: matcher: unknown 'bogus'; choose one of 'mmau', 'muchomusic', 'rul', 'strict'"),
+     r"answers #1: matcher: unknown 'bogus'; choose one of 'airbench-foundation', 'mmau', 'muchomusic', 'rul', "
+     r"'strict'"),
     ("[mir]\nmargin = inf\n", r"\[mir\] margin: expected a finite number >= 0, got inf"),
     ("[mir]\nregression_margin = -0.01\n", r"regression_margin: expected a finite number >= 0"),
     ("[mir]\nmargins = { 'GTZAN' = nan }\n", r"margins.GTZAN: expected a finite number >= 0, got nan"),
