@@ -60,7 +60,7 @@ QUICK_MODULES = frozenset({
     "test_answer_blind.py", "test_chance_order.py", "test_proportion_intervals.py",
     "test_audio.py", "test_cli.py", "test_compare.py", "test_conditions.py", "test_gates.py", "test_layers.py",
     "test_quick_loop.py", "test_redact.py", "test_report.py", "test_report_security.py", "test_stats.py",
-    "test_question_control.py",
+    "test_question_control.py", "test_doctests.py",
 })
 _TESTS = Path(__file__).resolve().parent
 

@@ -28,7 +28,7 @@ commit pins its content, and the lock records the sha256 of the file fetched. It
 Prompt: exactly what ``Inference_Foundation.py`` writes (:func:`foundation_prompt`), options in the
 file's order (never shuffled), an absent option printed as ``None`` as the script prints it.
 Parser: the ``airbench-foundation`` matcher (``score_foundation.py``'s letter rule; how it differs
-from the script's accuracy: :mod:`musiceval.metrics.airbench`, docs/benchmarks.md).
+from the script's accuracy: :mod:`musiceval.metrics.airbench_matcher`, docs/benchmarks.md).
 
 A row of ``Foundation_meta.json`` that cannot be read as a music item (not an object, no
 ``task_name``, no ``uniq_id`` or a repeated one, an empty question or clip, fewer than two

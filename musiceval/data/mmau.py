@@ -88,7 +88,7 @@ def detect(path: str | Path, first_records: list) -> bool:
 
 
 def register() -> None:
-    """Register the ``mmau`` answer format (``musiceval.data.formats``) (its matcher registers itself in :mod:`musiceval.metrics.mmau`)."""
+    """Register the ``mmau`` answer format (``musiceval.data.formats``) (its matcher registers itself in :mod:`musiceval.metrics.mmau_matcher`)."""
     from musiceval.data.formats import register_format
 
     register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,

@@ -11,7 +11,7 @@ The questions file (``RUL-MuchoMusic.json``) maps a question id to ``question``,
 :func:`load_rul` turns every pass into an :class:`~musiceval.records.Item` (id
 ``<question_id>#<pass>``, ``group`` = question id, ``choices`` in letter order, ``answer`` the
 correct option's letter) and a :class:`~musiceval.records.Response` (the raw ``model_output``;
-answers are re-extracted by :mod:`musiceval.metrics.rul`, not read from the file). The condition
+answers are re-extracted by :mod:`musiceval.metrics.rul_matcher`, not read from the file). The condition
 is ``noise`` when the file name says ``noise`` (the authors' Gaussian-noise control run), else
 ``correct``. A pass whose mapping does not hold the correct answer, or a question without passes,
 is a counted failure.
@@ -86,7 +86,7 @@ def detect(path: str | Path, first_records: list) -> bool:
 
 
 def register() -> None:
-    """Register the ``rul-muchomusic`` answer format (its matcher registers itself in :mod:`musiceval.metrics.rul`)."""
+    """Register the ``rul-muchomusic`` answer format (its matcher registers itself in :mod:`musiceval.metrics.rul_matcher`)."""
     from musiceval.data.formats import register_format
 
     register_format(FORMAT, protocols=("choice",), detect=detect, replace=True,

@@ -174,8 +174,8 @@ def match_strict(output: Output, options: Sequence[str], prefix: str = ANSWER_PR
 #: answer matchers by name; the benchmark-specific ones (MMAU, RUListening, AIR-Bench foundation)
 #: live in their own modules, imported on first use
 MATCHERS: Registry[Callable[[Output, Sequence[str]], int]] = Registry(
-    "matcher", lazy_modules={"mmau": "musiceval.metrics.mmau", "rul": "musiceval.metrics.rul",
-                             "airbench-foundation": "musiceval.metrics.airbench"})
+    "matcher", lazy_modules={"mmau": "musiceval.metrics.mmau_matcher", "rul": "musiceval.metrics.rul_matcher",
+                             "airbench-foundation": "musiceval.metrics.airbench_matcher"})
 MATCHERS.register("muchomusic", match_muchomusic)
 MATCHERS.register("strict", match_strict)
 

@@ -13,8 +13,8 @@ from musiceval.data.rul import detect as detect_rul
 from musiceval.data.rul import load_rul
 from musiceval.vocab.rul_prompts import leave_one_out_prompts
 from musiceval.metrics.choice import LETTERS, UNANSWERED
-from musiceval.metrics.mmau import match_mmau, string_match
-from musiceval.metrics.rul import match_rul, score_question
+from musiceval.metrics.mmau_matcher import match_mmau, string_match
+from musiceval.metrics.rul_matcher import match_rul, score_question
 from musiceval.stats import binomial_test_greater, mcnemar_exact
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "choice"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from musiceval.metrics.choice import UNANSWERED
-from musiceval.metrics.mmau import match_mmau, string_match
-from musiceval.metrics.rul import extract_letter, leave_one_out_vote, match_rul, score_question
+from musiceval.metrics.mmau_matcher import match_mmau, string_match
+from musiceval.metrics.rul_matcher import extract_letter, leave_one_out_vote, match_rul, score_question
 
 
 @pytest.mark.parametrize("answer,prediction,choices,want", [
