@@ -128,3 +128,15 @@ def test_a_malformed_figure_names_the_field_and_the_fix(value, fix):
 
 def test_the_figure_is_placed_against_the_interval():
     assert [position(h, 0.58, 0.66) for h in (0.7822, 0.62, 0.58, 0.5)] == ["above", "inside", "inside", "below"]
+
+
+def test_a_config_with_a_malformed_figure_is_refused_at_start_up(tmp_path):
+    from musiceval.suite.config import load_config
+    from musiceval.suite.schema import ConfigError
+
+    (tmp_path / "a.jsonl").write_text(json.dumps({"item_id": "1", "text": "x"}) + "\n", encoding="utf-8")
+    (tmp_path / "musiceval.toml").write_text('[[model]]\nname = "m"\n[[model.answers]]\nprotocol = "choice"\n'
+                                             'file = "a.jsonl"\n'
+                                             'human_baselines = { music = { accuracy = 78.22, source = "paper" } }\n')
+    with pytest.raises(ConfigError, match=r"human_baselines\.music\.accuracy: expected a share between 0 and 1"):
+        load_config(None, tmp_path)
