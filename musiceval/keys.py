@@ -48,12 +48,15 @@ GATE_KEYS: dict[str, Key] = {
 
 
 #: the keys every answers entry may set that describe the source to the suite, not options of its
-#: protocol: the benchmark's size (the coverage gate's denominator) and why its data has no pinned
+#: protocol: the benchmark's size (the coverage gate's denominator), why its data has no pinned
 #: revision (named in the verdict line; ``musiceval run`` writes it for an unpinned catalogue entry)
+#: and the human accuracy its authors published (``musiceval.human_baselines``; a finding, never a gate)
 SOURCE_KEYS: dict[str, Key] = {
     "expected_items": Key(int, 0, "the benchmark's number of items, for the coverage gate (known ones need none)",
                           AT_LEAST_ONE),
     "unpinned": Key(str, "", "why the benchmark's data is not pinned to a revision; the verdict line names it"),
+    "human_baselines": Key(dict, {}, "published human accuracy per task or subset ({ accuracy, source, n }): shown "
+                                     "against the model's accuracy as a finding, never a gate"),
 }
 
 

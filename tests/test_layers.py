@@ -29,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "musiceval"
 #: reports; the commands; pytest and the CLI; the release gates.
 TIERS: tuple[frozenset[str], ...] = tuple(frozenset(t) for t in (
     {"__init__", "records", "schemas", "registry", "ranges", "redact", "progress", "cache_dir",
-     "writes", "skip_reasons"},
+     "writes", "skip_reasons", "human_baselines"},
     {"exclusions", "keys", "stats", "parsers", "extraction", "verdict", "vocab", "audio"},
     {"data"},
     {"catalogue"},

@@ -111,6 +111,8 @@ def answers_entry(benchmark: Benchmark, path: Path, report: PrepareReport) -> di
     else:
         entry["file"] = str(path)
     entry.update({k: v for k, v in benchmark.options.items() if k in ("matcher", "vocab")})
+    if benchmark.human_baselines:  # the reference line the choice gates record as a finding
+        entry["human_baselines"] = {k: b.as_table() for k, b in benchmark.human_baselines.items()}
     source = benchmark.source
     if source.revision is None and source.unpinned:  # the verdict line of every run that used it says so
         entry["unpinned"] = source.unpinned

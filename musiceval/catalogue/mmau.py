@@ -19,6 +19,11 @@ the letter prefix is dropped when the rest is one of the choices. Questions with
 choices (the choice protocol reads A-D) are listed as missing with that reason.
 Prompt: MuChoMusic's zero-shot format, options shuffled by a seed from the id. Parser: the
 ``mmau`` matcher (the official evaluation's string match).
+
+Human baseline: the paper (Sakshi et al., arXiv:2410.19168v1, Table 3, row "Human (test-mini)")
+gives 78.22 % on the music questions of test-mini (no number of people stated). It was measured on
+the test-mini of the paper, before v05.15.25 revised about a quarter of the questions: a reference
+line, not a figure on exactly these items.
 """
 from __future__ import annotations
 
@@ -28,8 +33,12 @@ from typing import Mapping
 
 from musiceval.catalogue.common import muchomusic_prompt, read_json, relative_or_basename, shuffled_options
 from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.human_baselines import HumanBaseline
 
 FILE = "mmau-test-mini.json"
+#: Table 3 of the MMAU paper, row "Human (test-mini)", Music / Test-mini column
+HUMAN_MUSIC = HumanBaseline(0.7822, "MMAU paper (Sakshi et al., arXiv:2410.19168v1), Table 3, row 'Human (test-mini)', "
+                                    "Music test-mini column: 78.22 %, measured before the v05.15.25 revision")
 
 
 def answer_text(answer: str, choices: list[str]) -> str | None:
@@ -77,7 +86,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     protocol="choice", answer_format="musiceval-choice",
     prompt="MuChoMusic zero-shot format over the MMAU options", parser="mmau matcher (official string match)",
     controls=ALL_CONTROLS, question_files=(FILE,), locate_audio=locate, version="v05.15.25",
-    options={"matcher": "mmau"},
+    options={"matcher": "mmau"}, human_baselines={"music": HUMAN_MUSIC},
     verified="fields and music rows quoted from Sakshi113/MMAU mmau-test-mini.json (two stored versions); count not verified",
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:

@@ -16,6 +16,9 @@ Prompt: upstream's zero-shot format (``get_prompts`` in prepare_prompts.py @ 51d
 shuffled once per question by a seed from its id (upstream reports three shuffles; run the
 benchmark again with another ``--seed`` for more). Parser: the ``muchomusic`` matcher.
 
+Human baseline: none published. The paper (arXiv:2408.01337v1) reports random guessing (25.0) in
+Table 3 beside the models; its 222 annotators validated the questions, which is not an accuracy.
+
 Verified here: the column names against upstream's loader; question texts and options against
 the 200 MuChoMusic rows of dasheng-lm ``evaluate/jsonl`` (``../shared/data/muchomusic``). Not
 verified: a content hash of the Zenodo file (the lock records the one fetched).

@@ -3,8 +3,9 @@
 A :class:`Benchmark` names its :class:`Source` (a Hugging Face dataset at a revision, a release
 URL, or files only the user has), its licence and published item count, where its audio comes
 from, the protocol and answer format its answers feed, the prompt template and parser it is
-scored with and the control conditions it supports. Its ``questions`` function turns the fetched
-files into :class:`Question` records; ``locate_audio`` finds each question's clip.
+scored with, the control conditions it supports and the human accuracy its authors published
+(:class:`~musiceval.human_baselines.HumanBaseline`, where they did). Its ``questions`` function
+turns the fetched files into :class:`Question` records; ``locate_audio`` finds each question's clip.
 
 Modules register entries with :func:`register_benchmark` (a decorator on the ``questions``
 function); :data:`BENCHMARKS` imports the built-in modules on first use, and packages add their
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from musiceval.human_baselines import HumanBaseline
 from musiceval.registry import Registry
 
 #: the controls a live model can be asked under (``musiceval.generate.MODEL_CONDITIONS``)
@@ -127,6 +129,9 @@ class Benchmark:
     #: ``(files, prepared_dir, progress) -> files``: unpack shipped audio into ``<prepared>/audio``
     #: (and name the question files found inside archives)
     unpack: Callable[[Mapping[str, Path], Path, bool], dict[str, Path]] | None = None
+    #: published human accuracy per task or subset, each with its source: the reference line the
+    #: report shows the model against, a finding, never a gate (docs/benchmarks.md, "Human baselines")
+    human_baselines: Mapping[str, HumanBaseline] = field(default_factory=dict)
 
     @property
     def ships_audio(self) -> bool:

@@ -1,8 +1,8 @@
 """``musiceval data list | prepare NAME | check NAME``: the benchmark catalogue from the shell.
 
 - ``list`` prints every registered benchmark: source and revision (or why it is unpinned),
-  licence, items, where the audio comes from, protocol, answer format and controls
-  (``--json`` for one JSON object);
+  licence, items, where the audio comes from, protocol, answer format, controls and the published
+  human accuracy with its source, where there is one (``--json`` for one JSON object);
 - ``prepare NAME [--audio-dir DIR] [--questions FILE]`` fetches and checks it
   (:mod:`musiceval.catalogue.prepare`), prints the counts, every missing or corrupt clip (up to
   20, all in the lock) and the ``musiceval generate`` command for the manifest;
@@ -51,7 +51,8 @@ def _row(bench) -> dict:
     return {"name": bench.name, "title": bench.title, "source": bench.source.describe(), "revision": bench.source.revision,
             "unpinned": bench.source.unpinned, "licence": bench.licence, "items": bench.items, "audio": bench.audio,
             "protocol": bench.protocol, "answer_format": bench.answer_format, "prompt": bench.prompt,
-            "parser": bench.parser, "controls": list(bench.controls), "verified": bench.verified}
+            "parser": bench.parser, "controls": list(bench.controls), "verified": bench.verified,
+            "human_baselines": {k: b.as_table() for k, b in bench.human_baselines.items()}}
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -64,6 +65,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{row['name']:<28} {row['protocol']:<9} {items:>14} items  {row['licence'].split(';')[0]}")
         print(f"{'':<28} source: {row['source']}")
         print(f"{'':<28} audio: {row['audio']}; controls: {', '.join(row['controls']) or 'none'}")
+        for subset, human in row["human_baselines"].items():
+            print(f"{'':<28} human baseline ({subset}): {human['accuracy']:.4g} ({human['source']})")
     return 0
 
 

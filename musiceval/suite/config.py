@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musiceval.extraction.vocabulary import BUILTIN as BUILTIN_VOCABULARIES
+from musiceval.human_baselines import read_human_baselines
 from musiceval.ranges import NON_NEGATIVE
 from musiceval.suite.schema import ConfigError, answer_options, check_value, schema, unknown_key_error, validate_thresholds
 
@@ -315,6 +316,11 @@ def _answers(entry: Any, at: str, base: Path) -> dict[str, Any]:
             raise unknown_key_error(key, allowed, at)
         if key in options[protocol]:
             check_value(entry[key], options[protocol][key], f"{at}: {key}")
+    if "human_baselines" in entry:
+        try:
+            read_human_baselines(entry["human_baselines"], f"{at}: human_baselines")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     for key in ("file", "dir", "format", "label"):
         if key in entry and not isinstance(entry[key], str):
             raise ConfigError(f"{at}: '{key}' must be a string, got {type(entry[key]).__name__} ({entry[key]!r})")

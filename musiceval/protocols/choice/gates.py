@@ -9,6 +9,9 @@ those conditions. This module adds:
 
 - the accuracy / IFR breakdown per knowledge and reasoning dimension, distractor setting,
   condition and run (recorded in the report);
+- the model's accuracy against the human accuracy its benchmark's authors published (the answers
+  entry's ``human_baselines``, which ``musiceval run`` copies from the catalogue): one FINDING per
+  task or subset with a figure, never a gate (docs/benchmarks.md, "Human baselines");
 - a live model (a ``live`` spec in the config or ``--musiceval-model hf:...``) with
   ``--musiceval-data-dir DIR`` holding ``DIR/choice/manifest.jsonl`` and the audio: every question
   is asked in ``[choice] runs`` shuffled runs with ``n_examples`` in-context examples under the
@@ -21,11 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from musiceval.human_baselines import position, read_human_baselines
 from musiceval.skip_reasons import NOT_APPLICABLE
 from musiceval.suite import checks
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
-__all__ = ["test_accuracy_per_dimension_is_recorded", "live_choice", "test_live_model_gates"]
+__all__ = ["test_accuracy_per_dimension_is_recorded", "test_accuracy_against_published_human_accuracy", "live_choice",
+           "test_live_model_gates"]
 PROTOCOL = "choice"
 LIVE_MANIFEST = Path("choice") / "manifest.jsonl"
 
@@ -50,6 +55,25 @@ def _rows(result) -> list[dict]:
 def test_accuracy_per_dimension_is_recorded(run, gate):
     gate.record_table(PROTOCOL, f"{run.model} {run.source}: accuracy and IFR per dimension ({run.result.matcher} matcher)",
                       _rows(run.result))
+
+
+def test_accuracy_against_published_human_accuracy(source, run, gate):
+    """One FINDING per published human figure of the source's benchmark: the model's accuracy with
+    the interval every gate uses (clustered by track), the figure and its source, and whether the
+    figure lies above, inside or below the interval. A catalogue entry is one task or subset (MMAU's
+    music questions), so each figure is set against all of the source's items. None: nothing recorded."""
+    figures = read_human_baselines(source.options.get("human_baselines", {}), f"{source.id}: human_baselines")
+    if not figures:
+        return
+    scores = run.scores("accuracy")
+    for subset, human in figures.items():
+        name = f"{run.model} {run.source}: accuracy against published human accuracy ({subset})"
+        ci = gate.interval(scores.values, scores.groups, name=name)  # the interval interval_finding records
+        people = f", {human.n} people" if human.n is not None else ""
+        detail = (f"model {scores.values.mean():.2f} [{ci.low:.2f}, {ci.high:.2f}] vs human {human.accuracy:.2f}{people}, "
+                  f"the human figure lies {position(human.accuracy, ci.low, ci.high)} the model's interval; "
+                  f"source: {human.source}; a reference line, not a gate")
+        gate.interval_finding(scores, name=name, detail=detail, protocol=PROTOCOL, metric="accuracy")
 
 
 @pytest.fixture(scope="module")
