@@ -151,7 +151,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     parser="airbench-foundation matcher (score_foundation.py: first character, else the second-to-last; "
            "unanswered counted wrong, no GPT mapping)",
     controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, version=REVISION[:7],
-    options={"matcher": "airbench-foundation"},
+    options={"matcher": "airbench-foundation", "options_as_published": True},
     verified="fields, prompt and letter rule from OFA-Sys/AIR-Bench Inference_Foundation.py and score_foundation.py "
              "@ d5c1bdf; task names and folders from evalscope's AIR-Bench documentation and the hub pages; "
              "item count and Foundation_meta.json's sha256 not read here",

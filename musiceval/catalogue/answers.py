@@ -4,7 +4,8 @@ gate reads what the model answered exactly as it reads a team's recorded answers
 =====================  ==============================================================================
 answer format          one record per response
 =====================  ==============================================================================
-``musiceval-choice``   ``item_id, question, choices, answer, text, condition, model, prompt, group``
+``musiceval-choice``   ``item_id, question, choices, answer, text, condition, model, prompt, group``, ``task``
+                       (the benchmark's task of the item, where it has several: a per-task breakdown)
 ``musiceval-factual``  ``item_id, prompt, text, labels, condition, group, chunk, meta.n_chunks``
 ``musiceval-freeform`` ``id, question, reference, response, condition, group, prompt, model``, ``description``
                        (the item's audio description, where it has one: the rubric judge reads it)
@@ -56,7 +57,7 @@ def _rows(benchmark: Benchmark, items: dict[str, Item], responses: Iterable[Resp
             row = {"item_id": item.id, "question": item.meta.get("raw_question", item.question), "choices": list(item.choices),
                    "answer": item.answer, "text": r.text, "condition": r.condition, "model": model, "prompt": r.prompt,
                    "group": item.group or item.id}
-            for key in ("knowledge", "reasoning", "distractor_types"):
+            for key in ("knowledge", "reasoning", "distractor_types", "task"):
                 if item.meta.get(key) is not None:
                     row[key] = item.meta[key]
             if len(item.choices) < 4 and "distractor_types" not in row:
@@ -110,7 +111,7 @@ def answers_entry(benchmark: Benchmark, path: Path, report: PrepareReport) -> di
         entry["label"] = benchmark.task
     else:
         entry["file"] = str(path)
-    entry.update({k: v for k, v in benchmark.options.items() if k in ("matcher", "vocab")})
+    entry.update({k: v for k, v in benchmark.options.items() if k in ("matcher", "vocab", "options_as_published")})
     if benchmark.human_baselines:  # the reference line the choice gates record as a finding
         entry["human_baselines"] = {k: b.as_table() for k, b in benchmark.human_baselines.items()}
     source = benchmark.source

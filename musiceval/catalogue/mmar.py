@@ -44,7 +44,7 @@ def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[s
                   size_bytes=2_980_000_000),
     licence="CC BY-NC 4.0", items=None, audio="shipped", protocol="choice", answer_format="musiceval-choice",
     prompt="MuChoMusic zero-shot format over the MMAR options", parser="mmau matcher (string match)",
-    controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, options={"matcher": "mmau"},
+    controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, options={"matcher": "mmau", "options_as_published": True},
     verified="row fields as quoted by a project loading MMAR-meta.json; count and revision not verified",
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:

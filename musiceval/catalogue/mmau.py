@@ -86,7 +86,7 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     protocol="choice", answer_format="musiceval-choice",
     prompt="MuChoMusic zero-shot format over the MMAU options", parser="mmau matcher (official string match)",
     controls=ALL_CONTROLS, question_files=(FILE,), locate_audio=locate, version="v05.15.25",
-    options={"matcher": "mmau"}, human_baselines={"music": HUMAN_MUSIC},
+    options={"matcher": "mmau", "options_as_published": True}, human_baselines={"music": HUMAN_MUSIC},
     verified="fields and music rows quoted from Sakshi113/MMAU mmau-test-mini.json (two stored versions); count not verified",
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:

@@ -26,7 +26,8 @@ Four layouts (the release CSV in :mod:`musiceval.data.muchomusic_csv`):
   (letter); optional ``condition`` (default ``correct``), ``run`` (default 0), ``model``,
   ``prompt``, ``knowledge``, ``reasoning``, ``distractor_types`` (aligned with ``choices``,
   ``"answer"`` for the correct one; required when there are fewer than four choices),
-  ``group``, ``audio``, ``permutation``.
+  ``group``, ``audio``, ``permutation``, ``task`` (the benchmark's task of the item, for a
+  per-task breakdown of accuracy).
 
 :func:`load_choice_manifest` reads the questions to ask a live model (the musiceval layout without
 answers).
@@ -196,6 +197,11 @@ def _musiceval_item(obj: dict, item_id: str) -> Item:
         "knowledge": parse_dimension_list(obj.get("knowledge"), field_name="knowledge"),
         "reasoning": parse_dimension_list(obj.get("reasoning"), field_name="reasoning"),
     }
+    task = obj.get("task")
+    if task is not None:
+        if not isinstance(task, str) or not task.strip():
+            raise ValueError(f"field 'task' must be a non-empty string (the benchmark's task of the item), got {task!r}")
+        meta["task"] = task
     if types is not None:
         meta["distractor_types"] = _check_distractor_types(types, len(choices), LETTERS.index(answer))
     permutation = obj.get("permutation")

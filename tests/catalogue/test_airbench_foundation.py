@@ -217,3 +217,14 @@ def test_musiceval_run_scores_what_the_tiny_model_answered_with_the_letter_rule(
     asked = {a["item_id"]: a["prompt"] for a in answers if a["condition"] == "correct"}
     assert asked["5005"].endswith("A. yes\nB. no\nC. None\nD. None")
     assert 'matcher = "airbench-foundation"' in (out / "musiceval.toml").read_text("utf-8")
+    # upstream reports accuracy per task: every answer row carries its task, the table has a row per task
+    assert {a["task"] for a in answers} == {"Music_Genre_Recognition", "Music_Instruments_Classfication",
+                                           "Music_Midi_Pitch_Analysis", "Music_Midi_Velocity_Analysis", "Music_AQA",
+                                           "Music_Mood_Recognition"}
+    table = next(t for t in results["tables"] if t["protocol"] == "choice" and "per dimension" in t["name"])
+    per_task = {row["value"]: row for row in table["rows"] if row["slice"] == "task"}
+    assert set(per_task) == {a["task"] for a in answers}
+    assert all(0.0 <= row["accuracy"] <= 1.0 for row in per_task.values())
+    # items with two or three options (Music_AQA, Music_Mood_Recognition here) count in the headline
+    assert "options_as_published = true" in (out / "musiceval.toml").read_text("utf-8")
+    assert not any(row["slice"] == "distractors" for row in table["rows"])

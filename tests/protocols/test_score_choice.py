@@ -189,3 +189,49 @@ def test_live_run_passes_the_audio_attention_test(tmp_path):
         outcome = gate.mcnemar_greater(result.item_scores("accuracy"), result.item_scores("accuracy", condition),
                                        name=f"drop {condition}").outcome
         assert outcome is Outcome.PASS
+
+
+def test_accuracy_per_task_where_the_answer_file_names_tasks(tmp_path):
+    # AIR-Bench foundation reports accuracy per task: a file whose rows name their task gets a "task"
+    # family beside the knowledge and reasoning dimensions; a bad task field is a counted failure
+    def row(i, task, right):
+        return {"item_id": f"q{i}", "question": "Which?", "choices": ["a", "b", "c", "d"], "answer": "A",
+                "text": "A" if right else "B", "group": f"clip{i}", **({"task": task} if task is not None else {})}
+
+    rows = [row(0, "genre", True), row(1, "genre", False), row(2, "pitch", True), row(3, "pitch", True),
+            row(4, "", True), row(5, 7, True)]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    result = load_protocol("choice", path, "musiceval-choice", ProtocolSettings(options={"matcher": "strict"})).result
+    per_task = result.metrics()["per_dimension"]["task"]
+    assert {t: b["accuracy"] for t, b in per_task.items()} == {"genre": 0.5, "pitch": 1.0}
+    assert sorted(f.item_id for f in result.failures) == ["q4", "q5"]
+    assert all("field 'task' must be a non-empty string" in f.reason for f in result.failures)
+
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("\n".join(json.dumps(row(i, None, True)) for i in range(3)), encoding="utf-8")
+    result = load_protocol("choice", plain, "musiceval-choice", ProtocolSettings(options={"matcher": "strict"})).result
+    assert "task" not in result.metrics()["per_dimension"]
+
+
+def test_items_published_with_two_or_three_options_count_in_the_headline_when_declared(tmp_path):
+    # MMAU, MMAR and AIR-Bench foundation publish items with two to four options: declared
+    # options_as_published, every item is in the headline; otherwise (MuChoMusic) an item with
+    # fewer than four options is a distractor ablation, reported apart
+    types = {2: ["answer", "incorrect_but_related"], 3: ["answer", "incorrect_but_related", "correct_but_unrelated"]}
+
+    def row(i, n, right):
+        return {"item_id": f"q{i}", "question": "Which?", "choices": ["a", "b", "c", "d"][:n], "answer": "A",
+                "text": "A" if right else "B", **({"distractor_types": types[n]} if n < 4 else {})}
+
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [row(0, 4, True), row(1, 4, True), row(2, 2, False),
+                                                       row(3, 3, False)]), encoding="utf-8")
+
+    def headline(**options):
+        protocol = load_protocol("choice", path, "musiceval-choice",
+                                 ProtocolSettings(options={"matcher": "strict", **options}))
+        return protocol.result.metrics()["accuracy"], protocol.result.item_scores("accuracy").n
+
+    assert headline() == (1.0, 2)
+    assert headline(options_as_published=True) == (0.5, 4)

@@ -62,6 +62,8 @@ class ScoredChoice:
     correct: int
     knowledge: tuple[str, ...]
     reasoning: tuple[str, ...]
+    #: the benchmark's task of the item, where the benchmark has several (AIR-Bench foundation); "" otherwise
+    task: str = ""
 
     @property
     def row_id(self) -> str:
@@ -147,24 +149,30 @@ class ChoiceResult:
 
 
 def _summary(rows: Sequence[ScoredChoice]) -> dict:
-    summary = choice_summary(
-        [s.predicted for s in rows], [s.correct for s in rows],
-        {"knowledge": [s.knowledge for s in rows], "reasoning": [s.reasoning for s in rows]},
-    )
+    dimensions = {"knowledge": [s.knowledge for s in rows], "reasoning": [s.reasoning for s in rows]}
+    if any(s.task for s in rows):  # a benchmark of several tasks reports accuracy per task, as its authors do
+        dimensions["task"] = [(s.task,) if s.task else () for s in rows]
+    summary = choice_summary([s.predicted for s in rows], [s.correct for s in rows], dimensions)
     summary.pop("n")
     return summary
 
 
 def score_records(records: Sequence[ChoiceRecord], matcher: str = "muchomusic",
-                  failures: Sequence[ItemFailure] = ()) -> ChoiceResult:
-    """Match every record's output with the named matcher."""
+                  failures: Sequence[ItemFailure] = (), *, options_as_published: bool = False) -> ChoiceResult:
+    """Match every record's output with the named matcher.
+
+    An item with fewer than four options is a distractor ablation (MuChoMusic's settings,
+    :func:`musiceval.vocab.choice_prompts.distractor_setting`), reported apart from the headline;
+    with ``options_as_published`` every item is in the published setting, as a benchmark whose
+    questions have two to four options publishes them (MMAU, MMAR, AIR-Bench foundation)."""
     match = get_matcher(matcher)
     scored = [
         ScoredChoice(
             item_id=r.item.id, group=str(r.item.group or r.item.id), condition=r.response.condition, run=r.run,
-            setting=distractor_setting(r.item), predicted=match(r.response.text, r.item.choices),
+            setting=PUBLISHED_SETTING if options_as_published else distractor_setting(r.item),
+            predicted=match(r.response.text, r.item.choices),
             correct=LETTERS.index(r.item.answer), knowledge=tuple(r.item.meta.get("knowledge", ())),
-            reasoning=tuple(r.item.meta.get("reasoning", ())),
+            reasoning=tuple(r.item.meta.get("reasoning", ())), task=str(r.item.meta.get("task") or ""),
         )
         for r in records
     ]

@@ -61,6 +61,10 @@ class ChoiceProtocol(Protocol):
     answer_options = {
         "matcher": Key(str, "muchomusic", "answer matcher: 'muchomusic' (the published rule), 'strict' (letter tokens "
                                           "only) or a registered one", choices=_matchers),
+        "options_as_published": Key(bool, False, "every item counts in the headline with the options it was published "
+                                                 "with (two to four: MMAU, MMAR, AIR-Bench foundation); without it an "
+                                                 "item with fewer than four is a MuChoMusic distractor ablation, "
+                                                 "reported apart", switch=True),
     }
     score_help = "multiple-choice QA (MuChoMusic): accuracy, IFR and unanswered rate, per dimension"
 
@@ -90,7 +94,8 @@ class ChoiceProtocol(Protocol):
         settings = settings or ProtocolSettings()
         matcher = str(settings.options.get("matcher", "muchomusic"))
         loaded = choice_records(answers)
-        result = score_records(loaded.records, matcher, loaded.failures)
+        result = score_records(loaded.records, matcher, loaded.failures,
+                               options_as_published=bool(settings.options.get("options_as_published", False)))
         return cls(result, loaded.records, failures=loaded.failures, model=model_name(answers), source=answers.source,
                    seed=settings.seed)
 
