@@ -119,3 +119,27 @@ def test_generated_answers_are_the_answer_set_a_recorded_file_gives():
     run = SynthProtocol.from_answers(answers, ProtocolSettings(options={"tempo_tolerance": 0.04}))
     assert run.conditions == ("correct", "noise") and run.model == "hf:tiny"
     assert run.scores("accuracy", "noise", tasks=("tempo",)).failures == (result.failures[0],)
+
+
+def test_the_chance_gate_scores_a_real_models_answers_through_the_protocol():
+    """The gpu-marked gate of musiceval/protocols/synth/gates.py, run on answers made up for the test:
+    every instrument and key question answered right but one left unanswered (a counted failure)."""
+    from musiceval.evals import AUDIO
+    from musiceval.gates import Gate, GateConfig
+    from musiceval.generate import load_manifest
+    from musiceval.models.base import GenerationSettings
+    from musiceval.protocols.synth import gates
+
+    items, _ = load_manifest(AUDIO / "manifest.jsonl")
+    asked = [i for i in items if i.meta["task"] in CHANCE]
+    answered = [_response(i, str(i.answer)) for i in asked[1:]]
+    first = GenerationResult(responses=answered, failures=[ItemFailure(asked[0].id, "correct chunk 0: timeout")])
+    run = gates.LiveRun("hf:made-up", items, first, first, GenerationSettings(), real_model=True)
+    rows: list[dict] = []
+    thresholds = {"live": {"tempo_tolerance": 0.04, "min_answered_rate": 1.0}}
+    gates.test_a_real_model_beats_chance_on_instruments_and_keys(run, Gate(GateConfig(), sink=rows.append), thresholds)
+    (row,) = [r for r in rows if r["type"] == "gate"]
+    assert (row["name"], row["outcome"], row["n"], row["n_failed"]) == (
+        "live: instrument and key accuracy beats chance", "PASS", len(asked) - 1, 1)
+    chance = sum(CHANCE[i.meta["task"]] for i in asked[1:]) / (len(asked) - 1)
+    assert row["estimate"] == pytest.approx(1.0 - chance)  # accuracy 1, above the mean uniform-guess rate
