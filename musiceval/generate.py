@@ -54,6 +54,7 @@ from musiceval.audio import (
 )
 from musiceval.models.base import Answer, GenerationSettings, MusicLM, Request
 from musiceval.models.cache import ResponseCache, cache_key, redact_spec
+from musiceval.data.answers import AnswerSet
 from musiceval.data.jsonl import has_lone_surrogate
 from musiceval.data.manifest import ManifestError, load_manifest
 from musiceval.records import Item, ItemFailure, Response, to_jsonable
@@ -61,6 +62,7 @@ from musiceval.redact import redact
 
 __all__ = [
     "MODEL_CONDITIONS",
+    "GENERATED_FORMAT",
     "GenerationResult",
     "ManifestError",
     "load_manifest",
@@ -72,6 +74,10 @@ __all__ = [
 ]
 
 MODEL_CONDITIONS = ("correct", "random", "noise", "text_only")
+#: the format name of an answer set built from generated answers (:meth:`GenerationResult.answer_set`)
+GENERATED_FORMAT = "generated"
+
+
 def shard_of(item_id: str, n_shards: int) -> int:
     """The shard (0..n-1) of an item: its id's SHA-256 modulo ``n_shards``; independent of file order."""
     return int(hashlib.sha256(str(item_id).encode("utf-8")).hexdigest()[:16], 16) % int(n_shards)
@@ -129,6 +135,14 @@ class GenerationResult:
     def summary(self) -> dict[str, Any]:
         return {"n_responses": len(self.responses), "n_cached": self.n_cached,
                 "n_generated": self.n_generated, "n_failed": len(self.failures)}
+
+    def answer_set(self, items: Sequence[Item], *, model: str, source: str) -> AnswerSet:
+        """These answers to ``items`` as the :class:`~musiceval.data.answers.AnswerSet` a recorded answer
+        file gives (format ``"generated"``), for a protocol's ``from_answers``: live answers are scored on
+        the path recorded ones are. The failed requests are the set's failures (reason prefixed by the
+        condition); ``model`` names the model (credentials redacted), ``source`` what it was asked."""
+        return AnswerSet(items=list(items), responses=list(self.responses), failures=list(self.failures),
+                         model=model, source=source, format=GENERATED_FORMAT)
 
 
 def require_answers(result: GenerationResult, model: str, what: str) -> GenerationResult:

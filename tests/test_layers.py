@@ -9,9 +9,10 @@ above its own tier.
 
 A protocol's home (``musiceval/protocols/<name>/``) holds its own layers as modules named by role
 (docs/extending.md): the tier of a module there is its role's (:data:`ROLES`: ``formats``,
-``metrics``, ``engine``, ``score``, ``command``, ``gates``, ...), just above the shared package of the same
+``metrics``, ``engine``, ``score``, ``gates``, ...), just above the shared package of the same
 job, so a home's ``gates`` may import its ``engine`` and never the reverse, shared code never
-imports a home's layer above its own, and no home imports another's."""
+imports a home's layer above its own, and no home imports another's. Commands live in
+``musiceval/commands/``: no protocol module imports them."""
 from __future__ import annotations
 
 import ast
@@ -49,7 +50,7 @@ TIER = {name: k for k, names in enumerate(TIERS) for name in names}
 #: is a ``gates`` module) -> the shared package of the same job; the role sits half a tier above it
 ROLES = {"__init__": "protocols", "protocol": "protocols", "engine": "protocols", "live": "protocols",
          "variants": "protocols", "models": "protocols", "score": "protocols", "formats": "data", "metrics": "metrics",
-         "command": "commands", "gates": "evals"}
+         "gates": "evals"}
 
 
 def _home(parts: tuple[str, ...]) -> str | None:
@@ -131,6 +132,15 @@ def test_a_module_imports_only_from_tiers_below_its_own(name):
     upward = [why for path in _modules() if _top(path) == name
               for line, target in _imports(path) if (why := _upward(path, line, target))]
     assert not upward, "imports back up the tiers:\n" + "\n".join(upward)
+
+
+def test_no_protocol_module_imports_the_commands():
+    """Commands live in ``musiceval/commands/`` (docs/extending.md): a protocol's home, and the
+    protocol layer's shared modules, hold what a command calls, never the command itself, so no
+    module under ``musiceval/protocols/`` imports ``musiceval.commands``, not even lazily."""
+    reaching = [f"musiceval/{path.relative_to(PACKAGE)}:{line}" for path in _modules() if _top(path) == "protocols"
+                for line, target in _imports(path) if target[0] == "commands"]
+    assert not reaching, "move these to musiceval/commands/ (a command module):\n" + "\n".join(reaching)
 
 
 def test_the_release_gates_take_what_the_plugin_knows_as_fixtures():

@@ -26,15 +26,13 @@ class Command:
     run: Callable[[argparse.Namespace], int] | None = None
 
 
-#: the builtin commands, in the order ``musiceval --help`` lists them (each in
-#: ``musiceval/commands/<name with _ for ->.py``, or the protocol home :data:`IN_PROTOCOL_HOMES` names); a plugin's follow
+#: the builtin commands, in the order ``musiceval --help`` lists them, each in
+#: ``musiceval/commands/<name with _ for ->.py``; a plugin's follow
 BUILTIN = ("score", "generate", "merge", "rewrite", "mir-live", "init", "setup", "compare", "power", "stability",
            "cache", "data", "run", "report")
-#: the commands that live in a protocol's home instead of ``musiceval/commands/``
-IN_PROTOCOL_HOMES = {"mir-live": "musiceval.protocols.mir.command_live"}
 COMMANDS: Registry[Command] = Registry(
     "command",
-    builtin_modules=tuple(IN_PROTOCOL_HOMES.get(name, f"musiceval.commands.{name.replace('-', '_')}") for name in BUILTIN),
+    builtin_modules=tuple(f"musiceval.commands.{name.replace('-', '_')}" for name in BUILTIN),
     entry_point_group="musiceval.commands",
 )
 

@@ -1,8 +1,9 @@
 """The release gates, installed with musiceval: a team's repository runs them with ``pytest evals/``.
 
 The gates are pytest tests in the modules :data:`MODULES` names: the generic ones in this package (the
-gates every protocol applies, regression, the live-model path, the text-encoder probes) and each
-protocol's own in its home (``musiceval/protocols/<name>/gates.py``, ``gates_live.py``).
+gates every protocol applies, regression, the text-encoder probes) and each protocol's own in its
+home (``musiceval/protocols/<name>/gates.py``, ``gates_live.py``; the live-model path's questions
+about the synthesised clips in ``musiceval/protocols/synth/gates.py``).
 A repository collects them through one entry module, which ``musiceval init`` writes::
 
     # evals/test_musiceval.py
@@ -27,5 +28,6 @@ AUDIO = Path(__file__).resolve().parent / "audio"
 MODULES = ("musiceval.evals.model_gates", "musiceval.evals.regression", "musiceval.protocols.choice.gates",
            "musiceval.protocols.factual.gates", "musiceval.protocols.freeform.gates",
            "musiceval.protocols.freeform.gates_live", "musiceval.protocols.judge.gates",
-           "musiceval.protocols.judge.gates_baseline", "musiceval.evals.live", "musiceval.protocols.mir.gates_live",
+           "musiceval.protocols.judge.gates_baseline", "musiceval.protocols.synth.gates",
+           "musiceval.protocols.mir.gates_live",
            "musiceval.evals.text_encoders")

@@ -25,7 +25,9 @@ from one code path.
   protocol's own scorer, paired by item: the evidence that the model answers the question;
 - :meth:`Protocol.samples` -> one dict per scored answer for the per-sample drill-down.
 
-Every protocol class is registered in :data:`PROTOCOLS` by name (``@register_protocol``).
+Every protocol class is registered in :data:`PROTOCOLS` by name (``@register_protocol``), except the
+live path's synthesised questions (:mod:`musiceval.protocols.synth`): they read no answer file and
+only their own release gates build them.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ this clip), when CLAP weights load; otherwise those tests ``gate.skip`` naming
 
 Gates: Correct > Random and Correct > Noise, paired by item (``gate.paired_greater``) for a real
 model. On the embedded default (no live model declared: no recorded answers exist for these clips)
-the model is the tiny randomly initialised Qwen2-Audio of ``musiceval/evals/live.py`` (CPU, 8 tokens):
+the model is the tiny randomly initialised Qwen2-Audio of ``musiceval/protocols/synth/gates.py`` (CPU, 8 tokens):
 its answers are noise, so the same comparisons are recorded as FINDINGs (``gate.paired_finding``)
 and the embedded default stays honest and green.
 

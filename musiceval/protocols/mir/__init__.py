@@ -3,8 +3,9 @@
 read), sits beside its engine: the per-file scoring and its caches (:mod:`.engine`), the shared scoring
 models (:mod:`.models`), the task metrics (:mod:`.metrics`) and the live path (:mod:`.live`). An answer
 set enters at ``MirProtocol.from_answers`` and goes down from here. The flags and output of
-``musiceval score mir`` (:mod:`.score`); above them: the command ``musiceval mir-live``
-(:mod:`.command_live`) and the live-model release gates (:mod:`.gates_live`).
+``musiceval score mir`` (:mod:`.score`); above them: the live-model release gates (:mod:`.gates_live`).
+The command ``musiceval mir-live`` that runs the live path lives with the other commands
+(:mod:`musiceval.commands.mir_live`).
 """
 from musiceval.protocols.mir.protocol import MirProtocol
 

@@ -55,7 +55,7 @@ PROTOCOL = "mir"
 #: the tasks of musiceval/evals/audio/cmi_bench
 SYNTH_TASKS = ("GS_key", "Nsynth_pitch", "gtzan_beat", "Nsynth_instrument")
 LOWER_IS_BETTER = {"wer", "cer"}
-pytestmark = pytest.mark.xdist_group("music_lm")  # with musiceval/evals/live.py: one model per worker
+pytestmark = pytest.mark.xdist_group("music_lm")  # with musiceval/protocols/synth/gates.py: one model per worker
 
 
 def _run(request, model_and_real, root: Path, data_dir: Path, tasks, *, limit, thresholds, seed, tmp_path_factory) -> dict[str, LiveTask]:

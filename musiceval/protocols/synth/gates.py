@@ -1,5 +1,9 @@
 """Release gates for the live-model path: generate -> cache -> score on audio with exact answers.
 
+The generated answers become the :class:`~musiceval.data.answers.AnswerSet` a recorded answer file
+gives (:meth:`musiceval.generate.GenerationResult.answer_set`) and are scored by
+:class:`~musiceval.protocols.synth.protocol.SynthProtocol`, the path every protocol's answers take.
+
 Data: ``musiceval/evals/audio/`` (``scripts/make_audio_fixtures.py``): 15 synthesised 16 kHz clips whose
 ground truth is the MIDI they were rendered from (instrument, key, tempo with beat times, MIDI
 pitch), one question each, asked under the conditions correct, noise and text_only.
@@ -27,8 +31,10 @@ from musiceval.evals import AUDIO
 from musiceval.generate import GenerationResult, generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
+from musiceval.protocols.base import ProtocolSettings
+from musiceval.protocols.synth.metrics import CHANCE
+from musiceval.protocols.synth.protocol import SynthProtocol
 from musiceval.records import Item, ItemScores
-from musiceval.protocols.live_answers import CHANCE, answer_is_correct
 from musiceval.redact import redact, redacted_repr
 from musiceval.suite.checks import census_at_least
 
@@ -76,14 +82,11 @@ def live_run(live_music_lm, tmp_path_factory, musiceval_seed) -> LiveRun:
     return LiveRun(redact(model.spec), items, first, rerun, settings, real)
 
 
-def correctness(run: LiveRun, condition: str, tasks, tolerance: float) -> ItemScores:
-    texts = {r.item_id: r.text for r in run.first.responses if r.condition == condition and r.meta["chunk"] == 0}
-    chosen = [i for i in run.items if i.meta["task"] in tasks and i.id in texts]
-    return ItemScores(
-        metric="accuracy", condition=condition, ids=tuple(i.id for i in chosen),
-        values=[float(answer_is_correct(i, texts[i.id], tempo_tolerance=tolerance)) for i in chosen],
-        groups=tuple(i.group or i.id for i in chosen),
-    )
+def scored(run: LiveRun, thresholds) -> SynthProtocol:
+    """The first run's answers scored as every protocol's are: an answer set, then the protocol."""
+    answers = run.first.answer_set(run.items, model=run.spec, source=str(AUDIO / "manifest.jsonl"))
+    options = {"tempo_tolerance": float(thresholds[PROTOCOL]["tempo_tolerance"]), "conditions": ASKED_CONDITIONS}
+    return SynthProtocol.from_answers(answers, ProtocolSettings(options=options))
 
 
 def test_every_item_is_answered_under_every_condition(live_run, gate, thresholds):
@@ -109,14 +112,9 @@ def test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings(li
 
 
 def test_accuracy_on_synthesised_questions_is_reported(live_run, gate, thresholds):
-    tolerance = float(thresholds[PROTOCOL]["tempo_tolerance"])
-    rows = []
-    for condition in ASKED_CONDITIONS:
-        for task in ("instrument", "key", "tempo", "pitch"):
-            s = correctness(live_run, condition, {task}, tolerance)
-            rows.append({"condition": condition, "task": task, "n": s.n, "accuracy": s.mean()})
-    gate.record_table(PROTOCOL, f"accuracy on musiceval/evals/audio ({live_run.spec})", rows)
-    overall = correctness(live_run, "correct", {"instrument", "key", "tempo", "pitch"}, tolerance)
+    run = scored(live_run, thresholds)
+    gate.record_table(PROTOCOL, f"accuracy on musiceval/evals/audio ({live_run.spec})", run.accuracy_table())
+    overall = run.scores("accuracy", "correct")
     gate.finding("live: accuracy on the synthesised questions (correct audio)", estimate=overall.mean(), n=overall.n,
                  detail=f"model {live_run.spec}; per task and condition in the table", protocol=PROTOCOL,
                  metric="accuracy")
@@ -127,9 +125,10 @@ def test_a_real_model_beats_chance_on_instruments_and_keys(live_run, gate, thres
     if not live_run.real_model:
         gate.skip("needs a real model: pass --musiceval-model hf:<Qwen2-Audio dir> or openai-compatible:<url>#<model>",
                   applicable=False)
-    scores = correctness(live_run, "correct", set(CHANCE), float(thresholds[PROTOCOL]["tempo_tolerance"]))
+    run = scored(live_run, thresholds)
+    scores = run.scores("accuracy", "correct", tasks=tuple(CHANCE))
     # Items mix chance rates (1/4, 1/24). The count of correct guesses is Poisson-binomial; its upper
     # tail is bounded by the binomial's at the mean rate (Hoeffding 1956, for counts >= n*p0 + 1),
     # so the exact binomial test at the mean rate is conservative.
-    p0 = sum(CHANCE[i.meta["task"]] for i in live_run.items if i.id in scores.ids) / max(scores.n, 1)
-    gate.binomial_greater(scores, p0, name="live: instrument and key accuracy beats chance", protocol=PROTOCOL)
+    gate.binomial_greater(scores, run.uniform_chance(scores), name="live: instrument and key accuracy beats chance",
+                          protocol=PROTOCOL)

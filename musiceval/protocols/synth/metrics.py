@@ -2,7 +2,9 @@
 
 The live path asks a model one question per synthesised clip whose ground truth is the MIDI it
 was rendered from; :func:`answer_is_correct` says whether a free-text response states it, and
-:data:`CHANCE` is the rate of a uniform guess per task (the chance a gate tests against).
+:data:`CHANCE` is the rate of a uniform guess per task (the chance a gate tests against). Only the
+synthesised-questions protocol (:class:`~musiceval.protocols.synth.protocol.SynthProtocol`) scores
+with them (docs/evaluate-your-model.md).
 """
 from __future__ import annotations
 
