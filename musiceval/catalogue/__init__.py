@@ -2,7 +2,7 @@
 scored, and the one-command path from a checkpoint to a verdict.
 
 - :mod:`musiceval.catalogue.spec`: the entry (:class:`Benchmark`), its :class:`Source`, the registry;
-- one module per benchmark (``muchomusic``, ``nsynth``, ``musicqa``, ``captions``, ``cmibench``,
+- one module per benchmark (``muchomusic``, ``nsynth``, ``musicqa`` (and ``musicqa-judged``), ``captions``, ``cmibench``,
   ``mmau``, ``mmar``, ``rul``, ``hummusqa``, ``airbench``: the first judged one, ``airbench_foundation``),
   each citing its source;
 - :mod:`~musiceval.catalogue.fetch`, :mod:`~musiceval.catalogue.clips`,

@@ -10,6 +10,11 @@ array of ``{"audio_name": "<clip>.wav", "conversation": [{"from": "human", "valu
 Unpinned: the hub page shows main at commit 115b805 (short form only); no full commit hash could
 be read here, so ``prepare`` warns and the lock records the commit it fetched.
 Prompt: the question as written. Metrics: the free-form protocol (CLAPText and the NLP metrics).
+
+``musicqa-judged``: the same questions and clips (it reads ``musicqa``'s prepared folder), each
+answer judged CORRECT or INCORRECT against MusicQA's reference answer by the LLM judge (the
+``judge`` protocol, pointwise mode; docs/judge.md) instead of BLEU-style overlap. MusicQA publishes
+no judge prompt: the judge reads musiceval's ``pointwise_v1`` template.
 """
 from __future__ import annotations
 
@@ -38,16 +43,24 @@ def locate(q: Question, index: AudioIndex) -> str | None:
     return index.by_basename(q.audio_key or "")
 
 
+SOURCE = Source("hub", repo_id="mu-llama/MusicQA", files=(EVAL, "audios.zip"),
+                unpinned="the hub shows main at 115b805 (short form); no full commit hash could be read here",
+                size_bytes=36_500_000_000)
+COMMON = dict(source=SOURCE, licence="MIT (dataset card); clips: MTG-Jamendo CC licences", items=MUSICQA_EVAL_ITEMS,
+              audio="shipped", answer_format="musiceval-freeform", prompt="the question as written",
+              controls=ALL_CONTROLS, question_files=(EVAL,), locate_audio=locate, unpack=unpack,
+              verified="layout vs the loader of the released JSON and dasheng-lm's 400 MusicQA rows; revision unpinned")
+
+
 @register_benchmark(
-    name="musicqa", title="MusicQA evaluation split (MTG-Jamendo, free-form)",
-    source=Source("hub", repo_id="mu-llama/MusicQA", files=(EVAL, "audios.zip"),
-                  unpinned="the hub shows main at 115b805 (short form); no full commit hash could be read here",
-                  size_bytes=36_500_000_000),
-    licence="MIT (dataset card); clips: MTG-Jamendo CC licences", items=MUSICQA_EVAL_ITEMS, audio="shipped",
-    protocol="freeform", answer_format="musiceval-freeform", prompt="the question as written",
-    parser="none (free-form metrics: CLAPText, BLEU, METEOR, ROUGE-L, BERTScore, CIDEr)", controls=ALL_CONTROLS,
-    question_files=(EVAL,), locate_audio=locate, unpack=unpack,
-    verified="layout vs the loader of the released JSON and dasheng-lm's 400 MusicQA rows; revision unpinned",
+    name="musicqa-judged", title="MusicQA evaluation split, judged against the reference (LLM judge)",
+    protocol="judge", parser="none: the [judge] says CORRECT or INCORRECT against the reference answer (mode "
+                             "pointwise; MusicQA publishes no judge prompt: musiceval's pointwise_v1)",
+    options={"judge": {"mode": "pointwise"}}, prepared_as="musicqa", **COMMON,
+)
+@register_benchmark(
+    name="musicqa", title="MusicQA evaluation split (MTG-Jamendo, free-form)", protocol="freeform",
+    parser="none (free-form metrics: CLAPText, BLEU, METEOR, ROUGE-L, BERTScore, CIDEr)", **COMMON,
 )
 def questions(files: Mapping[str, Path]) -> list[Question]:
     from musiceval.data.musicqa import load_musicqa_release

@@ -24,7 +24,7 @@ from musiceval.catalogue.clips import ClipError, inspect_clip
 from musiceval.catalogue.digests import file_sha256
 from musiceval.catalogue.fetch import DATA_ROOT_FIX, DamagedArchive, FetchError, download_size, fetch, human_bytes
 from musiceval.catalogue.lock import LOCK_NAME, LOCK_VERSION, MANIFEST_NAME, Lock, LockError, read_lock, write_lock
-from musiceval.catalogue.spec import AudioIndex, Benchmark, Question
+from musiceval.catalogue.spec import AudioIndex, Benchmark, Question, get_benchmark
 from musiceval.writes import WriteError, cannot_write, remove_quietly, write_whole
 
 #: clips checked between two saves of the partial lock
@@ -41,7 +41,12 @@ def data_root(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def prepared_dir(root: Path, benchmark: Benchmark) -> Path:
-    return Path(root) / benchmark.name
+    return Path(root) / (benchmark.prepared_as or benchmark.name)
+
+
+def _prepared_entry(benchmark: Benchmark) -> Benchmark:
+    """The entry that prepares ``benchmark``'s folder: the one it is ``prepared_as``, else itself."""
+    return get_benchmark(benchmark.prepared_as) if benchmark.prepared_as else benchmark
 
 
 @dataclass
@@ -124,7 +129,9 @@ def manifest_row(q: Question, clip: str, benchmark: Benchmark) -> dict:
 
 def prepare(benchmark: Benchmark, root: Path, *, audio_dir: Path | None = None, questions: Path | None = None,
             progress: bool = True, log: Callable[[str], None] = print) -> PrepareReport:
-    """Fetch, check and write ``benchmark`` under ``root/<name>`` (see the module docstring)."""
+    """Fetch, check and write ``benchmark`` under ``root/<name>`` (see the module docstring); an
+    entry ``prepared_as`` another prepares that one."""
+    benchmark = _prepared_entry(benchmark)
     directory = prepared_dir(root, benchmark)
     directory.mkdir(parents=True, exist_ok=True)
     warnings: list[str] = []
@@ -258,7 +265,8 @@ def ensure_prepared(benchmark: Benchmark, root: Path, *, audio_dir: Path | None 
                     log: Callable[[str], None] = print) -> PrepareReport:
     """The prepared benchmark: reused when its lock and manifest are intact (and the audio root is the
     one asked for) and every clip it uses still holds the bytes the lock records
-    (:func:`refuse_changed_clips`), else prepared now."""
+    (:func:`refuse_changed_clips`), else prepared now (an entry ``prepared_as`` another: that one)."""
+    benchmark = _prepared_entry(benchmark)
     directory = prepared_dir(root, benchmark)
     try:
         lock = read_lock(directory / LOCK_NAME)

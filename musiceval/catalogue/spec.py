@@ -132,6 +132,9 @@ class Benchmark:
     #: published human accuracy per task or subset, each with its source: the reference line the
     #: report shows the model against, a finding, never a gate (docs/benchmarks.md, "Human baselines")
     human_baselines: Mapping[str, HumanBaseline] = field(default_factory=dict)
+    #: the entry whose prepared folder this one reads: the same questions and clips, scored another
+    #: way (``musicqa-judged`` reads ``musicqa``'s), so they are fetched and unpacked once
+    prepared_as: str = ""
 
     @property
     def ships_audio(self) -> bool:

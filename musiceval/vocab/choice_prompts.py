@@ -44,13 +44,14 @@ ANSWER_TYPE = "answer"
 def distractor_setting(item: Item) -> str:
     """The ablation setting of an item: its distractor types joined by ``+``, or ``"all"``.
 
-    ``"all"`` means the published setting (all three distractors, or unknown types with four
-    options); ablations with one or two distractors are named by their types, e.g.
+    ``"all"`` means the published setting: all three distractors, or an item without typed
+    distractors, which is as its benchmark published it whatever its number of options (MMAU's
+    two to four); ablations with one or two distractors are named by their types, e.g.
     ``"incorrect_but_related+correct_but_unrelated"``.
     """
     types = item.meta.get("distractor_types")
     if not types:
-        return "all" if len(item.choices) == 4 else f"{len(item.choices) - 1}_distractors"
+        return "all"
     present = [t for t in DISTRACTOR_TYPES if t in types]
     return "all" if len(present) == len(DISTRACTOR_TYPES) else "+".join(present)
 

@@ -103,3 +103,18 @@ def test_register_wires_formats_and_matchers_when_the_registries_exist():
     mmau.register()
     rul.register()
     assert get_matcher("mmau") is match_mmau and get_matcher("rul") is match_rul
+
+
+def test_mmau_items_with_two_or_three_choices_count_in_the_headline(tmp_path):
+    # MMAU publishes questions with two to four choices: none is a distractor ablation, all are scored
+    from musiceval.protocols import ProtocolSettings, load_protocol
+
+    rows = [{"id": f"m{k}", "audio_id": f"a{k}.wav", "question": "Which?", "choices": choices, "answer": choices[0],
+             "task": "music", "dataset": "d", "model_prediction": choices[0] if right else choices[1]}
+            for k, (choices, right) in enumerate([(["x", "y", "z", "w"], True), (["x", "y"], False),
+                                                  (["x", "y", "z"], True), (["x", "y", "z", "w"], False)])]
+    path = tmp_path / "mmau.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    protocol = load_protocol("choice", path, "mmau", ProtocolSettings(options={"matcher": "mmau"}))
+    assert protocol.result.item_scores("accuracy").n == 4
+    assert protocol.result.metrics()["accuracy"] == 0.5 and "per_distractor_setting" not in protocol.result.metrics()

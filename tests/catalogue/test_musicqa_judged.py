@@ -1,0 +1,121 @@
+"""MusicQA judged against its reference answers (docs/benchmarks.md, docs/judge.md): the
+``musicqa-judged`` entry reads the prepared folder of ``musicqa`` (the same questions and clips,
+fetched and unpacked once) and is scored by the LLM judge in its pointwise mode. A hub-layout
+mirror of ``mu-llama/MusicQA`` (``EvalMusicQA.json`` and ``audios.zip``, the layout
+``musiceval.data.musicqa.load_musicqa_release`` reads), prepared offline; the tiny Qwen2-Audio
+checkpoint answers through ``musiceval run``, a scripted judge behind the fake OpenAI-compatible
+server grades the answers, and the run is replayed from its cassettes with the server gone."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from musiceval.catalogue import get_benchmark
+from musiceval.catalogue.prepare import ensure_prepared, prepared_dir
+from tests.catalogue.mirror import hub_dataset, tone_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME = "musicqa-judged"
+#: two clips, four questions each (MusicQA asks every clip its four questions)
+QUESTIONS = ("Describe the audio", "Describe the audio in detail", "What do you hear in the audio?",
+             "What can be inferred from the audio?")
+REFERENCES = {"c0": "A calm solo piano plays a slow melody.", "c1": "Loud electric guitars and drums play rock."}
+
+
+def _files() -> dict[str, bytes]:
+    rows = [{"audio_name": f"{clip}.wav", "conversation": [{"from": "human", "value": q}, {"from": "gpt", "value": ref}]}
+            for clip, ref in REFERENCES.items() for q in QUESTIONS]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for k, clip in enumerate(REFERENCES):
+            zf.writestr(f"audios/{clip}.wav", tone_bytes(220.0 * (k + 1)))
+        zf.writestr("audios/not_in_the_eval_split.wav", tone_bytes(990.0))
+    return {"EvalMusicQA.json": json.dumps(rows).encode(), "audios.zip": buf.getvalue()}
+
+
+@pytest.fixture
+def musicqa_mirror(mirror):
+    hub_dataset(mirror["hub"], "mu-llama/MusicQA", _files())
+    return mirror
+
+
+def test_the_judged_entry_reads_the_prepared_folder_of_musicqa(musicqa_mirror):
+    judged, plain = get_benchmark(NAME), get_benchmark("musicqa")
+    assert (judged.protocol, plain.protocol) == ("judge", "freeform")
+    assert judged.options["judge"] == {"mode": "pointwise"} and judged.items == plain.items
+    assert prepared_dir(musicqa_mirror["data"], judged) == prepared_dir(musicqa_mirror["data"], plain)
+    first = ensure_prepared(judged, musicqa_mirror["data"], progress=False, log=lambda line: None)
+    assert not first.reused and first.benchmark.name == "musicqa"
+    assert first.lock.questions == 8 and len(first.lock.item_clips) == 8
+    again = ensure_prepared(plain, musicqa_mirror["data"], progress=False, log=lambda line: None)
+    assert again.reused and again.directory == first.directory  # fetched and unpacked once
+    assert sorted(p.name for p in (musicqa_mirror["data"]).iterdir()) == ["musicqa"]
+
+
+def test_data_list_names_the_folder_it_reads():
+    done = subprocess.run([sys.executable, "-m", "musiceval.cli", "data", "list", "--json"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    rows = {row["name"]: row for row in json.loads(done.stdout)["benchmarks"]}
+    assert rows[NAME]["prepared_as"] == "musicqa" and rows["musicqa"]["prepared_as"] == ""
+    assert rows[NAME]["protocol"] == "judge" and "pointwise" in rows[NAME]["parser"]
+
+
+@pytest.fixture(scope="module")
+def tiny_qwen(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from musiceval.models.qwen2audio import build_tiny_checkpoint
+
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
+
+
+def _cli(*args, env):
+    return subprocess.run([sys.executable, "-m", "musiceval.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **env}, timeout=900)
+
+
+@pytest.mark.slow
+def test_musiceval_run_judges_musicqa_answers_against_the_reference_then_replays(tiny_qwen, musicqa_mirror, tmp_path):
+    from musiceval.llm.fake_server import FakeOpenAIServer
+    from tests.fake_secrets import fake_key
+    from tests.judge_server import fair
+
+    key = fake_key("musicqa")
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(musicqa_mirror["hub"]), "MUSICEVAL_CACHE": str(tmp_path / "cache"),
+           "OPENAI_API_KEY": key, "CI": ""}
+    out = tmp_path / "run"
+    with FakeOpenAIServer(reply=fair) as server:
+        command = ["run", "--model", f"hf:{tiny_qwen}", "--benchmarks", NAME, "--out", str(out),
+                   "--model-args", "max_new_tokens=4,device=cpu,num_threads=1",
+                   "--data-root", str(musicqa_mirror["data"]), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                   "--option", f"judge.model=openai-compatible:{server.base_url}#judge-2024-08-06"]
+        done = _cli(*command, env=env)
+        prompts = [m["messages"][-1]["content"] for m in server.requests]
+    results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
+    assert results, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == (0 if results["verdict"] == "PASSED" else 1)
+    assert results["verdict"] in done.stdout.strip().splitlines()[-1]
+    assert "covers 8 of 5,040 items" in json.dumps(results)
+    # pointwise: each answer graded against MusicQA's reference
+    texts = [p if isinstance(p, str) else " ".join(x.get("text", "") for x in p) for p in prompts]
+    assert any("Answer to grade:" in t and REFERENCES["c0"] in t for t in texts)
+    config = (out / "musiceval.toml").read_text("utf-8")
+    assert 'protocol = "judge"' in config and 'mode = "pointwise"' in config
+    assert results["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]["model"] == "judge-2024-08-06"
+    cassettes = list((out / "cassettes" / "judge" / NAME).glob("*.yaml"))
+    assert cassettes and not any(key in p.read_text("utf-8") for p in cassettes)
+
+    again = _cli(*command, "--replay", env={**env, "OPENAI_API_KEY": "", "MUSICEVAL_CACHE": str(tmp_path / "cache-ci")})
+    replayed = json.loads((out / "results" / "results.json").read_text("utf-8"))
+    assert again.returncode == done.returncode and replayed["verdict"] == results["verdict"], again.stderr[-3000:]
+
+    def judged(run):
+        return {g["name"]: (g["outcome"], g.get("estimate")) for g in run["gates"] if g["protocol"] == "judge"}
+
+    assert judged(replayed) == judged(results) and judged(results)
