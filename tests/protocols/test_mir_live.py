@@ -9,11 +9,16 @@ import pytest
 from musiceval.data.cmibench import CmiBenchFormatError, load_outputs
 from musiceval.models.base import Answer, GenerationSettings
 from musiceval.models.cache import ResponseCache
-from musiceval.records import Response
+from musiceval.data.cmibench import OutputRecord
+from musiceval.generate import GenerationResult
+from musiceval.protocols.base import ProtocolSettings
+from musiceval.protocols.mir.metrics.tasks import score_task
+from musiceval.protocols.mir.protocol import MirProtocol
+from musiceval.records import ItemFailure, Response
 from musiceval.protocols.mir.live import (
     find_instruction_file,
     instruction_items,
-    output_records,
+    live_answers,
     run_live_task,
     write_outputs,
 )
@@ -114,18 +119,45 @@ def test_hostile_instruction_lines_are_counted_failures_with_reasons(tmp_path):
         instruction_items(bad, "GS_key", data_dir=AUDIO)
 
 
-def test_output_records_take_the_first_chunk_of_the_correct_condition():
+def _hand_records(items, responses):
+    """The output records the live path built by hand before it went through the protocol."""
+    first = {}
+    for r in responses:
+        if r.condition == "correct" and r.meta.get("chunk", 0) == 0:
+            first.setdefault(r.item_id, r)
+    return [OutputRecord(item_id=i.id, index=int(i.meta.get("line", 0)), question=i.question, response=first[i.id].text,
+                         correct_answer=str(i.reference), audioid=str(i.audio), group=i.group or i.id,
+                         other={"model": first[i.id].model, "n_chunks": first[i.id].meta.get("n_chunks", 1),
+                                "settings": first[i.id].meta.get("settings")})
+            for i in items if i.id in first]
+
+
+def test_live_answers_take_the_first_chunk_of_the_correct_condition_and_score_as_by_hand():
     items, _ = instruction_items(SYNTH / "CMI_Nsynth_pitch.jsonl", "Nsynth_pitch", data_dir=AUDIO)
-    a, b = items[0].id, items[1].id
+    a, b, c = items[0].id, items[1].id, items[2].id
     responses = [
         Response(a, "noise", "m", "p", "99", {"chunk": 0}),
         Response(a, "correct", "m", "p", "48", {"chunk": 0, "n_chunks": 2, "settings": {"seed": 0}}),
         Response(a, "correct", "m", "p", "50", {"chunk": 1, "n_chunks": 2}),
         Response(b, "correct", "m", "p", "60", {"chunk": 0}),
+        Response(c, "correct", "m", "p", "I hear a tone", {"chunk": 0}),
     ]
-    records = output_records(items, responses)
-    assert [(r.item_id, r.response, r.correct_answer) for r in records] == [(a, "48", "48"), (b, "60", "60")]
+    generated = GenerationResult(responses=responses, failures=[ItemFailure(items[3].id, "correct chunk 0: boom")])
+    unread = [ItemFailure("line99", "CMI_Nsynth_pitch.jsonl:99: no audio_path")]
+    answers = live_answers(items, generated, model="m", source="live", failures=unread)
+    assert [f.item_id for f in answers.failures] == ["line99", items[3].id]
+    run = MirProtocol.from_answers(answers, ProtocolSettings(options={"task": "Nsynth_pitch"}))
+    records = run.records["correct"]
+    assert records == _hand_records(items, responses)
+    assert [(r.item_id, r.response, r.correct_answer) for r in records][:2] == [(a, "48", "48"), (b, "60", "60")]
     assert records[0].other["n_chunks"] == 2 and records[0].index == 1 and records[0].audioid == "pitch_c3.flac"
+    # the protocol's per-item values are score_task's on the hand-built records
+    before = score_task("Nsynth_pitch", _hand_records(items, responses))
+    after = run.result("correct")
+    assert after.metrics == before.metrics and after.baseline_metrics == before.baseline_metrics
+    for metric, scores in before.per_item.items():
+        assert after.per_item[metric].ids == scores.ids and after.per_item[metric].values.tolist() == scores.values.tolist()
+    assert [(f.item_id, f.reason) for f in after.failures] == [(f.item_id, f.reason) for f in before.failures]
 
 
 def _oracle(task):

@@ -17,7 +17,10 @@ from musiceval.metrics.choice import LETTERS
 from musiceval.models.base import Answer
 from musiceval.records import Item, Outcome
 from musiceval.protocols import ProtocolSettings, load_protocol
-from musiceval.protocols.choice.engine import generate_choice_records, score_records
+from musiceval.protocols.choice.engine import generate_choice_answers, score_records
+from musiceval.protocols.base import PARSE_RATE
+from musiceval.protocols.choice import ChoiceProtocol
+from musiceval.data.muchomusic import ChoiceRecord
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "choice" / "dev_midashenglm.jsonl"
@@ -174,21 +177,34 @@ def test_live_run_passes_the_audio_attention_test(tmp_path):
         answer_of_freq[f] = f"right{i}"
     items.append(Item(id="broken", question="?", audio="missing.wav", choices=("a", "b", "c", "d"), answer="A"))
     model = ToneModel(answer_of_freq)
-    loaded = generate_choice_records(model, items, data_dir=tmp_path,
-                                     conditions=("correct", "noise", "random", "text_only"), runs=2, n_examples=1)
+    answers = generate_choice_answers(model, items, data_dir=tmp_path, conditions=("correct", "noise", "random", "text_only"),
+                                      runs=2, n_examples=1, model_name="tone", source="live tones")
     # the clip that cannot be read fails under correct and noise, and as some item's random partner
-    assert {"broken#run0", "broken#run1"} <= {f.item_id for f in loaded.failures}
-    assert all("missing.wav" in f.reason for f in loaded.failures)
-    assert len(loaded.records) + len(loaded.failures) == 25 * 2 * 4  # every (item, run, condition) accounted for
-    result = score_records(loaded.records, "strict", loaded.failures)
-    metrics = result.metrics()
+    assert {"broken#run0", "broken#run1"} <= {f.item_id for f in answers.failures}
+    assert all("missing.wav" in f.reason for f in answers.failures)
+    assert len(answers.responses) + len(answers.failures) == 25 * 2 * 4  # every (item, run, condition) accounted for
+    run = ChoiceProtocol.from_answers(answers, ProtocolSettings(options={"matcher": "strict"}))
+    assert (run.model, run.source) == ("tone", "live tones")
+    metrics = run.result.metrics()
     assert metrics["runs"]["accuracy"]["mean"] == 1.0 and metrics["ifr"] == 1.0
     assert metrics["per_condition"]["random"]["accuracy"] < 0.5
     gate = Gate(GateConfig(n_resamples=500))
     for condition in ("noise", "random", "text_only"):
-        outcome = gate.mcnemar_greater(result.item_scores("accuracy"), result.item_scores("accuracy", condition),
+        outcome = gate.mcnemar_greater(run.scores("accuracy"), run.scores("accuracy", condition),
                                        name=f"drop {condition}").outcome
         assert outcome is Outcome.PASS
+
+    # the protocol path gives the per-record values the live gates computed by hand before:
+    # each answer matched with score_records against the options in the order it saw them
+    by_hand = score_records([ChoiceRecord(item, r, run=r.meta["run"]) for item, r in zip(answers.items, answers.responses)],
+                            "strict", answers.failures)
+    for condition in ("correct", "noise", "random", "text_only"):
+        for metric, old in (("accuracy", "accuracy"), (PARSE_RATE, "ifr")):
+            new, before = run.scores(metric, condition), by_hand.item_scores(old, condition)
+            assert new.ids == before.ids and new.groups == before.groups
+            assert new.values.tolist() == before.values.tolist()
+    assert [f.reason for f in run.failures] == [f.reason for f in by_hand.failures]
+    assert run.result.metrics() == by_hand.metrics()
 
 
 def test_accuracy_per_task_where_the_answer_file_names_tasks(tmp_path):

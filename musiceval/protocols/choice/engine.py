@@ -5,8 +5,8 @@
 :func:`choice_records` turns the :class:`~musiceval.data.answers.AnswerSet` a registered format
 read (:mod:`musiceval.data.formats_builtin`) into the engine's records; :func:`score_records`
 matches each recorded answer to an option with the chosen matcher (:mod:`musiceval.metrics.choice`)
-and returns a :class:`ChoiceResult`; :func:`generate_choice_records` asks a live Music LM every
-question of every run.
+and returns a :class:`ChoiceResult`; :func:`generate_choice_answers` asks a live Music LM every
+question of every run and returns its answers as an answer set.
 """
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def score_records(records: Sequence[ChoiceRecord], matcher: str = "muchomusic",
     return ChoiceResult(scored, list(failures), matcher, model="+".join(models))
 
 
-def generate_choice_records(
+def generate_choice_answers(
     model,
     items: Sequence[Item],
     *,
@@ -191,16 +191,25 @@ def generate_choice_records(
     seed: int = 0,
     settings=None,
     cache=None,
-) -> LoadedChoices:
-    """Ask a live Music LM every question of every run under each condition.
+    model_name: str = "",
+    source: str = "",
+) -> AnswerSet:
+    """Ask a live Music LM every question of every run under each condition; its answers as the
+    :class:`~musiceval.data.answers.AnswerSet` a recorded multiple-choice file gives, for
+    :meth:`ChoiceProtocol.from_answers <musiceval.protocols.choice.ChoiceProtocol.from_answers>`
+    (docs/extending.md, "A protocol").
 
     Prompts come from :func:`musiceval.vocab.choice_prompts.build_prompts` (options shuffled per
     run, ``n_examples`` in-context examples); audio, the ``random`` / ``noise`` / ``text_only``
-    conditions and the response cache are those of :func:`musiceval.generate.generate_responses`.
-    A chunking model answers once per chunk; the first chunk's answer is scored (MuChoMusic clips
-    are short). Returns records ready for :func:`score_records` and one failure per unanswered
-    (item, run, condition).
+    conditions and the response cache are those of :func:`musiceval.generate.generate_responses`,
+    whose :meth:`~musiceval.generate.GenerationResult.answer_set` this reshapes: ``items[k]`` is the
+    question with its options in the order ``responses[k]`` saw them (positional pairing,
+    :func:`musiceval.protocols.answers.pairs`), ``meta["run"]`` the shuffle. A chunking model answers
+    once per chunk; the first chunk's answer is scored (MuChoMusic clips are short). The set's
+    failures: one per unanswered (item, run, condition), its id ``<item>#run<r>``.
     """
+    import dataclasses
+
     from musiceval.vocab.choice_prompts import build_prompts
     from musiceval.generate import generate_responses
     from musiceval.models.base import GenerationSettings
@@ -214,8 +223,9 @@ def generate_choice_records(
                 for key, p in asked.items()]
     result = generate_responses(model, requests, conditions=conditions, data_dir=data_dir, cache=cache,
                                 settings=settings or GenerationSettings(seed=seed))
-    loaded = LoadedChoices(failures=list(result.failures))
-    for response in result.responses:
+    generated = result.answer_set(requests, model=model_name, source=source)
+    questions, answers = [], []
+    for response in generated.responses:
         if response.meta.get("chunk", 0) != 0:
             continue
         p = asked[response.item_id]
@@ -223,9 +233,8 @@ def generate_choice_records(
         meta = {**base.meta, "permutation": p.permutation}
         if p.distractor_types:
             meta["distractor_types"] = p.distractor_types
-        item = Item(id=p.item_id, question=base.question, audio=base.audio, choices=p.choices, answer=p.answer,
-                    group=base.group or base.id, meta=meta)
-        answer = Response(item_id=p.item_id, condition=response.condition, model=response.model,
-                          prompt=p.prompt, text=response.text, meta=response.meta)
-        loaded.records.append(ChoiceRecord(item, answer, run=p.run))
-    return loaded
+        questions.append(Item(id=p.item_id, question=base.question, audio=base.audio, choices=p.choices,
+                              answer=p.answer, group=base.group or base.id, meta=meta))
+        answers.append(Response(item_id=p.item_id, condition=response.condition, model=response.model,
+                                prompt=p.prompt, text=response.text, meta={**response.meta, "run": p.run}))
+    return dataclasses.replace(generated, items=questions, responses=answers)

@@ -15,11 +15,13 @@ those conditions. This module adds:
 - a live model (a ``live`` spec in the config or ``--musiceval-model hf:...``) with
   ``--musiceval-data-dir DIR`` holding ``DIR/choice/manifest.jsonl`` and the audio: every question
   is asked in ``[choice] runs`` shuffled runs with ``n_examples`` in-context examples under the
-  conditions correct, text_only, noise and random (answers cached under the cache dir), then the
-  same generic gates run on those answers.
+  conditions correct, text_only, noise and random (answers cached under the cache dir); the answers
+  become the answer set a recorded file gives and go through ``ChoiceProtocol.from_answers``, then
+  the same generic gates run on them.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -78,13 +80,15 @@ def test_accuracy_against_published_human_accuracy(source, run, gate):
 
 @pytest.fixture(scope="module")
 def live_choice(model_spec, musiceval_suite, data_dir, musiceval_seed, musiceval_cache_dir):
-    """The live model's answers to the manifest's questions, as a ChoiceProtocol."""
+    """The live model's answers to the manifest's questions, scored by :meth:`ChoiceProtocol.from_answers
+    <musiceval.protocols.choice.ChoiceProtocol.from_answers>` as a recorded answer file is."""
     from musiceval.data.muchomusic import load_choice_manifest
     from musiceval.generate import MODEL_CONDITIONS
     from musiceval.models import load_model
     from musiceval.models.cache import ResponseCache
+    from musiceval.protocols.base import ProtocolSettings
     from musiceval.protocols.choice import ChoiceProtocol
-    from musiceval.protocols.choice.engine import generate_choice_records, score_records
+    from musiceval.protocols.choice.engine import generate_choice_answers
 
     live = musiceval_suite.live_models()
     if not live:
@@ -97,14 +101,14 @@ def live_choice(model_spec, musiceval_suite, data_dir, musiceval_seed, musiceval
     items, failures = load_choice_manifest(manifest)
     model = load_model(model_spec)
     try:
-        loaded = generate_choice_records(model, items, data_dir=data_dir, conditions=MODEL_CONDITIONS, runs=int(cfg["runs"]),
-                                         n_examples=int(cfg["n_examples"]), seed=musiceval_seed,
-                                         cache=ResponseCache(Path(musiceval_cache_dir) / "responses"))
+        answers = generate_choice_answers(model, items, data_dir=data_dir, conditions=MODEL_CONDITIONS,
+                                          runs=int(cfg["runs"]), n_examples=int(cfg["n_examples"]), seed=musiceval_seed,
+                                          cache=ResponseCache(Path(musiceval_cache_dir) / "responses"),
+                                          model_name=live[0].name, source="live MuChoMusic")
     finally:
         model.close()
-    failures = list(failures) + list(loaded.failures)
-    result = score_records(loaded.records, cfg["matcher"], failures)
-    return ChoiceProtocol(result, loaded.records, failures=failures, model=live[0].name, source="live MuChoMusic")
+    answers = dataclasses.replace(answers, failures=[*failures, *answers.failures])  # the manifest's bad rows first
+    return ChoiceProtocol.from_answers(answers, ProtocolSettings(seed=musiceval_seed, options={"matcher": cfg["matcher"]}))
 
 
 @pytest.mark.musiceval_live_model

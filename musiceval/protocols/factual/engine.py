@@ -57,26 +57,24 @@ class FactualSet:
 def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
     """The answer set's items and their ``condition`` answers as the engine's :class:`FactualSet`
     (chunk answers joined into a tuple; ``random_texts`` from the Random rows when ``condition``
-    is ``correct``); a failure per item with no answer under ``condition``."""
-    by_item: dict[str, dict[int, str]] = {}
-    prompts: dict[str, str] = {}
-    for r in answers.responses:
-        if r.condition == condition:
-            by_item.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
-            prompts.setdefault(r.item_id, r.prompt)
-    random = {}
-    if condition == "correct":
-        for r in answers.responses:
-            if r.condition == "random":
-                random.setdefault(r.item_id, {})[int((r.meta or {}).get("chunk", 0))] = r.text
+    is ``correct``); a failure per item with no answer under ``condition``.
+
+    A generated set (:meth:`musiceval.generate.GenerationResult.answer_set`) records its failed
+    requests as failures named ``<condition>[ chunk k]: ...``: an answer missing one of the
+    ``meta["n_chunks"]`` chunks it declares is no answer, an item whose request failed is not
+    counted a second time, and a set asked under Random keeps its Random rows even when every one
+    failed (``random_texts`` empty, never derived)."""
+    by_item, prompts = _chunk_answers(answers, condition)
+    random = _chunk_answers(answers, "random")[0] if condition == "correct" else {}
     data = FactualSet([], [], [], [], [], list(answers.failures) + orphans(answers))
+    failed = {f.item_id for f in answers.failures if _failed_under(f, condition)}
 
     def text(chunks: dict[int, str]):
         return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
 
     for item in answers.items:
         if item.id not in by_item:
-            if condition == "correct":
+            if condition == "correct" and item.id not in failed:
                 data.failures.append(ItemFailure(item.id, "no correct-condition answer"))
             continue
         data.ids.append(item.id)
@@ -85,8 +83,32 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
         data.truths.append(tuple(item.labels))
         data.groups.append(item.group or item.id)
     scored = set(data.ids)
-    data.random_texts = {i: text(c) for i, c in random.items() if i in scored} or None
+    random_texts = {i: text(c) for i, c in random.items() if i in scored}
+    asked_random = condition == "correct" and any(_failed_under(f, "random") for f in answers.failures)
+    data.random_texts = random_texts if random_texts or asked_random else None
     return data
+
+
+def _chunk_answers(answers: AnswerSet, condition: str) -> tuple[dict[str, dict[int, str]], dict[str, str]]:
+    """Item id -> its ``condition`` answers by chunk index (only answers with every chunk their
+    ``meta["n_chunks"]`` declares), and item id -> the prompt it was asked."""
+    chunks: dict[str, dict[int, str]] = {}
+    declared: dict[str, int] = {}
+    prompts: dict[str, str] = {}
+    for r in answers.responses:
+        if r.condition == condition:
+            meta = r.meta or {}
+            chunks.setdefault(r.item_id, {})[int(meta.get("chunk", 0))] = r.text
+            if meta.get("n_chunks") is not None:
+                declared[r.item_id] = int(meta["n_chunks"])
+            prompts.setdefault(r.item_id, r.prompt)
+    complete = {i: c for i, c in chunks.items() if i not in declared or sorted(c) == list(range(declared[i]))}
+    return complete, prompts
+
+
+def _failed_under(failure: ItemFailure, condition: str) -> bool:
+    """Whether ``failure`` is a generated set's failed request under ``condition`` (``"random chunk 1: ..."``)."""
+    return failure.reason.startswith((f"{condition}:", f"{condition} chunk "))
 
 
 def rule_extractor(vocab: Vocabulary) -> Extract:

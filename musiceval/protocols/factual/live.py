@@ -10,11 +10,15 @@ One function, :func:`live_factual`, shared by the live FMA / MusicNet gates in
 3. :func:`musiceval.generate.generate_responses` answers each item under Correct and Random audio
    (another recording, a seeded derangement) through the response cache; generation failures
    (unreadable audio, model errors) are per-item failures;
-4. answers per audio chunk (models with ``chunk_seconds``) are aggregated with ``chunks``
-   (``any``/``majority``, :func:`musiceval.metrics.sets.aggregate_chunks`); an item missing a
-   chunk answer is left out of that condition (its generation failure is already counted);
-5. :func:`musiceval.protocols.factual.engine.score_factual` with the rule extractor scores both conditions
-   and the permutation chance level.
+4. the answers become the :class:`~musiceval.data.answers.AnswerSet` a recorded factual file gives
+   (:meth:`musiceval.generate.GenerationResult.answer_set`, the items without audio's failures
+   added) and are scored by :meth:`FactualProtocol.from_answers
+   <musiceval.protocols.factual.protocol.FactualProtocol.from_answers>` with the rule extractor,
+   the path every recorded factual file takes (docs/extending.md, "A protocol"): answers per audio
+   chunk (models with ``chunk_seconds``) aggregated with ``chunks`` (``any``/``majority``,
+   :func:`musiceval.metrics.sets.aggregate_chunks`), an item missing a chunk answer left out of that
+   condition (its generation failure is already counted), Correct and Random scored with the
+   permutation chance level.
 
 :func:`live_closed` runs the closed-question variants the same way (Correct audio only): binary
 choice ("Between A and B", true label first in exactly half) and true/false tables, scored by
@@ -34,7 +38,10 @@ from musiceval.generate import GenerationResult, generate_responses
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import Item, ItemFailure
-from musiceval.protocols.factual.engine import FactualResult, FactualSet, rule_extractor, score_factual
+from musiceval.redact import redact
+from musiceval.protocols.base import ProtocolSettings
+from musiceval.protocols.factual.engine import FactualResult, rule_extractor
+from musiceval.protocols.factual.protocol import FactualProtocol
 from musiceval.protocols.factual.variants import VariantResult, score_binary, score_true_false
 
 LIVE_VARIANTS = ("paper", "among")
@@ -44,12 +51,17 @@ ASKED_CONDITIONS = ("correct", "random")
 
 @dataclass
 class LiveFactual:
-    """The scores, the generation run (responses, cache hits, failures) and the items asked."""
+    """The protocol scoring the answers, the generation run (responses, cache hits, failures) and the items asked."""
 
-    result: FactualResult
+    protocol: FactualProtocol
     generation: GenerationResult
     items: list[Item]
     missing_audio: list[ItemFailure]
+
+    @property
+    def result(self) -> FactualResult:
+        """The protocol's scores per condition, permutation chance and per-label table."""
+        return self.protocol.result
 
 
 def _with_audio(items: Sequence[Item], data_dir: Path, max_items: int) -> tuple[list[Item], list[ItemFailure]]:
@@ -97,14 +109,11 @@ def live_factual(model, items: Sequence[Item], vocab: Vocabulary, *, data_dir: s
         asked = variant_items(asked, "among", vocab.kind, vocab.labels)
     generation = generate_responses(model, asked, conditions=ASKED_CONDITIONS, data_dir=data_dir, cache=cache,
                                     settings=settings or GenerationSettings(seed=seed))
-    answers = _answers(generation)
-    scored = [it for it in asked if (it.id, "correct") in answers]
-    data = FactualSet(ids=[it.id for it in scored], prompts=[it.question for it in scored],
-                      texts=[answers[(it.id, "correct")] for it in scored], truths=[it.labels for it in scored],
-                      groups=[it.group or it.id for it in scored], failures=[*missing, *generation.failures],
-                      random_texts={it.id: answers[(it.id, "random")] for it in scored if (it.id, "random") in answers})
-    result = score_factual(data, vocab, seed=seed, n_permutations=n_permutations, chunks=chunks)
-    return LiveFactual(result, generation, asked, missing)
+    answers = generation.answer_set(asked, model=redact(model.spec), source=f"live {vocab.name}")
+    answers = replace(answers, failures=[*missing, *answers.failures])
+    options = {"vocab": vocab, "chunks": chunks, "n_permutations": n_permutations}
+    protocol = FactualProtocol.from_answers(answers, ProtocolSettings(seed=seed, options=options))
+    return LiveFactual(protocol, generation, asked, missing)
 
 
 @dataclass

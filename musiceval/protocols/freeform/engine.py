@@ -17,6 +17,9 @@ the mean of each metric over the items scored under each condition.
   ``--random-draws`` draws. Items whose prompt no other item shares have no Random score.
 - Skyline / Adversarial: ``--rewrites FILE`` (JSONL of :func:`musiceval.conditions.load_rewrites`).
 - Noise: only from responses recorded under ``noise`` (it needs the model to run on noise).
+- A chunking model answers once per audio chunk (``meta.chunk``); the first chunk's answer is
+  scored, as the live path (:mod:`musiceval.protocols.freeform.gates_live`) and the choice
+  protocol score it.
 - CIDEr-D document frequencies come from the references of every loaded item, the same for
   every condition, so per-item values are paired across conditions.
 - Several references per item (``reference`` as a list; captions): the lexical metrics use all
@@ -80,6 +83,8 @@ class FreeformEvaluation:
         draws: dict[str, dict[int, dict[str, str]]] = {}  # live Random: K pairings (meta "draw")
         prompts: dict[str, str] = {}
         for r in data.responses:
+            if int((r.meta or {}).get("chunk", 0)) != 0:  # a chunking model: its first chunk's answer is scored
+                continue
             by_condition.setdefault(r.condition, {})[r.item_id] = r.text
             draws.setdefault(r.condition, {}).setdefault(int((r.meta or {}).get("draw", 0)), {})[r.item_id] = r.text
             if r.condition == "correct":

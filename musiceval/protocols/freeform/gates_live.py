@@ -7,7 +7,12 @@ reference descriptions **template-written from the clip's MIDI ground truth** (i
 key, tempo, pitch), not human or model text. The model answers under conditions correct, random
 (another clip's audio, a seeded derangement) and noise (white noise of the clip's length and RMS)
 through :func:`musiceval.generate.generate_responses` into a fresh
-:class:`~musiceval.models.cache.ResponseCache`.
+:class:`~musiceval.models.cache.ResponseCache`. The generated answers become the
+:class:`~musiceval.data.answers.AnswerSet` a recorded answer file gives
+(:meth:`musiceval.generate.GenerationResult.answer_set`) and are scored by
+:meth:`FreeformProtocol.from_answers <musiceval.protocols.freeform.protocol.FreeformProtocol.from_answers>`,
+the path every recorded free-form file takes (docs/extending.md, "A protocol"): the first chunk's
+answer of a chunking model, the Random draws averaged per item, the run's embedding cache shared.
 
 Metrics per condition: sentence cosine (bundled MiniLM; always), CLAPText against the references
 and the reference-free CLAPAudio against the item's *own* clip (Random: another clip's answer vs
@@ -30,12 +35,11 @@ import pytest
 
 from musiceval.evals import AUDIO
 
-from musiceval.data.answers import AnswerSet
 from musiceval.generate import generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
-from musiceval.metrics.embedding_models import Models
-from musiceval.protocols.freeform.engine import FreeformEvaluation
+from musiceval.protocols.base import ProtocolSettings
+from musiceval.protocols.freeform.protocol import FreeformProtocol
 from musiceval.keys import margin_for
 from musiceval.redact import redact, redacted_repr
 
@@ -58,7 +62,7 @@ class LiveFreeform:
     #: the model spec with its credentials masked (tables and details quote it)
     spec: str
     real_model: bool
-    run: FreeformEvaluation
+    run: FreeformProtocol
 
     def __repr__(self) -> str:  # pytest prints fixture values with a failing test: never a credential
         return redacted_repr(self)
@@ -77,18 +81,25 @@ def live_freeform(live_music_lm, thresholds, embedding_cache, musiceval_seed, tm
                                 random_draws=int(cfg["random_draws"]))
     require_answers(result, redact(model.spec),
                     f"{questions.name} ({len(items)} questions x {len(ASKED_CONDITIONS)} conditions)")
-    responses = [r for r in result.responses if r.meta["chunk"] == 0]  # clips are < 7 s: one chunk each
-    data = AnswerSet(items=items, responses=responses, failures=list(result.failures))
-    models = Models(sentence_encoder=cfg["sentence_encoder"], embedding_cache=embedding_cache)
-    run = FreeformEvaluation(data, seed=musiceval_seed, models=models, data_dir=questions.parent)
+    answers = result.answer_set(items, model=redact(model.spec), source=str(questions))
+    run = FreeformProtocol.from_answers(answers, ProtocolSettings(seed=musiceval_seed, options=live_options(
+        cfg, embedding_cache, questions.parent)))
     return LiveFreeform(redact(model.spec), real, run)
+
+
+def live_options(cfg, embedding_cache, data_dir) -> dict:
+    """The protocol options of the live run: the metrics these gates compare (BERTScore is not
+    asked for), the ``[freeform]`` encoder, the Random draw count, the session's embedding cache and
+    the clips' folder (CLAPAudio scores each answer against its own clip)."""
+    return {"metrics": list(METRICS), "sentence_encoder": cfg["sentence_encoder"],
+            "random_draws": int(cfg["random_draws"]), "embedding_cache": embedding_cache, "data_dir": data_dir}
 
 
 @pytest.fixture(scope="module")
 def clap_or_error(live_freeform):
     """The CLAP encoder (text and audio towers), or the FileNotFoundError naming the download."""
     try:
-        return live_freeform.run.models.audio_encoder()
+        return live_freeform.run.evaluation.models.audio_encoder()
     except FileNotFoundError as exc:
         return exc
 
@@ -120,5 +131,5 @@ def test_live_condition_means_are_reported(live_freeform, gate):
         not_answered = sum(f.reason.startswith(f"{condition}") for f in run.failures)
         rows.append({"condition": condition, "n": s.n, "n_failed": len(s.failures) + not_answered,
                      "sentence_cosine": round(s.mean(), 4)})
-    assert all(r["n"] + r["n_failed"] == len(run.items) for r in rows), rows  # every item scored or counted
+    assert all(r["n"] + r["n_failed"] == len(run.evaluation.items) for r in rows), rows  # every item scored or counted
     gate.record_table(PROTOCOL, f"live free-form on musiceval/evals/audio ({live_freeform.spec})", rows)

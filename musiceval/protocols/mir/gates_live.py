@@ -5,8 +5,9 @@ Data: ``musiceval/evals/audio/cmi_bench/CMI_<task>.jsonl`` (``scripts/make_mir_l
 38 CMI-Bench instructions, in the test prompts' wording, over synthesised clips whose ground
 truth is exact (the 15 of ``musiceval/evals/audio`` and 23 more in ``musiceval/evals/audio/cmi_bench/audio``):
 ``GS_key`` (10 key clips), ``Nsynth_pitch`` (10 pitch clips), ``gtzan_beat`` (9 tempo clips,
-reference beat times) and ``Nsynth_instrument`` (9 instrument clips). Path: instructions -> ``generate_responses`` (response cache) -> CMI-Bench
-output records -> ``score_task`` (the parsers, metrics and trivial baselines of the recorded path).
+reference beat times) and ``Nsynth_instrument`` (9 instrument clips). Path (:func:`musiceval.protocols.mir.live.run_live_task`): instructions -> ``generate_responses``
+(response cache) -> the answer set a recorded CMI-Bench output file gives -> ``MirProtocol.from_answers``
+(the parsers, metrics and trivial baselines of the recorded path, through the same protocol).
 
 Model:
 

@@ -11,11 +11,15 @@ The same path serves the synthesised instruction set shipped in ``musiceval/eval
    whole file), ``output`` the reference;
 2. :func:`musiceval.generate.generate_responses` answers them (condition ``correct``) through the
    response cache, so a rerun costs nothing;
-3. :func:`output_records` turns the answers into CMI-Bench output records
-   (``{question, response, correct_answer, audioid, other}``; :func:`write_outputs` writes them
-   as the toolkit's ``<model>_<task>.jsonl`` so ``musiceval score mir`` scores the same file);
-4. :func:`musiceval.protocols.mir.metrics.tasks.score_task` scores them with the task's parser, metric and
-   trivial baseline.
+3. :func:`live_answers` turns the answers into the :class:`~musiceval.data.answers.AnswerSet` a
+   recorded CMI-Bench output file gives (:meth:`musiceval.generate.GenerationResult.answer_set`; each
+   answered item carries the output record's ``index``, ``audioid`` and ``other``);
+4. :meth:`MirProtocol.from_answers <musiceval.protocols.mir.protocol.MirProtocol.from_answers>` scores
+   them as it scores a recorded file (docs/extending.md, "A protocol"): the task's parser, metric and
+   trivial baseline (:func:`musiceval.protocols.mir.metrics.tasks.score_task`). Its records are the
+   CMI-Bench output records (``{question, response, correct_answer, audioid, other}``;
+   :func:`write_outputs` writes them as the toolkit's ``<model>_<task>.jsonl`` so ``musiceval score
+   mir`` scores the same file).
 
 From the shell (writes the output files, prints each task's metrics as JSON lines)::
 
@@ -25,23 +29,28 @@ From the shell (writes the output files, prints each task's metrics as JSON line
 Every instruction ends as a scored record or a counted failure with its reason (unreadable line,
 refused path, missing or corrupt audio, model error); nothing is dropped silently. A model that
 chunks long audio answers once per chunk; the record takes the first chunk's answer (CMI-Bench
-asks one question per clip) and says so in ``other``.
+asks one question per clip) and says so in ``other``. A tagging or captioning task without ``embed``
+/ ``bertscorer`` uses the protocol's default encoder and BERTScore model, as a recorded file does.
 """
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from musiceval.audio import AudioError, resolve_audio_path
+from musiceval.data.answers import AnswerSet
 from musiceval.data.cmibench import OutputRecord, audio_key, load_instructions
-from musiceval.protocols.mir.metrics.tasks import FAMILIES, TaskError, TaskResult, score_task
-from musiceval.records import Item, ItemFailure, Response
+from musiceval.generate import GenerationResult
+from musiceval.protocols.base import ProtocolSettings
+from musiceval.protocols.mir.metrics.tasks import FAMILIES, TaskError, TaskResult
+from musiceval.protocols.mir.protocol import MirProtocol, records_by_condition
+from musiceval.records import Item, ItemFailure
 
-__all__ = ["LiveTask", "find_instruction_file", "instruction_items", "output_records", "run_live_task", "write_outputs"]
+__all__ = ["LiveTask", "find_instruction_file", "instruction_items", "live_answers", "run_live_task", "write_outputs"]
 
 
 @dataclass
@@ -55,6 +64,8 @@ class LiveTask:
     records: list[OutputRecord]
     failures: list[ItemFailure] = field(default_factory=list)
     result: TaskResult | None = None
+    #: the protocol that scored the answers (None when nothing could be scored)
+    protocol: MirProtocol | None = None
     #: why the task as a whole could not be scored (e.g. no item answered)
     error: str | None = None
 
@@ -114,50 +125,59 @@ def instruction_items(path: str | os.PathLike[str], task: str, *, data_dir: str 
     return items, failures
 
 
-def output_records(items: Sequence[Item], responses: Sequence[Response], *,
-                   condition: str = "correct") -> list[OutputRecord]:
-    """CMI-Bench output records of the items that have an answer under ``condition``.
-
-    Items without one are the generation's failures (already counted with their reason).
-    """
-    first: dict[str, Response] = {}
-    for r in responses:
-        if r.condition == condition and r.meta.get("chunk", 0) == 0:
+def live_answers(items: Sequence[Item], generated: GenerationResult, *, model: str, source: str,
+                 failures: Sequence[ItemFailure] = ()) -> AnswerSet:
+    """The ``correct`` answers of ``generated`` (a :class:`~musiceval.generate.GenerationResult`) to
+    ``items`` as the answer set :meth:`MirProtocol.from_answers` reads: each item's first chunk's
+    answer, in item order; an answered item's meta carries its output record's ``index`` (the
+    instruction line), ``audioid`` and ``other`` (model, chunks, decoding settings). ``failures`` (the
+    instruction lines that could not be asked) come before the failed requests."""
+    answers = generated.answer_set(items, model=model, source=source)
+    first = {}
+    for r in answers.responses:
+        if r.condition == "correct" and r.meta.get("chunk", 0) == 0:
             first.setdefault(r.item_id, r)
-    records = []
+    asked, responses = [], []
     for item in items:
         r = first.get(item.id)
-        if r is None:
+        if r is None:  # a failed request: among the generation's failures with its reason
             continue
         other = {"model": r.model, "n_chunks": r.meta.get("n_chunks", 1), "settings": r.meta.get("settings")}
-        records.append(OutputRecord(
-            item_id=item.id, index=int(item.meta.get("line", 0)), question=item.question, response=r.text,
-            correct_answer=str(item.reference), audioid=str(item.audio), group=item.group or item.id, other=other,
-        ))
-    return records
+        asked.append(replace(item, reference=str(item.reference),
+                             meta={**item.meta, "index": int(item.meta.get("line", 0)), "audioid": str(item.audio),
+                                   "other": other}))
+        responses.append(r)
+    return replace(answers, items=asked, responses=responses, failures=[*failures, *answers.failures])
 
 
 def run_live_task(model, task: str, instruction_file: str | os.PathLike[str], *, data_dir: str | os.PathLike[str],
                   cache=None, settings=None, split: str | None = "test", limit: int | None = None,
                   compat: str | None = None, embed=None, bertscorer=None, progress: bool = False) -> LiveTask:
     """Ask ``model`` the instructions of one task file (``split``, first ``limit``), then score the
-    answers (see the module docstring). ``embed`` / ``bertscorer`` as for
-    :func:`~musiceval.protocols.mir.metrics.tasks.score_task` (tagging / captioning tasks)."""
+    answers through :class:`~musiceval.protocols.mir.protocol.MirProtocol` (see the module docstring).
+    ``embed`` / ``bertscorer`` as the protocol's options of those names (tagging / captioning tasks)."""
     from musiceval.generate import generate_responses
     from musiceval.models.base import GenerationSettings
+    from musiceval.redact import redact
 
     items, failures = instruction_items(instruction_file, task, data_dir=data_dir, split=split, limit=limit)
     generated = generate_responses(model, items, conditions=("correct",), data_dir=data_dir, cache=cache,
                                    settings=settings or GenerationSettings(), progress=progress)
-    live = LiveTask(task, str(instruction_file), items, output_records(items, generated.responses),
-                    failures + list(generated.failures))
-    if not live.records:
+    answers = live_answers(items, generated, model=redact(model.spec), source=str(instruction_file), failures=failures)
+    live = LiveTask(task, str(instruction_file), items, [], list(answers.failures))
+    if not answers.responses:
         live.error = f"{task}: no instruction was answered ({len(live.failures)} failures)"
         return live
+    options = {"task": task, "compat": compat, "embed": embed, "bertscorer": bertscorer}
     try:
-        live.result = score_task(task, live.records, compat=compat, embed=embed, bertscorer=bertscorer)
+        live.protocol = MirProtocol.from_answers(answers, ProtocolSettings(seed=settings.seed if settings else 0,
+                                                                           options=options))
     except TaskError as exc:
+        live.records = records_by_condition(answers)["correct"]  # written all the same
         live.error = str(exc)
+        return live
+    live.records = live.protocol.records["correct"]
+    live.result = live.protocol.result("correct")
     return live
 
 

@@ -60,7 +60,7 @@ UNITS = {"accuracy": "accuracy (0-1)", "weighted_score": "MIREX weighted key sco
          "overall_accuracy": "melody overall accuracy (0-1)"}
 
 
-def _records(answers: AnswerSet) -> dict[str, list[OutputRecord]]:
+def records_by_condition(answers: AnswerSet) -> dict[str, list[OutputRecord]]:
     """The answer set's records by condition (``correct`` first, then in file order), in one pass."""
     out: dict[str, list[OutputRecord]] = {c: [] for c in ("correct", *conditions_of(answers))}
     for k, (item, r) in enumerate(pairs(answers)):
@@ -179,7 +179,7 @@ class MirProtocol(Protocol):
         except ValueError as exc:  # before any encoder loads
             raise ValueError(f"{answers.source or 'answers'}: mir option 'compat': {exc}") from None
         failures, model = list(answers.failures) + orphans(answers), model_name(answers)
-        records = _records(answers)
+        records = records_by_condition(answers)
         correct, beyond, max_items = records["correct"], [], opts.get("max_items")
         if max_items is not None:
             correct, beyond = correct[: int(max_items)], correct[int(max_items):]
