@@ -57,6 +57,16 @@ class ItemFailure:
     item_id: str
     reason: str
 
+    def under(self, condition: str) -> bool:
+        """Whether this is a failed request under ``condition``: generation writes its failures'
+        reasons as ``"<condition>: ..."`` or ``"<condition> chunk <k>: ..."``
+        (:func:`musiceval.generate.generate_responses`).
+
+        >>> ItemFailure("q1", "noise chunk 0: timeout").under("noise"), ItemFailure("q1", "random: x").under("noise")
+        (True, False)
+        """
+        return self.reason.startswith((f"{condition}:", f"{condition} chunk "))
+
 
 @dataclass(frozen=True)
 class ItemScores:

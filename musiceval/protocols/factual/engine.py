@@ -67,7 +67,7 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
     by_item, prompts = _chunk_answers(answers, condition)
     random = _chunk_answers(answers, "random")[0] if condition == "correct" else {}
     data = FactualSet([], [], [], [], [], list(answers.failures) + orphans(answers))
-    failed = {f.item_id for f in answers.failures if _failed_under(f, condition)}
+    failed = {f.item_id for f in answers.failures if f.under(condition)}
 
     def text(chunks: dict[int, str]):
         return chunks[0] if len(chunks) == 1 and 0 in chunks else tuple(chunks[k] for k in sorted(chunks))
@@ -84,7 +84,7 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
         data.groups.append(item.group or item.id)
     scored = set(data.ids)
     random_texts = {i: text(c) for i, c in random.items() if i in scored}
-    asked_random = condition == "correct" and any(_failed_under(f, "random") for f in answers.failures)
+    asked_random = condition == "correct" and any(f.under("random") for f in answers.failures)
     data.random_texts = random_texts if random_texts or asked_random else None
     return data
 
@@ -104,11 +104,6 @@ def _chunk_answers(answers: AnswerSet, condition: str) -> tuple[dict[str, dict[i
             prompts.setdefault(r.item_id, r.prompt)
     complete = {i: c for i, c in chunks.items() if i not in declared or sorted(c) == list(range(declared[i]))}
     return complete, prompts
-
-
-def _failed_under(failure: ItemFailure, condition: str) -> bool:
-    """Whether ``failure`` is a generated set's failed request under ``condition`` (``"random chunk 1: ..."``)."""
-    return failure.reason.startswith((f"{condition}:", f"{condition} chunk "))
 
 
 def rule_extractor(vocab: Vocabulary) -> Extract:

@@ -109,7 +109,7 @@ class SynthProtocol(Protocol):
         """Why ``item`` has no answer under ``condition``: the generation failure recorded for it (its
         reason starts with the condition), else "no response"."""
         for f in self._failures:
-            if f.item_id == item.id and f.reason.split(":")[0].split(" ")[0] == condition:
+            if f.item_id == item.id and f.under(condition):
                 return f
         return ItemFailure(item.id, f"{condition}: no response")
 
