@@ -52,6 +52,19 @@ def is_rubric(prompt: str) -> bool:
     return "[Assistant 1's answer]" in prompt
 
 
+def is_mmau_pro(prompt: str) -> bool:
+    return "Model Response:" in prompt
+
+
+def _mmau_pro_reply(prompt: str) -> str:
+    """MMAU-Pro's five lines: correctness and completeness 1 plus 4 times the answer's content-word
+    overlap with the reference, relevance and clarity 4, OVERALL their mean."""
+    s = 1 + round(4 * min(1.0, overlap(_field(prompt, "Model Response"), _field(prompt, "Reference Answer"))))
+    return (f"CORRECTNESS: {s} - agrees with the reference this far.\nRELEVANCE: 4 - it answers the question.\n"
+            f"COMPLETENESS: {s} - covers this much of the reference.\nCLARITY: 4 - clear.\n"
+            f"OVERALL: {(2 * s + 8) / 4:g} - as above.")
+
+
 def fair(body: dict[str, Any]) -> str:
     """CORRECT when the answer shares enough content words with the reference; pairwise, the answer
     closer to the question's words... here: the one sharing more words with the other (a tie when
@@ -60,6 +73,8 @@ def fair(body: dict[str, Any]) -> str:
     if is_rubric(prompt):  # the same scores whichever seat each answer takes
         first, second = _rubric_scores(prompt)
         return f"{first} {second}"
+    if is_mmau_pro(prompt):
+        return _mmau_pro_reply(prompt)
     if "Answer to grade:" in prompt:
         ok = overlap(_field(prompt, "Answer to grade"), _field(prompt, "Reference answer")) >= 0.5
         return "VERDICT: CORRECT" if ok else "VERDICT: INCORRECT"

@@ -32,7 +32,8 @@ def test_every_protocol_declares_the_versions_of_its_scoring_components():
     versions = provenance.component_versions()
     assert set(versions) == {"choice_matcher", "factual_extractor", "factual_prompts", "llm_extract_prompt",
                              "mir_parsers", "freeform_metrics", "rewrite_prompt", "judge_parser",
-                             "judge_template:pointwise", "judge_template:pairwise", "judge_template:rubric"} and all(versions.values())
+                             "judge_template:pointwise", "judge_template:pairwise", "judge_template:rubric",
+                             "judge_template:mmau-pro"} and all(versions.values())
     assert provenance.component_versions(["factual"]) == {k: versions[k] for k in
                                                           ("factual_extractor", "factual_prompts", "llm_extract_prompt")}
     assert provenance.component_versions(["no-such-protocol"]) == versions  # an unknown name: every component

@@ -14,7 +14,8 @@ from musiceval.data.formats import load_answers
 from musiceval.llm.fake_server import FakeOpenAIServer
 from musiceval.protocols import PROTOCOLS, ProtocolSettings
 from musiceval.protocols.judge.engine import (PROMPTS, Judge, JudgeCassetteMiss, JudgeError, JudgeSettings,
-                                              JudgeUnpinned, parse_pairwise, parse_pointwise, parse_rubric)
+                                              JudgeUnpinned, mmau_pro_prompt, parse_mmau_pro, parse_pairwise,
+                                              parse_pointwise, parse_rubric)
 from tests.judge_server import fair, first_seat, mumbling, option_reader, yes_man
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -287,4 +288,101 @@ def test_rubric_scores_replay_from_the_cassettes_identically_with_the_server_off
         for metric in replay.metrics:
             np.testing.assert_array_equal(replay.scores(metric).values, recorded[metric])
         np.testing.assert_array_equal(replay.audit()["same_verdict_both_seats"].values, flips)
+        assert server.requests == []
+
+
+# ---------------------------------------------------------------- mmau-pro: MMAU-Pro's open-ended rule
+
+#: ``create_evaluation_prompt`` of ``evaluate_mmau_pro_comprehensive.py`` (github.com/sonalkum/MMAUPro, commit
+#: 226976255135302de77c6860ed3b9a66c4998c5e) as its ``main`` calls it: every open-ended item with task type
+#: "open", whose context is "general open-ended question answering"
+EVALUATOR_PROMPT = (
+    "You are an expert evaluator for general open-ended question answering tasks. Please evaluate the quality of "
+    "a model's response to a question.\n\nQuestion: {question}\n\nReference Answer: {reference_answer}\n\n"
+    "Model Response: {model_response}\n\nPlease evaluate the model response on the following criteria and provide "
+    "scores from 1-5 (where 5 is best):\n\n"
+    "1. **Correctness**: How factually accurate is the response compared to the reference?\n"
+    "2. **Relevance**: How well does the response address the specific question asked?\n"
+    "3. **Completeness**: Does the response cover all important aspects mentioned in the reference?\n"
+    "4. **Clarity**: How clear and well-structured is the response?\n\n"
+    "For each criterion, provide:\n- A score from 1-5\n- A brief justification (1-2 sentences)\n\n"
+    "Format your response as:\n\n"
+    "CORRECTNESS: [score] - [justification]\nRELEVANCE: [score] - [justification] \n"
+    "COMPLETENESS: [score] - [justification]\nCLARITY: [score] - [justification]\n"
+    "OVERALL: [average score] - [overall assessment]")
+
+
+def test_the_mmau_pro_template_is_its_evaluators_prompt_and_recorded_by_hash():
+    q, ref, answer = "What instrument {plays}?", "A violin, bowed.", "I hear a violin."
+    assert mmau_pro_prompt(q, ref, answer) == EVALUATOR_PROMPT.format(question=q, reference_answer=ref,
+                                                                      model_response=answer)
+    facts = JudgeSettings("openai:x-2024-01-01", mode="mmau-pro", max_tokens=512).facts()
+    assert facts["template"] == "mmau_pro_v1" and facts["mode"] == "mmau-pro"
+    assert facts["template_sha256"] == hashlib.sha256((PROMPTS / "mmau_pro_v1.txt").read_bytes()).hexdigest()
+
+
+def _reply(c, r, m, k, overall=None):
+    lines = [f"CORRECTNESS: {c} - a reason.", f"RELEVANCE: {r} - a reason.", f"COMPLETENESS: {m} - a reason.",
+             f"CLARITY: {k} - a reason."]
+    return "\n".join(lines + ([f"OVERALL: {overall} - in all."] if overall is not None else []))
+
+
+def test_mmau_pro_replies_are_read_as_its_evaluator_reads_them():
+    assert parse_mmau_pro(_reply(4, 5, 4, 4, "4.25")) == 4.25
+    assert parse_mmau_pro(_reply(5, 5, 4, 2, 5)) == 5.0  # OVERALL as written, not recomputed
+    assert parse_mmau_pro(_reply(4, 4, 3, 2, 3)) == 3.25  # OVERALL exactly 3: the criteria's mean
+    assert parse_mmau_pro(_reply(5, 4, 4, 3)) == 4.0  # no OVERALL: the criteria's mean
+    assert parse_mmau_pro("correctness: 2\nrelevance: 2\ncompleteness: 1\nclarity: 3\noverall: 2") == 2.0
+    assert parse_mmau_pro("OVERALL: 4 - only the verdict line") == 4.0
+
+
+#: replies the evaluator would fill in with its neutral 3 (unreadable here), or whose numbers are off the scale
+MMAU_PRO_UNREADABLE = ("", "The answer is good.", "OVERALL: 3 - fine", "CORRECTNESS: 4\nRELEVANCE: 4",
+                       "OVERALL: [average score] - [overall assessment]", _reply(4, 4, 4, 4, 7), _reply(0, 4, 4, 4, 4),
+                       "OVERALL: 3\nCORRECTNESS: 3\nCLARITY: 3", "Overall I would give it four out of five.")
+
+
+def test_an_mmau_pro_reply_without_its_numbers_is_unreadable_never_a_neutral_3():
+    for unreadable in (None, *MMAU_PRO_UNREADABLE):
+        assert parse_mmau_pro(unreadable) is None, unreadable
+
+
+def test_the_mmau_pro_mode_leaves_its_judge_room_for_its_five_lines():
+    with pytest.raises(JudgeError, match=r"max_tokens = 512"):
+        JudgeSettings("openai:x-2024-01-01", mode="mmau-pro")
+    assert JudgeSettings("openai:x-2024-01-01", mode="mmau-pro", max_tokens=512).max_tokens == 512
+
+
+def test_mmau_pro_scores_each_answer_1_to_5_and_counts_unreadable_replies(answers_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=fair) as server:
+        run = _protocol(answers_file, server, tmp_path, mode="mmau-pro", max_tokens=512)
+        scores, moved = run.scores("judge_score"), run.answer_permutation("judge_score")
+        prompts = [b["prompt"] for b in server.bodies]
+    assert scores.n > 0 and 1.0 <= scores.values.min() and scores.values.max() <= 5.0
+    assert moved.mean() < scores.mean()  # another clip's answer shares fewer words with the reference
+    assert all(p.startswith("You are an expert evaluator for general open-ended") for p in prompts)
+    assert run.metric_info("judge_score").unit.startswith("the answer's 1-5 score")
+    assert run.audit()["same_verdict_both_seats"] is None  # one seat, as the evaluator asks
+    (tmp_path / "mumbled").mkdir()
+    with FakeOpenAIServer(reply=mumbling(3)) as server:  # its own cassettes
+        mumbled = _protocol(answers_file, server, tmp_path / "mumbled", mode="mmau-pro", max_tokens=512)
+        scores, parse = mumbled.scores("judge_score"), mumbled.scores("parse_rate")
+    assert scores.failures and len(scores.failures) + scores.n == parse.n
+    assert all(f.reason.startswith("correct: judge reply unreadable: ") for f in scores.failures)
+    assert scores.values.min() >= 1.0  # an unreadable reply is a failure, never a 0 or a neutral 3
+
+
+def test_mmau_pro_scores_replay_from_the_cassettes_identically_with_the_server_off(answers_file, tmp_path,
+                                                                                    monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    with FakeOpenAIServer(reply=fair) as server:
+        live = _protocol(answers_file, server, tmp_path, mode="mmau-pro", max_tokens=512)
+        recorded = {m: live.scores(m).values for m in live.metrics}
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with FakeOpenAIServer(reply=yes_man) as server:  # never asked
+        replay = _protocol(answers_file, server, tmp_path, mode="mmau-pro", max_tokens=512, record="none",
+                           cache="cache2")
+        for metric in replay.metrics:
+            np.testing.assert_array_equal(replay.scores(metric).values, recorded[metric])
         assert server.requests == []

@@ -22,7 +22,8 @@ keyed by the judge's identity, prompt and sample) and, for an endpoint, a vcrpy 
 hold raises :class:`JudgeCassetteMiss` naming the item: never a silent re-judge.
 
 **Read honestly.** :func:`parse_pointwise`, :func:`parse_pairwise` and :func:`parse_rubric` accept
-one line in the template's form; any other reply is unreadable: kept, counted, never a 0 and never skipped.
+one line in the template's form, :func:`parse_mmau_pro` the scores MMAU-Pro's evaluator reads; any other
+reply is unreadable: kept, counted, never a 0 and never skipped.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from musiceval.redact import redact
 PARSER_VERSION = "judge_parser_v1"
 PROMPTS = Path(__file__).parent / "prompts"
 #: judging mode -> its prompt template (a new wording is a new file and a new name)
-TEMPLATES = {"pointwise": "pointwise_v1", "pairwise": "pairwise_v1", "rubric": "rubric_v1"}
+TEMPLATES = {"pointwise": "pointwise_v1", "pairwise": "pairwise_v1", "rubric": "rubric_v1", "mmau-pro": "mmau_pro_v1"}
 MODES = tuple(TEMPLATES)
 #: a dated snapshot (2024-08-06, 20241022) or a revision (@ and 7-40 hex digits) in a model id
 _SNAPSHOT = re.compile(r"(?<!\d)(?:\d{4}-\d{2}-\d{2}|20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
@@ -52,6 +53,14 @@ _PREFERENCE = re.compile(r"\bPREFERENCE\s*:\s*(1|2|TIE)\b", re.IGNORECASE)
 _RUBRIC = re.compile(r"(\d{1,2}) (\d{1,2})")
 #: the rubric's scale (AIR-Bench, Yang et al., ACL 2024, section 3.4: each answer scored 1 to 10)
 RUBRIC_MIN, RUBRIC_MAX = 1, 10
+#: MMAU-Pro's open-ended judge (Kumar et al. 2025, arXiv:2508.13992; ``evaluate_mmau_pro_comprehensive.py``
+#: in github.com/sonalkum/MMAUPro): its score patterns, read case-insensitively, and its 1-5 scale
+_MMAU_PRO_CRITERIA = {"correctness": r"CORRECTNESS:\s*(\d+)", "relevance": r"RELEVANCE:\s*(\d+)",
+                      "completeness": r"COMPLETENESS:\s*(\d+)", "clarity": r"CLARITY:\s*(\d+)"}
+_MMAU_PRO_OVERALL = r"OVERALL:\s*(\d+(?:\.\d+)?)"
+MMAU_PRO_MIN, MMAU_PRO_MAX = 1, 5
+#: the evaluator's judge writes up to 512 new tokens: five lines, each with its reasons
+MMAU_PRO_MAX_TOKENS = 512
 #: a pairwise preference, from the candidate's side: win 1, tie 1/2, loss 0
 WIN, TIE, LOSS = 1.0, 0.5, 0.0
 
@@ -97,6 +106,29 @@ def pairwise_prompt(question: str, first: str, second: str) -> str:
 
 def rubric_prompt(description: str, question: str, first: str, second: str) -> str:
     return template("rubric").format(description=description, question=question, first=first, second=second)
+
+
+def mmau_pro_prompt(question: str, reference: str, answer: str) -> str:
+    return template("mmau-pro").format(question=question, reference=reference, answer=answer)
+
+
+def parse_mmau_pro(reply: str | None) -> float | None:
+    """The answer's 1-5 score as MMAU-Pro's evaluator reads it (``extract_scores_from_evaluation``):
+    the first ``OVERALL: <number>``, unless it is absent or exactly 3, and then the mean of the first
+    ``CORRECTNESS``, ``RELEVANCE``, ``COMPLETENESS`` and ``CLARITY`` integers. Where the evaluator puts
+    in a neutral 3 for a number the reply lacks, the reply is unreadable here (None), and so is one
+    whose numbers it reads fall outside 1-5."""
+    text = reply or ""
+    found = {name: re.search(pattern, text, re.IGNORECASE) for name, pattern in _MMAU_PRO_CRITERIA.items()}
+    overall = re.search(_MMAU_PRO_OVERALL, text, re.IGNORECASE)
+    values = [float(m.group(1)) for m in (*found.values(), overall) if m is not None]
+    if any(not MMAU_PRO_MIN <= v <= MMAU_PRO_MAX for v in values):
+        return None
+    if overall is not None and float(overall.group(1)) != 3.0:
+        return float(overall.group(1))
+    if any(m is None for m in found.values()):
+        return None
+    return sum(float(m.group(1)) for m in found.values()) / len(found)  # type: ignore[union-attr]
 
 
 def parse_pointwise(reply: str | None) -> float | None:
@@ -160,6 +192,10 @@ class JudgeSettings:
             raise JudgeError("no judge configured: set [judge] model to a pinned judge, e.g. "
                              "\"openai-compatible:http://localhost:8000/v1#gpt-4o-mini-2024-07-18\" (docs/judge.md)")
         template(self.mode)
+        if self.mode == "mmau-pro" and self.max_tokens < MMAU_PRO_MAX_TOKENS:
+            raise JudgeError(f"[judge] max_tokens = {self.max_tokens} cuts MMAU-Pro's judge reply short (five lines "
+                             f"with reasons; its evaluator allows {MMAU_PRO_MAX_TOKENS} tokens): set [judge] max_tokens "
+                             f"= {MMAU_PRO_MAX_TOKENS}")
         if self.samples > 1 and self.temperature == 0:
             raise JudgeError(f"[judge] samples = {self.samples} at temperature 0 asks the same greedy reply "
                              f"{self.samples} times; set [judge] temperature > 0 (the judge's own) or samples = 1")
@@ -404,6 +440,8 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None 
     each seat's value is the mean over its samples of win 1 / tie 1/2 / loss 0 from the
     candidate's side; when the seats fall on opposite sides of a tie the judge preferred a seat,
     not an answer: the item is a tie (1/2) and ``flipped``.
+    MMAU-Pro (its evaluator's rule, docs/judge.md): each sample's 1-5 score (:func:`parse_mmau_pro`);
+    the item's score is their mean.
     Rubric (AIR-Bench's rule, docs/judge.md): the audio description, the question and the reference
     and the candidate as two assistants, reference first then candidate first; each reply scores
     both 1-10; the candidate's score is the mean of its two seats' (each seat's the mean over its
@@ -413,6 +451,8 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None 
     mode = mode or s.mode
     if mode == "pointwise":
         prompts = [[pointwise_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
+    elif mode == "mmau-pro":
+        prompts = [[mmau_pro_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
     elif mode == "rubric":
         prompts = [[rubric_prompt(rest[0] if rest else "", q, ref, cand) for _, q, ref, cand, *rest in rows],
                    [rubric_prompt(rest[0] if rest else "", q, cand, ref) for _, q, ref, cand, *rest in rows]]
@@ -442,6 +482,8 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None 
                     values.append(None if cand is None else float(cand))
                     if ref is not None:
                         ref_values.append(float(ref))
+                elif mode == "mmau-pro":
+                    values.append(parse_mmau_pro(reply.text))
                 else:
                     values.append(parse_pointwise(reply.text) if mode == "pointwise"
                                   else _seat_value(parse_pairwise(reply.text), candidate_first=seat == 0))

@@ -44,8 +44,8 @@ def test_judge_reads_the_answer(run, gate):
 def test_judge_keeps_its_verdict_across_seats(run, gate, thresholds):
     same = run.audit()["same_verdict_both_seats"]
     if same is None:
-        gate.skip(f"{run.source}: the judge grades one answer at a time (mode pointwise): no seats to swap; "
-                  "[judge] mode = \"pairwise\" or \"rubric\" compares the answer with the reference in both orders", applicable=False)
+        gate.skip(f"{run.source}: the judge grades one answer at a time (mode pointwise or mmau-pro): no seats "
+                  "to swap; [judge] mode = \"pairwise\" or \"rubric\" compares the answer with the reference in both orders", applicable=False)
     bar = 1.0 - float(thresholds[PROTOCOL]["max_flip_rate"])
     gate.at_least(same, bar, name=f"{run.source}: the judge keeps its verdict when the answers swap seats "
                                   f"(at least {bar:g} of items)", protocol=PROTOCOL, metric="same_verdict_both_seats")

@@ -4,13 +4,14 @@
 Reads the free-form answer files (answers with references) and the multiple-choice ones (the
 correct option is the reference, the options are shown with the question). The judge
 (:mod:`.engine`) reads each answer beside its item's question and reference: pointwise
-(CORRECT/INCORRECT), pairwise (the answer against the reference, both seats) or rubric (AIR-Bench's
+(CORRECT/INCORRECT), pairwise (the answer against the reference, both seats), rubric (AIR-Bench's
 rule: the answer and the reference each scored 1-10, with the item's audio description, both
-seats). Metrics:
+seats) or mmau-pro (MMAU-Pro's open-ended rule: the answer scored 1-5 against the reference).
+Metrics:
 
 - ``judge_score`` (the headline): the item's judged score (pointwise: the share of CORRECT
   verdicts over the judge's samples; pairwise: win 1, tie 1/2, loss 0 against the reference;
-  rubric: the answer's 1-10 score, the mean of its two seats);
+  rubric: the answer's 1-10 score, the mean of its two seats; mmau-pro: the answer's 1-5 score);
 - ``parse_rate``: the share of the item's judge replies the parser could read. An item with no
   readable reply is a failure of ``judge_score`` with its reply kept, never a 0.
 
@@ -113,8 +114,10 @@ class JudgeProtocol(Protocol):
         "model": Key(str, "", "the judge: openai-compatible:<url>#<snapshot>, openai:<snapshot> or a model spec "
                               "(docs/judge.md)"),
         "mode": Key(str, "pointwise", "pointwise (CORRECT/INCORRECT against the reference), pairwise (the answer "
-                                      "against the reference, both seats) or rubric (the answer and the reference "
-                                      "each scored 1-10, both seats: AIR-Bench's rule)", choices=MODES),
+                                      "against the reference, both seats), rubric (the answer and the reference "
+                                      "each scored 1-10, both seats: AIR-Bench's rule) or mmau-pro (the answer "
+                                      "scored 1-5 against the reference: MMAU-Pro's rule; max_tokens 512)",
+                    choices=MODES),
         "samples": Key(int, 1, "judge replies per prompt (self-consistency; more than one needs temperature > 0)",
                        AT_LEAST_ONE),
         "temperature": Key((int, float), 0.0, "the judge's sampling temperature", NON_NEGATIVE),
@@ -255,7 +258,8 @@ class JudgeProtocol(Protocol):
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == SCORE:
             unit = {"pointwise": "share judged correct (0-1)", "pairwise": "win 1, tie 1/2, loss 0 vs the reference",
-                    "rubric": "the answer's 1-10 score, mean of both seats"}[self.judge.settings.mode]
+                    "rubric": "the answer's 1-10 score, mean of both seats",
+                    "mmau-pro": "the answer's 1-5 score (MMAU-Pro's OVERALL)"}[self.judge.settings.mode]
             return MetricInfo(SCORE, True, unit, f"LLM judge {self.judge.settings.model_id} ({self.judge.settings.mode})")
         if metric == PARSE_RATE:
             return MetricInfo(PARSE_RATE, True, "share of the judge's replies its parser could read (0-1)")
