@@ -431,9 +431,67 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
+@dataclass(frozen=True)
+class Mode:
+    """How one judging mode asks and reads (:data:`JUDGING`).
+
+    ``seats``: one prompt per seat from ``(question, reference, candidate, description)``;
+    ``read``: a reply and its seat -> the candidate's value and the reference's (None: unreadable,
+    or not scored); ``combine``: the seats' mean values (candidate's, reference's) -> the item's
+    score, whether its ordering followed the seat (None where the mode cannot tell) and the
+    reference's score (None where the mode does not score it)."""
+
+    seats: tuple[Callable[[str, str, str, str], str], ...]
+    read: Callable[[str | None, int], tuple[float | None, float | None]]
+    combine: Callable[[list[float], list[float]], tuple[float, bool | None, float | None]]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _one_seat(means: list[float], _ref: list[float]) -> tuple[float, bool | None, float | None]:
+    return _mean(means), None, None
+
+
+def _pairwise_combine(means: list[float], _ref: list[float]) -> tuple[float, bool | None, float | None]:
+    """Seats on opposite sides of a tie: the judge preferred a seat, not an answer: a tie, flipped."""
+    flipped = (means[0] - TIE) * (means[1] - TIE) < 0
+    return (TIE if flipped else _mean(means)), flipped, None
+
+
+def _rubric_read(reply: str | None, seat: int) -> tuple[float | None, float | None]:
+    """Seat 0 shows the reference as assistant 1, seat 1 the candidate."""
+    pair = parse_rubric(reply)
+    if pair is None:
+        return None, None
+    cand, ref = (pair[1], pair[0]) if seat == 0 else pair
+    return float(cand), float(ref)
+
+
+def _rubric_combine(means: list[float], ref_means: list[float]) -> tuple[float, bool | None, float | None]:
+    """Flipped when the candidate's ordering against the reference (above, equal, below) differs between seats."""
+    return _mean(means), len({_sign(a - b) for a, b in zip(means, ref_means)}) > 1, _mean(ref_means)
+
+
+#: judging mode -> how it asks and reads (:func:`judge_items` documents each rule)
+JUDGING: dict[str, Mode] = {
+    "pointwise": Mode((lambda q, ref, cand, _d: pointwise_prompt(q, ref, cand),),
+                      lambda reply, _seat: (parse_pointwise(reply), None), _one_seat),
+    "pairwise": Mode((lambda q, ref, cand, _d: pairwise_prompt(q, cand, ref),
+                      lambda q, ref, cand, _d: pairwise_prompt(q, ref, cand)),
+                     lambda reply, seat: (_seat_value(parse_pairwise(reply), candidate_first=seat == 0), None),
+                     _pairwise_combine),
+    "rubric": Mode((lambda q, ref, cand, d: rubric_prompt(d, q, ref, cand),
+                    lambda q, ref, cand, d: rubric_prompt(d, q, cand, ref)), _rubric_read, _rubric_combine),
+    "mmau-pro": Mode((lambda q, ref, cand, _d: mmau_pro_prompt(q, ref, cand),),
+                     lambda reply, _seat: (parse_mmau_pro(reply), None), _one_seat),
+}
+
+
 def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None = None) -> list[Judged]:
     """Judge ``(item id, question, reference, candidate[, audio description])`` rows in ``mode``
-    (default the judge's).
+    (default the judge's), as :data:`JUDGING` says.
 
     Pointwise: each sample's verdict (CORRECT 1, INCORRECT 0); the item's score is their mean.
     Pairwise: the candidate against the reference in both seats (candidate first, then second);
@@ -448,17 +506,8 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None 
     samples), the reference's likewise, and ``flipped`` when the candidate's ordering against the
     reference (above, equal, below) differs between the seats."""
     s = judge.settings
-    mode = mode or s.mode
-    if mode == "pointwise":
-        prompts = [[pointwise_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
-    elif mode == "mmau-pro":
-        prompts = [[mmau_pro_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
-    elif mode == "rubric":
-        prompts = [[rubric_prompt(rest[0] if rest else "", q, ref, cand) for _, q, ref, cand, *rest in rows],
-                   [rubric_prompt(rest[0] if rest else "", q, cand, ref) for _, q, ref, cand, *rest in rows]]
-    else:
-        prompts = [[pairwise_prompt(q, cand, ref) for _, q, ref, cand, *_ in rows],
-                   [pairwise_prompt(q, ref, cand) for _, q, ref, cand, *_ in rows]]
+    how = JUDGING[mode or s.mode]
+    prompts = [[ask(q, ref, cand, rest[0] if rest else "") for _, q, ref, cand, *rest in rows] for ask in how.seats]
     try:  # replies[seat][sample][row]
         replies = [[judge.ask(p, sample) for sample in range(s.samples)] for p in prompts]
     except JudgeCassetteMiss as exc:
@@ -476,17 +525,10 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None 
                 texts.append(reply.text or "")
                 if reply.error:
                     errors.append(reply.error)
-                if mode == "rubric":  # seat 0: the reference is assistant 1; seat 1: the candidate is
-                    pair = parse_rubric(reply.text)
-                    cand, ref = (None, None) if pair is None else ((pair[1], pair[0]) if seat == 0 else pair)
-                    values.append(None if cand is None else float(cand))
-                    if ref is not None:
-                        ref_values.append(float(ref))
-                elif mode == "mmau-pro":
-                    values.append(parse_mmau_pro(reply.text))
-                else:
-                    values.append(parse_pointwise(reply.text) if mode == "pointwise"
-                                  else _seat_value(parse_pairwise(reply.text), candidate_first=seat == 0))
+                cand, ref = how.read(reply.text, seat)
+                values.append(cand)
+                if ref is not None:
+                    ref_values.append(ref)
             seats.append(values)
             ref_seats.append(ref_values)
         flat = [v for seat in seats for v in seat]
@@ -494,18 +536,8 @@ def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None 
         if not all(read):  # a seat with no readable reply: the item is not judged
             out.append(Judged(item_id, tuple(texts), tuple(flat), None, errors=tuple(errors)))
             continue
-        means = [sum(r) / len(r) for r in read]
-        flipped = None
-        reference_score = None
-        score = sum(means) / len(means)
-        if mode == "rubric":
-            ref_means = [sum(r) / len(r) for r in ref_seats]
-            reference_score = sum(ref_means) / len(ref_means)
-            flipped = len({_sign(a - b) for a, b in zip(means, ref_means)}) > 1
-        if mode == "pairwise":
-            flipped = (means[0] - TIE) * (means[1] - TIE) < 0
-            if flipped:
-                score = TIE
+        score, flipped, reference_score = how.combine([_mean(r) for r in read],
+                                                      [_mean(r) for r in ref_seats if r])
         shares = [_majority_share(r) for r in read]
         consistency = None if shares[0] is None else min(x for x in shares if x is not None)
         out.append(Judged(item_id, tuple(texts), tuple(flat), score, flipped, consistency, tuple(errors),
