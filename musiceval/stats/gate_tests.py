@@ -134,7 +134,10 @@ def proportion_above(values: np.ndarray, groups: Sequence[str] | None, p0: float
 def paired_proportions(va: np.ndarray, vb: np.ndarray, groups: Sequence[str] | None, *, settings: Settings,
                        seed: int) -> tuple[Decision, int, int]:
     """Paired 0/1 outcomes, ``a`` right more often than ``b``: the exact one-sided McNemar p-value
-    (unless the calibrated paired interval gives its own) and the paired interval. Returns the
+    (unless the calibrated paired interval gives its own) and the paired interval. McNemar counts
+    items as independent, so with a bootstrap method and items sharing a group (questions about one
+    clip, sampled answers to one item) the p-value is the clustered sign-flip test's, beside the
+    cluster bootstrap interval (Obuchowski 1998, in :mod:`musiceval.stats.intervals`). Returns the
     decision and the discordant counts (``a`` only right, ``b`` only right)."""
     p, a_only, b_only = mcnemar_exact(va == 1, vb == 1)
     if settings.calibrated:
@@ -142,6 +145,10 @@ def paired_proportions(va: np.ndarray, vb: np.ndarray, groups: Sequence[str] | N
         ci = Interval(bnd.low, bnd.high, bnd.method)
         p = bnd.p_value if bnd.p_value is not None else p
         test = f"{bnd.method}; shape={bnd.shape}"
+    elif has_clusters(groups):
+        ci = mean_interval(va - vb, groups, settings, seed)
+        p = sign_flip_test(va - vb, groups=groups, n_resamples=settings.n_resamples, seed=seed)
+        test = f"clustered sign-flip test + paired {ci.method}"
     else:
         ci = mean_interval(va - vb, groups, settings, seed)
         test = f"exact McNemar + paired {ci.method}"
