@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from musiceval.cli import main as cli_main
 from musiceval.llm.fake_server import FakeOpenAIServer
 from musiceval.suite.repeats import repeat_seed
@@ -69,3 +71,57 @@ def test_one_repeat_is_a_run_without_repeats_byte_for_byte(hummusqa_mirror, tmp_
     assert b'"repeat"' not in (tmp_path / "one" / "hummusqa.jsonl").read_bytes()
     results = json.loads((tmp_path / "one" / "results" / "results.json").read_text())
     assert "repeats" not in results["meta"] and "repeats" not in results["meta"]["provenance"]["model"]
+
+
+def test_pytest_with_benchmarks_asks_the_repeats_and_records_them(hummusqa_mirror, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    results = tmp_path / "results"
+    hummusqa_mirror["data"].mkdir(exist_ok=True)  # prepared into it on first use
+    with FakeOpenAIServer(reply=by_seed) as server:
+        command = [sys.executable, "-m", "pytest", str(root / "evals"), "-p", "no:randomly", "-p", "no:cacheprovider",
+                   "-q", "-k", "not text_encoder", f"--musiceval-model=openai-compatible:{server.base_url}#echo",
+                   "--musiceval-benchmarks=hummusqa", "--musiceval-repeats=2", "--musiceval-model-args=temperature=0.5",
+                   f"--musiceval-data-dir={hummusqa_mirror['data']}", f"--musiceval-cache-dir={tmp_path / 'cache'}",
+                   f"--musiceval-results-dir={results}"]
+        done = subprocess.run(command, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
+                              timeout=900, cwd=str(root))
+        seeds = {b["seed"] for b in server.bodies}
+    assert (results / "results.json").is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    data = json.loads((results / "results.json").read_text())
+    assert data["verdict"] in ("FAILED", "INCONCLUSIVE", "PASSED"), done.stdout[-3000:] + done.stderr[-3000:]
+    assert seeds == {repeat_seed(0, 0), repeat_seed(0, 1)}
+    assert data["meta"]["repeats"] == 2 and data["meta"]["provenance"]["model"]["repeats"] == 2
+    text = json.dumps(data["gates"])
+    assert "covers 4 of 320 items" in text and "agree across 2 sampled repeats" in text
+
+
+def test_the_tiny_qwen2_audio_checkpoint_samples_three_repeats(hummusqa_mirror, tmp_path, capsys):
+    """The real ``hf:`` adapter at a temperature: the seed of each repeat reaches ``generate``
+    (``torch.manual_seed``), so a rerun answers the same from the cache."""
+    pytest.importorskip("transformers")
+    from musiceval.models.qwen2audio import build_tiny_checkpoint
+
+    tiny = build_tiny_checkpoint(tmp_path / "tiny-qwen2-audio")
+    args = ["run", "--model", f"hf:{tiny}", "--benchmarks", "hummusqa", "--repeats", "3", "--conditions", "correct,noise",
+            "--model-args", "max_new_tokens=4,device=cpu,num_threads=1,temperature=0.9", "--data-root",
+            str(tmp_path / "data"), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    code = cli_main([*args, "--out", str(tmp_path / "out")])
+    assert code in (0, 1), capsys.readouterr().err[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "out" / "hummusqa.jsonl").read_text().splitlines()]
+    assert sorted({(r["item_id"], r["condition"], r["repeat"]) for r in rows}) == sorted(
+        (f"hq{k}", c, rep) for k in range(4) for c in ("correct", "noise") for rep in range(3))
+    results = json.loads((tmp_path / "out" / "results" / "results.json").read_text())
+    assert results["meta"]["repeats"] == 3 and "covers 4 of 320 items" in json.dumps(results["gates"])
+    capsys.readouterr()
+    assert cli_main([*args, "--out", str(tmp_path / "again")]) == code
+    assert "0 generated" in capsys.readouterr().err
+    assert (tmp_path / "again" / "hummusqa.jsonl").read_bytes() == (tmp_path / "out" / "hummusqa.jsonl").read_bytes()
+    texts = {}
+    for r in rows:
+        texts.setdefault((r["item_id"], r["condition"]), set()).add(r["text"])
+    assert any(len(t) > 1 for t in texts.values())  # sampled: the repeats do not all answer alike
