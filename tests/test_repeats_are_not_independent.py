@@ -77,3 +77,15 @@ def test_the_bootstrap_mcnemar_p_value_counts_clusters_not_rows():
     single = g.mcnemar_greater(one(CORRECT), one(RANDOM, "random"), name="listens")
     assert "clustered sign-flip" in result.test
     assert result.p_value > 0.01 and result.p_value >= single.p_value - 0.02
+
+
+def test_the_permutation_null_p_value_counts_clusters_not_rows():
+    """A permutation of K x N rows has a null K times too narrow for K identical repeats: on
+    clustered rows the p-value is the clustered sign-flip test's, as undecided as one repeat's."""
+    rng = np.random.default_rng(5)
+    f1 = np.clip(rng.normal(0.46, 0.25, N), 0, 1)
+    g = gate("auto")
+    single = g.beats_permutation_null(one(f1), rng.normal(0.4, 0.05, 2000), name="f1")
+    rows = g.beats_permutation_null(repeated(one(f1)), rng.normal(0.4, 0.05 / np.sqrt(K), 2000), name="f1")
+    assert single.outcome == rows.outcome != Outcome.PASS
+    assert "clustered sign-flip" in rows.test and rows.p_value > 0.05

@@ -106,12 +106,20 @@ def mean_above_permutation_null(values: np.ndarray, groups: Sequence[str] | None
                                 settings: Settings, seed: int) -> Decision:
     """``mean(values)`` above the chance level estimated by permutation (``null``: the mean score
     of each permutation of the item-label link). Estimate and interval: of the mean minus the
-    null's mean; p-value: the Monte Carlo permutation p-value. (A null whose every permutation
-    scores as the answers in place is decided by the gate, exactly.)"""
+    null's mean; p-value: the Monte Carlo permutation p-value, which takes items as exchangeable;
+    with items sharing a group (questions about one clip, sampled answers to one item) the
+    clustered sign-flip test of ``values - chance`` instead (Fisher's randomization over clusters,
+    :func:`musiceval.stats.exact.sign_flip_test`). (A null whose every permutation scores as the
+    answers in place is decided by the gate, exactly.)"""
     chance, observed = float(null.mean()), exact_mean(values)
     ci = mean_interval(values - chance, groups, settings, seed)
-    test = f"permutation null ({null.size} permutations) + interval ({ci.method})"
-    return Decision(observed - chance, ci, permutation_p_value(observed, null), test, 0.0, decide(ci, 0.0))
+    if has_clusters(groups):
+        p = sign_flip_test(values - chance, groups=groups, n_resamples=settings.n_resamples, seed=seed)
+        test = f"permutation null ({null.size} permutations) + clustered sign-flip test + interval ({ci.method})"
+    else:
+        p = permutation_p_value(observed, null)
+        test = f"permutation null ({null.size} permutations) + interval ({ci.method})"
+    return Decision(observed - chance, ci, p, test, 0.0, decide(ci, 0.0))
 
 
 def proportion_above(values: np.ndarray, groups: Sequence[str] | None, p0: float, *, settings: Settings,
