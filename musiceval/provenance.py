@@ -193,7 +193,10 @@ def repeats_note(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapp
     ka, kb = (int(model_side(fp).get("repeats", 1)) for fp in (fp_a, fp_b))
     if ka == kb:
         return []
-    return [f"{label_a} holds {ka} sampled answers per item, {label_b} {kb}: a repeat is an item of its own "
+    def times(k: int) -> str:
+        return "once" if k == 1 else f"{k} times"
+
+    return [f"{label_a} asked every item {times(ka)}, {label_b} {times(kb)}: a repeat is an item of its own "
             "(<id>#r<k>), so only answers with the same id are paired; compare runs with the same repeats"]
 
 

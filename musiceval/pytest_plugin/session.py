@@ -120,6 +120,10 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
     if repeats is not None:
         if repeats < 1:
             raise ConfigError(f"--musiceval-repeats {repeats}: expected a whole number >= 1 (1: one answer per item)")
+        if repeats > 1 and not suite.live_models():
+            raise ConfigError(f"--musiceval-repeats {repeats} asks a live model each item {repeats} times, and no model "
+                              "here is live: pass --musiceval-model hf:DIR (or openai-compatible:URL#MODEL) with "
+                              "--musiceval-benchmarks, or drop --musiceval-repeats")
         suite = replace(suite, models=tuple(replace(m, repeats=repeats) if m.live else m for m in suite.models))
     asked = [m.name for m in suite.live_models() if m.repeats > 1]
     if asked and not benchmarks:  # the repeats are asked on the catalogue benchmarks, nowhere else

@@ -8,7 +8,8 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
     name = "our-model-v2"
     live = "hf:/models/ours"                   # optional: a live spec for the live gates
     args = { dtype = "bfloat16" }              # optional: model arguments of the live spec
-    # repeats = 5                              # optional: sampled answers per item of the live spec
+    # repeats = 5                              # optional: sampled answers per item the live spec is asked
+                                               # (with answers only: how many their rows hold, recorded)
 
     [[model.answers]]                          # answer files in the benchmarks' native layouts
     protocol = "choice"                        # choice | factual | freeform | mir

@@ -33,6 +33,8 @@ def test_repeats_are_read_with_the_model(tmp_path):
     pytest.param(LIVE + "repeats = 3\n", (), "repeats = 3 asks the catalogue benchmarks several times, and none is named",
                  id="config-without-benchmarks"),
     pytest.param(LIVE, ("--musiceval-repeats", "3"), "repeats = 3 asks the catalogue benchmarks", id="option-without-benchmarks"),
+    pytest.param("", ("--musiceval-repeats", "3", "--musiceval-model", "recorded:a.jsonl"),
+                 "--musiceval-repeats 3 asks a live model each item 3 times, and no model here is live", id="recorded"),
     pytest.param(LIVE, ("--musiceval-repeats", "0"), "--musiceval-repeats 0: expected a whole number >= 1", id="option-zero"),
     pytest.param(LIVE, ("--musiceval-repeats", "3", "--musiceval-benchmarks", "hummusqa"),
                  "--musiceval-repeats 3 needs sampling: greedy decoding (temperature 0) gives 3 identical answers; set "
