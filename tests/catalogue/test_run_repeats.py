@@ -125,3 +125,22 @@ def test_the_tiny_qwen2_audio_checkpoint_samples_three_repeats(hummusqa_mirror, 
     for r in rows:
         texts.setdefault((r["item_id"], r["condition"]), set()).add(r["text"])
     assert any(len(t) > 1 for t in texts.values())  # sampled: the repeats do not all answer alike
+
+
+def test_factual_repeats_report_how_far_the_graded_headline_moves(nsynth_mirror, tmp_path, capsys):
+    """NSynth (factual F1, graded per item): the finding gives the mean range of F1 across repeats."""
+    def instrument(body: dict) -> str:
+        return ["a bass", "a guitar and a keyboard", "a reed instrument"][int(body.get("seed") or 0) % 3]
+
+    with FakeOpenAIServer(reply=instrument) as server:
+        code = cli_main(["run", "--model", f"openai-compatible:{server.base_url}#echo", "--benchmarks", "nsynth",
+                         "--data-root", str(nsynth_mirror["data"]), "--cache-dir", str(tmp_path / "cache"),
+                         "--out", str(tmp_path / "out"), "--no-progress", "--repeats", "3",
+                         "--model-args", "temperature=1.0"])
+    assert code in (0, 1), capsys.readouterr().err[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "out" / "nsynth.jsonl").read_text().splitlines()]
+    assert {r["repeat"] for r in rows} == {0, 1, 2} and {r["condition"] for r in rows} == {"correct", "random"}
+    gates = json.loads((tmp_path / "out" / "results" / "results.json").read_text())["gates"]
+    assert "covers 4 of 4,096 items" in json.dumps(gates)
+    (agree,) = [g for g in gates if "agree across 3 sampled repeats" in g["name"]]
+    assert "varies across repeats by" in agree["detail"] and agree["n"] == 4
