@@ -125,9 +125,9 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
                               "here is live: pass --musiceval-model hf:DIR (or openai-compatible:URL#MODEL) with "
                               "--musiceval-benchmarks, or drop --musiceval-repeats")
         suite = replace(suite, models=tuple(replace(m, repeats=repeats) if m.live else m for m in suite.models))
-    asked = [m.name for m in suite.live_models() if m.repeats > 1]
+    asked = [m for m in suite.live_models() if m.repeats > 1]
     if asked and not benchmarks:  # the repeats are asked on the catalogue benchmarks, nowhere else
-        raise ConfigError(f"model {asked[0]}: repeats = {suite.live_models()[0].repeats} asks the catalogue benchmarks "
+        raise ConfigError(f"model {asked[0].name}: repeats = {asked[0].repeats} asks the catalogue benchmarks "
                           "several times, and none is named: pass --musiceval-benchmarks A,B (or benchmarks = [...] "
                           "in the config), or drop the repeats")
     if benchmarks:

@@ -60,7 +60,8 @@ def check_repeats(repeats: Any, settings: GenerationSettings, *, flag: str, args
     if repeats == 1:
         return 1
     if not settings.sampling:
-        raise ValueError(f"{flag} {repeats} needs sampling: greedy decoding (temperature 0) gives {repeats} identical "
+        raise ValueError(f"{flag} {repeats} needs sampling: greedy decoding (temperature 0, or do_sample=false) gives "
+                         f"{repeats} identical "
                          f"answers; set the model's temperature ({args_flag} temperature=0.7)")
     single = [name for name, fmt in formats if fmt == "cmi-bench"]
     if single:

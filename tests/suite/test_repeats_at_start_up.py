@@ -37,8 +37,8 @@ def test_repeats_are_read_with_the_model(tmp_path):
                  "--musiceval-repeats 3 asks a live model each item 3 times, and no model here is live", id="recorded"),
     pytest.param(LIVE, ("--musiceval-repeats", "0"), "--musiceval-repeats 0: expected a whole number >= 1", id="option-zero"),
     pytest.param(LIVE, ("--musiceval-repeats", "3", "--musiceval-benchmarks", "hummusqa"),
-                 "--musiceval-repeats 3 needs sampling: greedy decoding (temperature 0) gives 3 identical answers; set "
-                 "the model's temperature (--musiceval-model-args temperature=0.7)", id="greedy"),
+                 "--musiceval-repeats 3 needs sampling: greedy decoding (temperature 0, or do_sample=false) gives 3 "
+                 "identical answers; set the model's temperature (--musiceval-model-args temperature=0.7)", id="greedy"),
 ])
 def test_pytest_exits_2_with_one_line(pytester: pytest.Pytester, monkeypatch, config, args, message):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
@@ -51,3 +51,16 @@ def test_pytest_exits_2_with_one_line(pytester: pytest.Pytester, monkeypatch, co
     lines = [line for line in result.stderr.lines if "musiceval:" in line]
     assert len(lines) == 1 and message in lines[0], result.stderr.str()[-2000:]
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_check_repeats_refuses_greedy_decoding_and_one_answer_formats():
+    from musiceval.models.base import GenerationSettings
+    from musiceval.suite.repeats import check_repeats
+
+    sampled = GenerationSettings(temperature=0.7)
+    assert check_repeats(1, GenerationSettings(), flag="--repeats", args_flag="--model-args") == 1
+    assert check_repeats(4, sampled, flag="--repeats", args_flag="--model-args") == 4
+    with pytest.raises(ValueError, match=r"--repeats 2 needs sampling: .*\(--model-args temperature=0.7\)"):
+        check_repeats(2, GenerationSettings(temperature=0.7, do_sample=False), flag="--repeats", args_flag="--model-args")
+    with pytest.raises(ValueError, match="cmi-gtzan write CMI-Bench outputs, which hold one answer per question"):
+        check_repeats(2, sampled, flag="--repeats", args_flag="--model-args", formats=[("cmi-gtzan", "cmi-bench")])
