@@ -74,6 +74,7 @@ def test_one_repeat_is_a_run_without_repeats_byte_for_byte(hummusqa_mirror, tmp_
 
 
 def test_pytest_with_benchmarks_asks_the_repeats_and_records_them(hummusqa_mirror, tmp_path):
+    """``-n 2``: the controller asks the repeats, the workers read the answers it wrote."""
     import os
     import subprocess
     import sys
@@ -84,7 +85,7 @@ def test_pytest_with_benchmarks_asks_the_repeats_and_records_them(hummusqa_mirro
     hummusqa_mirror["data"].mkdir(exist_ok=True)  # prepared into it on first use
     with FakeOpenAIServer(reply=by_seed) as server:
         command = [sys.executable, "-m", "pytest", str(root / "evals"), "-p", "no:randomly", "-p", "no:cacheprovider",
-                   "-q", "-k", "not text_encoder", f"--musiceval-model=openai-compatible:{server.base_url}#echo",
+                   "-q", "-n", "2", "-k", "not text_encoder", f"--musiceval-model=openai-compatible:{server.base_url}#echo",
                    "--musiceval-benchmarks=hummusqa", "--musiceval-repeats=2", "--musiceval-model-args=temperature=0.5",
                    f"--musiceval-data-dir={hummusqa_mirror['data']}", f"--musiceval-cache-dir={tmp_path / 'cache'}",
                    f"--musiceval-results-dir={results}"]
