@@ -63,6 +63,7 @@ def fingerprint(
     seed: int | None = None,
     backend: str = "",
     answer_files: Mapping[str, str | os.PathLike[str]] | None = None,
+    repeats: int = 1,
 ) -> dict[str, Any]:
     """The provenance record of a run (store it as ``meta["provenance"]`` of ``results.json``).
 
@@ -84,6 +85,9 @@ def fingerprint(
     answer_files : ``{source id: path}``
         The model's answer files; stored as sha256 on the model side (two releases' answers
         always differ, so they never block a comparison).
+    repeats
+        Sampled answers per item (:mod:`musiceval.suite.repeats`); recorded on the model side
+        when above 1.
 
     Each distinct file is read once, however many names it is recorded under.
     """
@@ -111,12 +115,11 @@ def fingerprint(
     datasets = dataset_versions(answer_files or {})
     if datasets:
         scorer["datasets"] = datasets
-    return {
-        "musiceval": musiceval.__version__,
-        "scorer": scorer,
-        "model": {"spec": _redact(model) if model else "", "revision": revision, "decoding": dict(decoding or {}),
-                  "backend": backend, "answers": {str(k): sha256(v) for k, v in (answer_files or {}).items()}},
-    }
+    model_side = {"spec": _redact(model) if model else "", "revision": revision, "decoding": dict(decoding or {}),
+                  "backend": backend, "answers": {str(k): sha256(v) for k, v in (answer_files or {}).items()}}
+    if repeats != 1:
+        model_side["repeats"] = int(repeats)
+    return {"musiceval": musiceval.__version__, "scorer": scorer, "model": model_side}
 
 
 #: written by :mod:`musiceval.catalogue.answers` beside generated answer files
@@ -181,6 +184,20 @@ def fingerprint_problem(fp: Any, where: str = "meta.provenance") -> str | None:
             if not isinstance(value, Mapping):
                 return f"field '{where}.{path}.{key}' must be an object, got {type(value).__name__}"
     return None
+
+
+def repeats_note(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapping[str, Any]) -> list[str]:
+    """A note when two runs asked each item a different number of times (sampled answers,
+    :mod:`musiceval.suite.repeats`): the repeats are items of their own (``<id>#r<k>``), so
+    only answers with the same id pair."""
+    ka, kb = (int(model_side(fp).get("repeats", 1)) for fp in (fp_a, fp_b))
+    if ka == kb:
+        return []
+    def times(k: int) -> str:
+        return "once" if k == 1 else f"{k} times"
+
+    return [f"{label_a} asked every item {times(ka)}, {label_b} {times(kb)}: a repeat is an item of its own "
+            "(<id>#r<k>), so only answers with the same id are paired; compare runs with the same repeats"]
 
 
 def dataset_notes(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapping[str, Any]) -> list[str]:

@@ -60,3 +60,15 @@ def test_protocols_scored_by_one_run_only_do_not_block():
     a = fingerprint(protocols=["mir", "choice"], seed=0)
     b = fingerprint(protocols=["mir"], seed=0)
     assert check_comparable(a, b) == []
+
+
+def test_runs_with_different_repeats_are_noted():
+    """Sampled answers (docs/evaluate-your-model.md, "7. Sampled answers, K per item"): a repeat is an
+    item of its own, so two runs with different repeats pair only answers with the same id."""
+    from musiceval.provenance import fingerprint, repeats_note
+
+    one, three = fingerprint(protocols=["choice"]), fingerprint(protocols=["choice"], repeats=3)
+    assert "repeats" not in one["model"] and three["model"]["repeats"] == 3
+    assert repeats_note("a", one, "b", one) == []
+    (note,) = repeats_note("a", one, "b", three)
+    assert "a asked every item once, b 3 times" in note and "<id>#r<k>" in note

@@ -13,6 +13,10 @@ answer format          one record per response
                        Correct only: the toolkit's outputs hold no condition)
 =====================  ==============================================================================
 
+A run with ``--repeats K`` (K sampled answers per item, :mod:`musiceval.suite.repeats`) adds
+``repeat`` (0..K-1) to every row; a reader makes each repeat an item of its own
+(:func:`musiceval.data.answers.repeated_row`). A run of one answer per item writes no such field.
+
 Beside the answer files, ``musiceval.datasets.json`` maps each answer file to the dataset it was
 generated from (id, revision, question-file and audio hashes: :func:`musiceval.catalogue.lock.dataset_fingerprint`),
 which the run's provenance records (:func:`musiceval.provenance.fingerprint`).
@@ -79,6 +83,8 @@ def _rows(benchmark: Benchmark, items: dict[str, Item], responses: Iterable[Resp
         else:
             raise ValueError(f"{benchmark.name}: answer format {fmt!r} has no writer; use one of musiceval-choice, "
                              "musiceval-factual, musiceval-freeform, cmi-bench")
+        if "repeat" in r.meta:  # one of K sampled answers (musiceval.suite.repeats)
+            row["repeat"] = int(r.meta["repeat"])
         rows.append(row)
     return rows
 

@@ -7,6 +7,10 @@ writes the answers in each benchmark's format and ``<out>/musiceval.toml`` decla
 runs every release gate on them with pytest (``<out>/results``: results.json, report.md,
 report.html). The exit status and the last line are the verdict's (0 PASSED).
 
+``--repeats K`` asks every item K times at the model's temperature (``--model-args
+temperature=0.7``; refused at temperature 0), each repeat with its own seed, and every gate uses all
+K answers (:mod:`musiceval.suite.repeats`).
+
 ``--shard i/n`` generates one shard into the cache and stops; after ``musiceval merge`` of the
 shards' caches, the same command without ``--shard`` scores everything from the cache.
 
@@ -38,6 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None, help="response cache root (default $MUSICEVAL_CACHE or the platform's)")
     parser.add_argument("--out", type=Path, default=None, help="answers, config and results (default .musiceval/runs/<model>-<hash>)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random pairing, the noise and sampling (default 0)")
+    parser.add_argument("--repeats", type=int, default=1, metavar="K",
+                        help="sampled answers per item at the model's temperature (--model-args temperature=0.7), "
+                             "each repeat with its own seed; every gate uses all K (default 1)")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (openai-compatible)")
     parser.add_argument("--option", action="append", default=[], metavar="PROTOCOL.KEY=VALUE",
                         help="passed to pytest as --musiceval-option (e.g. defaults.min_coverage=0.9)")
@@ -75,10 +82,11 @@ def run(args: argparse.Namespace) -> int:
         audio_dirs[name.strip()] = Path(folder)
     cache_dir = args.cache_dir or default_cache_dir()
     # absolute from here on: the config written into ``out`` names its answer files relative to itself
-    out = (args.out or Path(".musiceval/runs") / run_key(args.model, model_args, benches, conditions, args.seed)).resolve()
+    out = (args.out or Path(".musiceval/runs") / run_key(args.model, model_args, benches, conditions, args.seed,
+                                                         args.repeats)).resolve()
     generated = generate_answers(args.model, benches, data_root=data_root(args.data_root), cache_dir=cache_dir, out_dir=out,
                                  model_args=model_args, conditions=conditions, audio_dirs=audio_dirs, seed=args.seed,
-                                 shard=shard, progress=not args.no_progress,
+                                 shard=shard, progress=not args.no_progress, repeats=args.repeats,
                                  log=lambda line: print(line, file=sys.stderr), model_options={"concurrency": args.concurrency})
     for note in generated.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -14,7 +14,8 @@ pairing is positional. The protocols read a set one way, :mod:`musiceval.protoco
 
 Conventions of ``Response.meta`` the builtin protocols read: ``run`` (choice: the shuffle
 index), ``chunk`` and ``n_chunks`` (factual: answers given per audio chunk), ``draw`` (free-form:
-one of K live Random pairings). ``extra`` holds format-specific facts, e.g. ``extra["task"]``
+one of K live Random pairings). A row carrying ``repeat`` (``musiceval run --repeats K``: K sampled
+answers per item) is the row of its own item, :func:`repeated_row`. ``extra`` holds format-specific facts, e.g. ``extra["task"]``
 (the CMI-Bench task of an MIR output file).
 """
 from __future__ import annotations
@@ -53,6 +54,13 @@ class AnswerSet:
     #: record as a failure keeps its model here, :func:`count_model`); empty: the responses'
     #: ``model`` name every model of the file
     models: dict[str, int] = field(default_factory=dict)
+    #: item id of a repeat (``<id>#r<k>``) -> the id of the item it repeats (:func:`repeated_row`);
+    #: empty for a file of one answer per item
+    repeat_of: dict[str, str] = field(default_factory=dict)
+
+    def original_id(self, item_id: str) -> str:
+        """The benchmark item ``item_id`` answers: itself, or the item a repeat repeats."""
+        return self.repeat_of.get(item_id, item_id)
 
 
 def count_model(answers: AnswerSet, name: Any) -> None:
@@ -118,3 +126,41 @@ def split_labels(value) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
         return tuple(value)
     raise ValueError(f"labels must be a string or a list of strings, got {type(value).__name__}")
+
+
+def repeat_id(item_id: str, repeat: int) -> str:
+    """The item id of repeat ``repeat`` of ``item_id``: ``<id>#r<k>``."""
+    return f"{item_id}#r{repeat}"
+
+
+def repeated_row(row: dict, id_key: str, repeat_of: dict[str, str]) -> dict:
+    """``row`` as the row of its own item when it carries ``repeat`` (K sampled answers per item,
+    docs/evaluate-your-model.md, "Sampled answers"): its id becomes ``<id>#r<k>`` and its ``group``
+    the original item's group (its clip; the item id where it had none), so every condition's
+    answers of repeat k stay paired under one id and every interval resamples the clips the
+    repeats are nested in. Records the new id in ``repeat_of``. A row without ``repeat`` (or without
+    an id, which its loader reports) is returned as it is.
+
+    Raises ``ValueError`` for a ``repeat`` that is not a non-negative integer (the loaders count it
+    as that line's failure).
+
+    >>> seen = {}
+    >>> repeated_row({"id": "q1", "group": "clip7", "repeat": 2}, "id", seen)
+    {'id': 'q1#r2', 'group': 'clip7'}
+    >>> seen
+    {'q1#r2': 'q1'}
+    """
+    if "repeat" not in row:
+        return row
+    repeat = row["repeat"]
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 0:
+        raise ValueError(f"field 'repeat' must be a non-negative integer (the sampled answer's index), got {repeat!r}")
+    original = row.get(id_key)
+    if not isinstance(original, (str, int)) or isinstance(original, bool) or not str(original).strip():
+        return {k: v for k, v in row.items() if k != "repeat"}
+    new = repeat_id(str(original), repeat)
+    repeat_of[new] = str(original)
+    out = {k: v for k, v in row.items() if k != "repeat"}
+    out[id_key] = new
+    out["group"] = str(row.get("group") or original)
+    return out

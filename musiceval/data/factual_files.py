@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musiceval.data.answers import AnswerSet, drop_strays, one_model, split_labels, stray_reason
+from musiceval.data.answers import AnswerSet, drop_strays, one_model, repeated_row, split_labels, stray_reason
 from musiceval.data.errors import InputError
 from musiceval.data.jsonl import read_json_objects
 from musiceval.records import Item, ItemFailure, Response
@@ -106,7 +106,13 @@ def _load_musiceval(path: Path, labels_field: str, manifest) -> AnswerSet:
     records, failures = read_records(path, manifest)
     model, strays = one_model(rec.get("model") for _, rec in records)  # several models' rows: refused, naming them
     groups: dict[tuple[str, str], dict] = {}
+    repeat_of: dict[str, str] = {}
     for where, rec in records:
+        try:
+            rec = repeated_row(rec, "item_id", repeat_of)
+        except ValueError as exc:
+            failures.append(ItemFailure(where, f"bad record: {exc}"))
+            continue
         item_id, condition = rec["item_id"], rec.get("condition", "correct")
         if rec.get("model") in strays:  # a single row naming another model: that row's failure
             failures.append(ItemFailure(where, stray_reason(rec["model"], model)))
@@ -130,7 +136,7 @@ def _load_musiceval(path: Path, labels_field: str, manifest) -> AnswerSet:
                 g["error"] = f"{where}: labels {list(labels)} differ from the item's other rows {list(g['labels'])}"
             g["labels"] = g["labels"] or labels
 
-    data = AnswerSet(failures=failures, model=model, source=str(path), format="musiceval-factual")
+    data = AnswerSet(failures=failures, model=model, source=str(path), format="musiceval-factual", repeat_of=repeat_of)
     random: dict = {}
     for (item_id, condition), g in groups.items():
         indices = sorted(g["chunks"])

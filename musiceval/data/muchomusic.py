@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from musiceval.data.answers import AnswerSet, count_model
+from musiceval.data.answers import AnswerSet, count_model, repeated_row
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, read_json_objects
 from musiceval.vocab.choice_prompts import ANSWER_TYPE, DISTRACTOR_TYPES, distractor_setting
 from musiceval.schemas import LETTERS, validate_options
@@ -230,6 +230,11 @@ def load_musiceval_jsonl(path: str | Path) -> AnswerSet:
             answers.failures.append(obj)
             continue
         where = f"{path.name}:{number}"
+        try:
+            obj = repeated_row(obj, "item_id" if "item_id" in obj else "id", answers.repeat_of)
+        except ValueError as exc:
+            answers.failures.append(ItemFailure(f"line{number}", f"{where}: {exc}"))
+            continue
         item_id = str(obj.get("item_id", obj.get("id", f"line{number}")))
         try:
             item = _musiceval_item(obj, item_id)

@@ -38,7 +38,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from musiceval.data.answers import AnswerSet, count_model
+from musiceval.data.answers import AnswerSet, count_model, repeated_row
 from musiceval.data.jsonl import read_json_objects
 from musiceval.exclusions import exclude
 from musiceval.records import Item, ItemFailure, Response
@@ -175,6 +175,11 @@ def load_freeform_jsonl(path: str | Path) -> AnswerSet:
     for where, obj in _read_jsonl(path):
         if isinstance(obj, ItemFailure):
             data.failures.append(obj)
+            continue
+        try:
+            obj = repeated_row(obj, "id", data.repeat_of)
+        except ValueError as exc:
+            data.failures.append(ItemFailure(where, f"{where}: {exc}"))
             continue
         item_id = obj.get("id")
         item_id = str(item_id) if isinstance(item_id, (str, int)) and str(item_id).strip() else where

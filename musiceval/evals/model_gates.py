@@ -24,7 +24,8 @@ file, a factual answer file, a MusicQA file, one CMI-Bench task file ...), on th
   instruction-following rate, generalised) is at least ``[<protocol>] min_parse_rate``;
 - **every line accounted for**: every line of the answer file was read (at most ``[defaults]
   max_unreadable`` torn or mistyped lines, named ``file:line``), and the answers cover at least
-  ``[defaults] min_coverage`` of the benchmark's items (``covers X of N items``; a census).
+  ``[defaults] min_coverage`` of the benchmark's items (``covers X of N items``; a census); with
+  K sampled answers per item, a finding of how they agree (:mod:`musiceval.suite.repeats`).
 
 Whether a check is a release gate or a finding, and its margin in the metric's own units, come
 from the metric's default role and the suite config's ``[checks]`` rules.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 from musiceval.protocols.base import PARSE_RATE
 from musiceval.suite import checks
+from musiceval.suite.repeats import record_agreement
 from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -110,3 +112,5 @@ def test_every_line_is_accounted_for(run, gate, thresholds):
         gate.record_table(run.name, f"{run.model} {run.source}: coverage", [{
             "answered": run.accounting.answered, "benchmark": "unknown",
             "note": "set expected_items in the answers entry to gate coverage"}])
+    if getattr(run, "repeat_of", None):  # K sampled answers per item: how they agree, as a finding
+        record_agreement(gate, run)

@@ -71,6 +71,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--musiceval-benchmarks", default=None, metavar="A,B",
         help="catalogue benchmarks to ask the live --musiceval-model (`musiceval data list`): prepared (cached) under "
              "--musiceval-data-dir, answered once, and gated as the model's answers (also `benchmarks = [...]` in the config)")
+    add("--musiceval-repeats", type=int, default=None, metavar="K",
+        help="with --musiceval-benchmarks: ask the live model every item K times at its temperature (set one with "
+             "--musiceval-model-args temperature=0.7), each repeat with its own seed; every gate uses all K answers, "
+             "the interval resampling clips (also repeats = K in the config's [[model]]; default 1)")
     add("--musiceval-self-checks", action="store_true", default=None,
         help="also run the suite's self-checks (its tiny live model, text encoders, machinery); on by default "
              "only where the config sets [defaults] self_checks = true")

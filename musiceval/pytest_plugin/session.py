@@ -116,6 +116,20 @@ def _load_suite(config: pytest.Config) -> SuiteConfig:
             # the spec loads the model; a name without its credentials labels it everywhere
             suite = replace(suite, models=(ModelDecl(live_model_name(spec), live=spec),))
     benchmarks = _opt(config, "musiceval_benchmarks") or suite.benchmarks
+    repeats = _opt(config, "musiceval_repeats")
+    if repeats is not None:
+        if repeats < 1:
+            raise ConfigError(f"--musiceval-repeats {repeats}: expected a whole number >= 1 (1: one answer per item)")
+        if repeats > 1 and not suite.live_models():
+            raise ConfigError(f"--musiceval-repeats {repeats} asks a live model each item {repeats} times, and no model "
+                              "here is live: pass --musiceval-model hf:DIR (or openai-compatible:URL#MODEL) with "
+                              "--musiceval-benchmarks, or drop --musiceval-repeats")
+        suite = replace(suite, models=tuple(replace(m, repeats=repeats) if m.live else m for m in suite.models))
+    asked = [m for m in suite.live_models() if m.repeats > 1]
+    if asked and not benchmarks:  # the repeats are asked on the catalogue benchmarks, nowhere else
+        raise ConfigError(f"model {asked[0].name}: repeats = {asked[0].repeats} asks the catalogue benchmarks "
+                          "several times, and none is named: pass --musiceval-benchmarks A,B (or benchmarks = [...] "
+                          "in the config), or drop the repeats")
     if benchmarks:
         suite = _with_benchmark_answers(config, suite, benchmarks)
     options = _opt(config, "musiceval_option", []) or []
@@ -187,11 +201,12 @@ def _with_benchmark_answers(config: pytest.Config, suite: SuiteConfig, benchmark
         args = {**coerce_model_args(live[0].args), **parse_model_args(str(_opt(config, "musiceval_model_args", "") or ""))}
         name, entries = session_answers(live[0].live, benches, data_root=data_root(_opt(config, "musiceval_data_dir")),
                                         cache_dir=Path(_opt(config, "musiceval_cache_dir") or default_cache_dir()),
-                                        model_args=args, seed=int(_opt(config, "musiceval_seed", 0)), worker=_is_worker(config))
+                                        model_args=args, seed=int(_opt(config, "musiceval_seed", 0)), worker=_is_worker(config),
+                                        repeats=live[0].repeats)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"--musiceval-benchmarks: {exc}") from None
     # the answers are the model's: declared like recorded ones, so the model is not loaded again
-    model = ModelDecl(live[0].name, answers=tuple(entries))
+    model = ModelDecl(live[0].name, answers=tuple(entries), repeats=live[0].repeats)
     return SuiteConfig(suite.path, suite.root, (model,), suite.thresholds, suite.checks, suite.required, suite.baseline)
 
 
@@ -339,6 +354,7 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
 
     live = suite.live_models()
     seed = int(_opt(config, "musiceval_seed", 0))
+    repeats = max((m.repeats for m in suite.models), default=1)
     from musiceval.models.fixtures import model_args_from_config
     from musiceval.suite.files import answer_files, data_files
 
@@ -346,8 +362,8 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
                              model=live[0].live if live else ",".join(m.name for m in suite.models),
                              decoding=model_args_from_config(config) if live else None,
                              backend="live" if live else "recorded",
-                             data_files=data_files(suite), answer_files=answer_files(suite))
-    return {
+                             data_files=data_files(suite), answer_files=answer_files(suite), repeats=repeats)
+    meta = {
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "model": suite.models[0].name if len(suite.models) == 1 else "",
         "provenance": provenance,
@@ -365,5 +381,8 @@ def _run_meta(config: pytest.Config, suite: SuiteConfig) -> dict[str, Any]:
         "required": list(suite.required),
         "versions": _versions(),
     }
+    if repeats != 1:  # sampled answers per item (musiceval.suite.repeats)
+        meta["repeats"] = repeats
+    return meta
 
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from musiceval import stats
-from musiceval.provenance import check_comparable, dataset_notes
+from musiceval.provenance import check_comparable, dataset_notes, repeats_note
 from musiceval.records import ItemScores, align_paired
 from musiceval.stats.regression import compare_scores
 from musiceval.results.files import Run, load
@@ -222,6 +222,7 @@ def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
             if diffs:
                 raise NotComparable(a.label, b.label, diffs)
             notes += dataset_notes(a.label, a.meta["provenance"], b.label, b.meta["provenance"])
+            notes += repeats_note(a.label, a.meta["provenance"], b.label, b.meta["provenance"])
             va, vb = a.meta["provenance"].get("musiceval"), b.meta["provenance"].get("musiceval")
             if va != vb:
                 notes.append(f"{a.label} was scored by musiceval {va}, {b.label} by {vb}: every scoring component has "

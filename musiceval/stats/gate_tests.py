@@ -106,12 +106,20 @@ def mean_above_permutation_null(values: np.ndarray, groups: Sequence[str] | None
                                 settings: Settings, seed: int) -> Decision:
     """``mean(values)`` above the chance level estimated by permutation (``null``: the mean score
     of each permutation of the item-label link). Estimate and interval: of the mean minus the
-    null's mean; p-value: the Monte Carlo permutation p-value. (A null whose every permutation
-    scores as the answers in place is decided by the gate, exactly.)"""
+    null's mean; p-value: the Monte Carlo permutation p-value, which takes items as exchangeable;
+    with items sharing a group (questions about one clip, sampled answers to one item) the
+    clustered sign-flip test of ``values - chance`` instead (Fisher's randomization over clusters,
+    :func:`musiceval.stats.exact.sign_flip_test`). (A null whose every permutation scores as the
+    answers in place is decided by the gate, exactly.)"""
     chance, observed = float(null.mean()), exact_mean(values)
     ci = mean_interval(values - chance, groups, settings, seed)
-    test = f"permutation null ({null.size} permutations) + interval ({ci.method})"
-    return Decision(observed - chance, ci, permutation_p_value(observed, null), test, 0.0, decide(ci, 0.0))
+    if has_clusters(groups):
+        p = sign_flip_test(values - chance, groups=groups, n_resamples=settings.n_resamples, seed=seed)
+        test = f"permutation null ({null.size} permutations) + clustered sign-flip test + interval ({ci.method})"
+    else:
+        p = permutation_p_value(observed, null)
+        test = f"permutation null ({null.size} permutations) + interval ({ci.method})"
+    return Decision(observed - chance, ci, p, test, 0.0, decide(ci, 0.0))
 
 
 def proportion_above(values: np.ndarray, groups: Sequence[str] | None, p0: float, *, settings: Settings,
@@ -134,7 +142,10 @@ def proportion_above(values: np.ndarray, groups: Sequence[str] | None, p0: float
 def paired_proportions(va: np.ndarray, vb: np.ndarray, groups: Sequence[str] | None, *, settings: Settings,
                        seed: int) -> tuple[Decision, int, int]:
     """Paired 0/1 outcomes, ``a`` right more often than ``b``: the exact one-sided McNemar p-value
-    (unless the calibrated paired interval gives its own) and the paired interval. Returns the
+    (unless the calibrated paired interval gives its own) and the paired interval. McNemar counts
+    items as independent, so with a bootstrap method and items sharing a group (questions about one
+    clip, sampled answers to one item) the p-value is the clustered sign-flip test's, beside the
+    cluster bootstrap interval (Obuchowski 1998, in :mod:`musiceval.stats.intervals`). Returns the
     decision and the discordant counts (``a`` only right, ``b`` only right)."""
     p, a_only, b_only = mcnemar_exact(va == 1, vb == 1)
     if settings.calibrated:
@@ -142,6 +153,10 @@ def paired_proportions(va: np.ndarray, vb: np.ndarray, groups: Sequence[str] | N
         ci = Interval(bnd.low, bnd.high, bnd.method)
         p = bnd.p_value if bnd.p_value is not None else p
         test = f"{bnd.method}; shape={bnd.shape}"
+    elif has_clusters(groups):
+        ci = mean_interval(va - vb, groups, settings, seed)
+        p = sign_flip_test(va - vb, groups=groups, n_resamples=settings.n_resamples, seed=seed)
+        test = f"clustered sign-flip test + paired {ci.method}"
     else:
         ci = mean_interval(va - vb, groups, settings, seed)
         test = f"exact McNemar + paired {ci.method}"

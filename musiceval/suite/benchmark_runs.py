@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from musiceval.catalogue.answers import answer_path, answers_entry, safe_label, write_answers
 from musiceval.catalogue.prepare import PrepareError, PrepareReport, ensure_prepared
 from musiceval.catalogue.spec import Benchmark
+from musiceval.suite.repeats import check_repeats, repeat_settings, tagged
 
 ENTRIES = "entries.json"
 DEFAULT_CONDITIONS = ("correct", "random", "noise", "text_only")
@@ -44,6 +45,8 @@ class GeneratedRun:
     reports: list[PrepareReport] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: sampled answers per item (:mod:`musiceval.suite.repeats`)
+    repeats: int = 1
 
 
 def model_label(spec: str) -> str:
@@ -55,10 +58,12 @@ def model_label(spec: str) -> str:
     return safe_label(name)
 
 
-def run_key(spec: str, args: Mapping[str, Any], benchmarks: Sequence[Benchmark], conditions: Sequence[str], seed: int) -> str:
-    """A folder name unique to what was asked (model, arguments, benchmarks, conditions, seed)."""
-    blob = json.dumps([spec, dict(sorted(args.items())), [b.name for b in benchmarks], list(conditions), seed],
-                      default=str, sort_keys=True)
+def run_key(spec: str, args: Mapping[str, Any], benchmarks: Sequence[Benchmark], conditions: Sequence[str], seed: int,
+            repeats: int = 1) -> str:
+    """A folder name unique to what was asked (model, arguments, benchmarks, conditions, seed, and
+    the repeats when more than one)."""
+    asked = [spec, dict(sorted(args.items())), [b.name for b in benchmarks], list(conditions), seed]
+    blob = json.dumps(asked + ([repeats] if repeats != 1 else []), default=str, sort_keys=True)
     return f"{model_label(spec)}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
 
 
@@ -69,9 +74,11 @@ def conditions_for(benchmark: Benchmark, conditions: Sequence[str]) -> list[str]
 def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: Path, cache_dir: Path, out_dir: Path,
                      model_args: Mapping[str, Any] | None = None, conditions: Sequence[str] = DEFAULT_CONDITIONS,
                      audio_dirs: Mapping[str, Path] | None = None, seed: int = 0, shard: tuple[int, int] | None = None,
-                     progress: bool = True, log: Callable[[str], None] = print, model_options: Mapping[str, Any] | None = None
-                     ) -> GeneratedRun:
-    """Prepare, generate and write the answer files (see the module docstring)."""
+                     progress: bool = True, log: Callable[[str], None] = print, model_options: Mapping[str, Any] | None = None,
+                     repeats: int = 1, repeats_flag: str = "--repeats", args_flag: str = "--model-args") -> GeneratedRun:
+    """Prepare, generate and write the answer files (see the module docstring). ``repeats`` = K
+    asks every item K times, each repeat with its own seed (:mod:`musiceval.suite.repeats`);
+    ``repeats_flag`` and ``args_flag`` name the options in a refusal."""
     from musiceval.data.manifest import load_manifest
     from musiceval.generate import generate_responses, require_answers
     from musiceval.models.args import split_model_args
@@ -82,14 +89,16 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
     unknown = [c for c in conditions if c not in DEFAULT_CONDITIONS]
     if unknown:
         raise ValueError(f"--conditions {','.join(unknown)}: unknown; choose from {','.join(DEFAULT_CONDITIONS)}")
+    load_args, settings = split_model_args(dict(model_args or {}), GenerationSettings(seed=seed))
+    repeats = check_repeats(repeats, settings, flag=repeats_flag, args_flag=args_flag,
+                            formats=[(b.name, b.answer_format) for b in benchmarks])
     label = model_label(spec)
-    run = GeneratedRun(label, out_dir)
+    run = GeneratedRun(label, out_dir, repeats=repeats)
     audio_dirs = audio_dirs or {}
     for bench in benchmarks:  # datasets first: a missing clip folder stops the run before the model loads
         report = ensure_prepared(bench, data_root, audio_dir=audio_dirs.get(bench.name), progress=progress, log=log)
         log(("reused " if report.reused else "prepared ") + report.summary())
         run.reports.append(report)
-    load_args, settings = split_model_args(dict(model_args or {}), GenerationSettings(seed=seed))
     model = load_model(spec, **{**dict(model_options or {}), **load_args})
     cache = ResponseCache(Path(cache_dir) / "responses")
     try:
@@ -99,16 +108,21 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
             skipped = [c for c in conditions if c not in asked]
             if skipped:
                 run.notes.append(f"{bench.name}: {', '.join(skipped)} not asked ({bench.answer_format} answers hold no such control)")
-            result = generate_responses(model, items, conditions=asked, data_dir=report.audio_root, cache=cache,
-                                        settings=settings, progress=progress, shard=shard)
-            run.failures[bench.name] = len(result.failures) + len(bad)
-            for failure in result.failures[:5]:
-                log(f"{bench.name}: {failure.item_id}: {failure.reason}")
-            log(f"{bench.name}: {result.n_generated} generated, {result.n_cached} from the cache, {len(result.failures)} failed")
-            require_answers(result, redact(spec), f"{bench.name} ({len(items)} items x {len(asked)} conditions)")
+            responses: list = []
+            for repeat in range(repeats):
+                result = generate_responses(model, items, conditions=asked, data_dir=report.audio_root, cache=cache,
+                                            settings=repeat_settings(settings, repeat), progress=progress, shard=shard)
+                run.failures[bench.name] = run.failures.get(bench.name, len(bad)) + len(result.failures)
+                for failure in result.failures[:5]:
+                    log(f"{bench.name}: {failure.item_id}: {failure.reason}")
+                which = f" (repeat {repeat} of {repeats})" if repeats > 1 else ""
+                log(f"{bench.name}{which}: {result.n_generated} generated, {result.n_cached} from the cache, "
+                    f"{len(result.failures)} failed")
+                require_answers(result, redact(spec), f"{bench.name} ({len(items)} items x {len(asked)} conditions){which}")
+                responses += tagged(result.responses, repeat) if repeats > 1 else result.responses
             if shard is not None:
                 continue
-            path = write_answers(bench, report, items, result.responses, out_dir, label)
+            path = write_answers(bench, report, items, responses, out_dir, label)
             run.entries.append(answers_entry(bench, path, report))
     finally:
         model.close()
@@ -168,7 +182,7 @@ def write_suite_config(run: GeneratedRun, *, thresholds: Mapping[str, Mapping[st
     are written relative to it (the run folder can move, or travel as a CI artefact, whole); the
     others stay absolute."""
     lines = ["# written by `musiceval run`: the generated answers, declared as the model's", "[[model]]",
-             f"name = {_toml_value(run.model)}", ""]
+             f"name = {_toml_value(run.model)}", *([f"repeats = {run.repeats}"] if run.repeats != 1 else []), ""]
     base = Path(run.out_dir).resolve()
     for entry in run.entries:
         lines.append("[[model.answers]]")
@@ -203,10 +217,11 @@ def run_gates(config: Path, results_dir: Path, pytest_args: Sequence[str] = ()) 
 
 
 def session_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: Path, cache_dir: Path,
-                    model_args: Mapping[str, Any], seed: int, worker: bool, progress: bool = True) -> tuple[str, list[dict]]:
+                    model_args: Mapping[str, Any], seed: int, worker: bool, progress: bool = True,
+                    repeats: int = 1) -> tuple[str, list[dict]]:
     """The pytest path: ``(model label, answers entries)``; the controller generates, a worker reads
     what the controller wrote for the same request."""
-    out_dir = Path(cache_dir) / "catalogue-runs" / run_key(spec, model_args, benchmarks, DEFAULT_CONDITIONS, seed)
+    out_dir = Path(cache_dir) / "catalogue-runs" / run_key(spec, model_args, benchmarks, DEFAULT_CONDITIONS, seed, repeats)
     if worker:
         try:
             data = json.loads((out_dir / ENTRIES).read_text(encoding="utf-8"))
@@ -215,7 +230,8 @@ def session_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: Pa
             raise PrepareError(f"{out_dir / ENTRIES}: the controller's generated answers are not readable ({exc}); "
                                "rerun the session") from None
     run = generate_answers(spec, benchmarks, data_root=data_root, cache_dir=cache_dir, out_dir=out_dir,
-                           model_args=model_args, seed=seed, progress=progress,
+                           model_args=model_args, seed=seed, progress=progress, repeats=repeats,
+                           repeats_flag="--musiceval-repeats", args_flag="--musiceval-model-args",
                            log=lambda line: print(f"musiceval: {line}", file=sys.stderr))
     return run.model, run.entries
 

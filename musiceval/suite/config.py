@@ -8,6 +8,8 @@ declared. The embedded default of this repository is ``musiceval.toml`` (the dem
     name = "our-model-v2"
     live = "hf:/models/ours"                   # optional: a live spec for the live gates
     args = { dtype = "bfloat16" }              # optional: model arguments of the live spec
+    # repeats = 5                              # optional: sampled answers per item the live spec is asked
+                                               # (with answers only: how many their rows hold, recorded)
 
     [[model.answers]]                          # answer files in the benchmarks' native layouts
     protocol = "choice"                        # choice | factual | freeform | mir
@@ -60,7 +62,7 @@ else:  # pragma: no cover
 
 CONFIG_FILE = "musiceval.toml"
 _ANSWER_KEYS = ("protocol", "file", "dir", "format", "label")
-_MODEL_KEYS = ("name", "live", "args", "answers")
+_MODEL_KEYS = ("name", "live", "args", "repeats", "answers")
 _OTHER_SECTIONS = ("model", "checks", "release", "baseline", "benchmarks")
 
 
@@ -88,6 +90,8 @@ class ModelDecl:
     live: str | None = None
     args: Mapping[str, Any] = field(default_factory=dict)
     answers: tuple[Mapping[str, Any], ...] = ()
+    #: sampled answers per item asked of the live spec (:mod:`musiceval.suite.repeats`)
+    repeats: int = 1
 
 
 @dataclass(frozen=True)
@@ -290,11 +294,15 @@ def _models(raw: Any, where: str, base: Path) -> tuple[ModelDecl, ...]:
         args = entry.get("args", {})
         if not isinstance(args, Mapping):
             raise ConfigError(f"{at}: 'args' must be a table of model arguments")
+        repeats = entry.get("repeats", 1)
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise ConfigError(f"{at}: 'repeats' must be a whole number >= 1, the sampled answers per item of its live "
+                              f"spec (got {repeats!r}); 1 asks each item once")
         answers = entry.get("answers", [])
         if isinstance(answers, Mapping):
             answers = [answers]
         out.append(ModelDecl(name, live, dict(args), tuple(_answers(a, f"{at} ({name}) answers #{j + 1}", base)
-                                                           for j, a in enumerate(answers))))
+                                                           for j, a in enumerate(answers)), repeats))
     return tuple(out)
 
 
@@ -442,7 +450,7 @@ def apply_options(config: SuiteConfig, options: list[str]) -> SuiteConfig:
                 thresholds[section][name] = overlay[section][name]
     models = tuple(ModelDecl(m.name, m.live, m.args, tuple(
         _answers({**a, **per_answers.get(a["protocol"], {})}, f"--musiceval-option ({m.name})", config.root)
-        for a in m.answers)) for m in config.models)
+        for a in m.answers), m.repeats) for m in config.models)
     return replace(config, models=models, thresholds=thresholds)
 
 

@@ -15,6 +15,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings, check_headline
 from musiceval.records import ItemFailure
 from musiceval.suite.config import AnswerSource, SuiteConfig
+from musiceval.suite.repeats import correct_texts
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,10 @@ def expected_items(source: AnswerSource, answers: AnswerSet) -> int | None:
 
 def answered_ids(answers: AnswerSet) -> set[str]:
     """The distinct items with a Correct answer (an item a rule of the format left out, such as a
-    reference that copies the question, was answered too): each counted once."""
-    return ({r.item_id for r in answers.responses if r.condition == "correct"}
-            | {i for e in answers.excluded if not e.conditions for i in e.ids})
+    reference that copies the question, was answered too): each counted once, the K repeats of an
+    item (:func:`musiceval.data.answers.repeated_row`) as that one item."""
+    return ({answers.original_id(r.item_id) for r in answers.responses if r.condition == "correct"}
+            | {answers.original_id(i) for e in answers.excluded if not e.conditions for i in e.ids})
 
 
 def refuse_oversized(answers: AnswerSet, source: AnswerSource) -> None:
@@ -102,7 +104,7 @@ def refuse_oversized(answers: AnswerSet, source: AnswerSource) -> None:
     expected, answered = expected_items(source, answers), answered_ids(answers)
     if not expected or len(answered) <= expected:
         return
-    clips = Counter(i.group or i.id for i in answers.items if i.id in answered)
+    clips = Counter(i.group or i.id for i in answers.items if answers.original_id(i.id) in answered)
     twice = [c for c, n in clips.items() if n > 1]
     named = (f"; {len(twice):,} clips are answered more than once ({', '.join(map(repr, twice[:3]))}"
              f"{', ...' if len(twice) > 3 else ''})") if twice else ""
@@ -133,6 +135,8 @@ def build_protocol(source: AnswerSource, config: SuiteConfig, *, seed: int = 0, 
         answered=len(answered_ids(answers)),  # never above expected: refuse_oversized
         benchmark=bench.name if bench is not None else None, expected=expected_items(source, answers),
         cap=options.get("max_items"))
+    run.repeat_of = dict(answers.repeat_of)  # type: ignore[attr-defined]  # sampled answers: musiceval.suite.repeats
+    run.repeat_texts = correct_texts(answers) if answers.repeat_of else {}  # type: ignore[attr-defined]
     return run
 
 
