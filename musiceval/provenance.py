@@ -122,7 +122,7 @@ def fingerprint(
     return {"musiceval": musiceval.__version__, "scorer": scorer, "model": model_side}
 
 
-#: written by :mod:`musiceval.catalogue.answers` beside generated answer files
+#: written by :mod:`musiceval.catalogue.answer_files` beside generated answer files
 DATASETS_SIDECAR = "musiceval.datasets.json"
 
 

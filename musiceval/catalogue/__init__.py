@@ -10,7 +10,7 @@ scored, and the one-command path from a checkpoint to a verdict.
   :mod:`~musiceval.catalogue.check`: ``musiceval data prepare`` / ``check``;
   :mod:`~musiceval.catalogue.network` (which failures are retried) and
   :mod:`~musiceval.catalogue.offline` (the fixes an offline machine is told);
-- :mod:`~musiceval.catalogue.answers` and :mod:`~musiceval.suite.benchmark_runs`: generated responses
+- :mod:`~musiceval.catalogue.answer_files` and :mod:`~musiceval.suite.benchmark_runs`: generated responses
   written in each benchmark's answer format and declared as the model's answers (``musiceval
   run``, ``pytest --musiceval-benchmarks``);
 - :mod:`~musiceval.catalogue.digests`: the sha256 of files and texts the lock and a run's provenance record.

@@ -10,7 +10,7 @@ never dropped), and the items a format's rule leaves out (``excluded``: counted 
 Pairing responses with items: by item id, except where a dataset asks the same item differently
 per response (multiple choice shuffles the options per run); such a format writes ``items``
 aligned with ``responses`` (``items[k]`` is the question as ``responses[k]`` saw it), and the
-pairing is positional. The protocols read a set one way, :mod:`musiceval.protocols.answers`.
+pairing is positional. The protocols read a set one way, :mod:`musiceval.protocols.pairing`.
 
 Conventions of ``Response.meta`` the builtin protocols read: ``run`` (choice: the shuffle
 index), ``chunk`` and ``n_chunks`` (factual: answers given per audio chunk), ``draw`` (free-form:

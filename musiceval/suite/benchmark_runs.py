@@ -3,7 +3,7 @@
 model's answers and run every gate on them.
 
 The simplest sound design: the generated answer files become the model's declared answer sources
-(:mod:`musiceval.catalogue.answers`), so every existing gate of every protocol applies unchanged,
+(:mod:`musiceval.catalogue.answer_files`), so every existing gate of every protocol applies unchanged,
 and the coverage gate counts the items that had a usable clip against the catalogue's item count.
 
 - :func:`generate_answers`: the shared core (``musiceval run`` and ``pytest --musiceval-benchmarks``);
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from musiceval.catalogue.answers import answer_path, answers_entry, safe_label, write_answers
+from musiceval.catalogue.answer_files import answer_path, answers_entry, safe_label, write_answers
 from musiceval.catalogue.prepare import PrepareError, PrepareReport, ensure_prepared
 from musiceval.catalogue.spec import Benchmark
 from musiceval.suite.repeats import check_repeats, repeat_settings, tagged

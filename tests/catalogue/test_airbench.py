@@ -100,7 +100,7 @@ def test_the_audio_description_reaches_the_rubric_judges_prompt(tmp_path, monkey
     """``meta_info`` goes from Chat_meta.json into the item's meta, through the prepared manifest and
     the generated free-form answer file, to the judge's prompt in rubric mode (the entry's default),
     in both seats."""
-    from musiceval.catalogue.answers import write_answers
+    from musiceval.catalogue.answer_files import write_answers
     from musiceval.catalogue.prepare import manifest_row
     from musiceval.data.formats import load_answers
     from musiceval.data.manifest import load_manifest

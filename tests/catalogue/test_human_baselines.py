@@ -99,7 +99,7 @@ def test_musiceval_run_shows_the_human_figure_as_a_finding_that_leaves_the_verdi
 def test_every_catalogue_figure_reads_back_from_its_answers_entry():
     from types import SimpleNamespace
 
-    from musiceval.catalogue.answers import answers_entry
+    from musiceval.catalogue.answer_files import answers_entry
 
     with_figures = []
     for name, bench in BENCHMARKS.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from musiceval.catalogue.answers import answers_entry
+from musiceval.catalogue.answer_files import answers_entry
 from musiceval.catalogue.spec import BENCHMARKS
 
 

@@ -1,4 +1,4 @@
-"""How every protocol reads an AnswerSet (musiceval.protocols.answers), and the benchmark that
+"""How every protocol reads an AnswerSet (musiceval.protocols.pairing), and the benchmark that
 load_answers names on the set (the factual protocol's default vocabulary, the coverage gate)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from musiceval.data.answers import AnswerSet
 from musiceval.data.formats import load_answers
 from musiceval.protocols import PROTOCOLS
-from musiceval.protocols.answers import conditions, model_name, orphans, pairs
+from musiceval.protocols.pairing import conditions, model_name, orphans, pairs
 from musiceval.records import Item, Response
 
 

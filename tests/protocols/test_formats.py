@@ -9,7 +9,7 @@ import pytest
 
 from musiceval.data.answers import AnswerSet
 from musiceval.data.formats import FORMATS, FormatError, detect_format, load_answers, sniff
-from musiceval.protocols.answers import model_name
+from musiceval.protocols.pairing import model_name
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"

@@ -20,7 +20,7 @@ import numpy as np
 from musiceval.data.answers import AnswerSet
 from musiceval.data.muchomusic import ChoiceRecord
 from musiceval.metrics.choice import LETTERS, UNANSWERED, choice_summary, get_matcher, run_spread
-from musiceval.protocols.answers import orphans, pairs
+from musiceval.protocols.pairing import orphans, pairs
 from musiceval.records import Item, ItemFailure, ItemScores, Response
 from musiceval.vocab.choice_prompts import distractor_setting
 
@@ -204,7 +204,7 @@ def generate_choice_answers(
     conditions and the response cache are those of :func:`musiceval.generate.generate_responses`,
     whose :meth:`~musiceval.generate.GenerationResult.answer_set` this reshapes: ``items[k]`` is the
     question with its options in the order ``responses[k]`` saw them (positional pairing,
-    :func:`musiceval.protocols.answers.pairs`), ``meta["run"]`` the shuffle. A chunking model answers
+    :func:`musiceval.protocols.pairing.pairs`), ``meta["run"]`` the shuffle. A chunking model answers
     once per chunk; the first chunk's answer is scored (MuChoMusic clips are short). The set's
     failures: one per unanswered (item, run, condition), its id ``<item>#run<r>``.
     """

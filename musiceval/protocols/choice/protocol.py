@@ -29,7 +29,7 @@ import numpy as np
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.metrics.choice import answer_permutation_accuracy, best_constant_answer
-from musiceval.protocols.answers import model_name
+from musiceval.protocols.pairing import model_name
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol, ProtocolSettings,
                                       register_protocol)
 from musiceval.data.errors import InputError

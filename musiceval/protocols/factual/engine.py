@@ -22,7 +22,7 @@ from musiceval.data.factual_files import FORMATS, load_factual
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.extraction import Vocabulary, extract_labels
 from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
-from musiceval.protocols.answers import orphans
+from musiceval.protocols.pairing import orphans
 from musiceval.records import ItemFailure, ItemScores
 
 __all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "factual_set", "llm_extractor", "load_factual",

@@ -31,7 +31,7 @@ from musiceval.protocols.factual.score import FLAGS, score_factual_file
 from musiceval.protocols.scoring import ScoreReport, ScoreRequest
 from musiceval.ranges import NON_NEGATIVE_INT, PERMUTATIONS, SHARE
 from musiceval.metrics.sets import best_constant_label_set
-from musiceval.protocols.answers import conditions as conditions_of, model_name
+from musiceval.protocols.pairing import conditions as conditions_of, model_name
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.exclusions import Exclusion
 from musiceval.records import ItemFailure, ItemScores

@@ -32,7 +32,7 @@ import numpy as np
 
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
-from musiceval.protocols.answers import model_name, orphans, pairs
+from musiceval.protocols.pairing import model_name, orphans, pairs
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol,
                                       ProtocolSettings, register_protocol)
 from musiceval.protocols.judge.engine import (MODES, PARSER_VERSION, TEMPLATES, Judge, Judged, JudgeSettings,

@@ -39,7 +39,7 @@ from musiceval.protocols.mir.score import FLAGS, score_mir
 from musiceval.protocols.scoring import ScoreReport, ScoreRequest
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT, SHARE
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
-from musiceval.protocols.answers import conditions as conditions_of, model_name, orphans, pairs
+from musiceval.protocols.pairing import conditions as conditions_of, model_name, orphans, pairs
 from musiceval.protocols.base import (CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings,
                                      register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores

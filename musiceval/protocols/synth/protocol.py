@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from musiceval.data.answers import AnswerSet
-from musiceval.protocols.answers import conditions as answered_conditions
-from musiceval.protocols.answers import model_name, orphans, pairs
+from musiceval.protocols.pairing import conditions as answered_conditions
+from musiceval.protocols.pairing import model_name, orphans, pairs
 from musiceval.protocols.base import MetricInfo, Protocol, ProtocolSettings
 from musiceval.protocols.synth.metrics import CHANCE, TASKS, answer_is_correct
 from musiceval.records import Item, ItemFailure, ItemScores
