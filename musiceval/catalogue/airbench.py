@@ -44,7 +44,7 @@ import fnmatch
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from musiceval.catalogue.common import read_json
 from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
@@ -73,25 +73,33 @@ def uniq_id(row: Mapping[str, Any]) -> str | None:
     return str(uid) if isinstance(uid, (int, str)) and not isinstance(uid, bool) and str(uid).strip() else None
 
 
+def music_rows(rows: Any, meta: str, tasks: Sequence[str], kind: str) -> Iterator[tuple[int, str, dict | Question]]:
+    """``(k, where, row)`` for each row of an AIR-Bench meta file whose ``task_name`` is one of
+    ``tasks``, in file order; a row that cannot be told a music item comes as an item without a
+    clip (``row`` a :class:`Question` whose ``meta["unusable"]`` says why); other tasks' rows are skipped."""
+    if not isinstance(rows, list):
+        raise ValueError(f"expected a JSON array of {kind} items, got {type(rows).__name__}")
+    for k, row in enumerate(rows):
+        where = f"row {k} of {meta}"
+        if not isinstance(row, dict):
+            yield k, where, unusable_item(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell "
+                                                     "whether it is a music item")
+        elif not isinstance(row.get("task_name"), str):
+            yield k, where, unusable_item(f"row{k}", f"{where}: no task_name: cannot tell whether it is a music item")
+        elif row["task_name"] in tasks:
+            yield k, where, row
+
+
 def read_rows(rows: Any) -> list[Question]:
     """The music items of ``Chat_meta.json``'s rows, in file order; a row that cannot be read is an
     item without a clip whose ``meta["unusable"]`` says why."""
-    if not isinstance(rows, list):
-        raise ValueError(f"expected a JSON array of chat items, got {type(rows).__name__}")
     out: list[Question] = []
     seen: set[str] = set()
-    for k, row in enumerate(rows):
-        where = f"row {k} of {META}"
-        if not isinstance(row, dict):
-            out.append(unusable_item(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether "
-                                                "it is a music item"))
+    for k, where, row in music_rows(rows, META, MUSIC_TASKS, "chat"):
+        if isinstance(row, Question):
+            out.append(row)
             continue
-        task = row.get("task_name")
-        if not isinstance(task, str):
-            out.append(unusable_item(f"row{k}", f"{where}: no task_name: cannot tell whether it is a music item"))
-            continue
-        if task not in MUSIC_TASKS:
-            continue
+        task = row["task_name"]
         qid = uniq_id(row) or f"row{k}"
         question, reference, clip = text_field(row, "question"), text_field(row, "answer_gt"), text_field(row, "path")
         dataset = text_field(row, "dataset_name")

@@ -41,7 +41,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from musiceval.catalogue.airbench import REVISION, find_clip, link_clips, text_field, uniq_id, unusable_item
+from musiceval.catalogue.airbench import REVISION, find_clip, link_clips, music_rows, text_field, uniq_id, unusable_item
 from musiceval.catalogue.common import LETTERS, PLACEHOLDER_TYPES, read_json
 from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
 
@@ -88,22 +88,13 @@ def _options(row: Mapping[str, Any]) -> tuple[list[Any], str | None]:
 def read_rows(rows: Any) -> list[Question]:
     """The music items of ``Foundation_meta.json``'s rows, in file order; a row that cannot be read
     is an item without a clip whose ``meta["unusable"]`` says why."""
-    if not isinstance(rows, list):
-        raise ValueError(f"expected a JSON array of foundation items, got {type(rows).__name__}")
     out: list[Question] = []
     seen: set[str] = set()
-    for k, row in enumerate(rows):
-        where = f"row {k} of {META}"
-        if not isinstance(row, dict):
-            out.append(unusable_item(f"row{k}", f"{where}: not an object ({type(row).__name__}): cannot tell whether "
-                                                "it is a music item"))
+    for k, where, row in music_rows(rows, META, MUSIC_TASKS, "foundation"):
+        if isinstance(row, Question):
+            out.append(row)
             continue
-        task = row.get("task_name")
-        if not isinstance(task, str):
-            out.append(unusable_item(f"row{k}", f"{where}: no task_name: cannot tell whether it is a music item"))
-            continue
-        if task not in MUSIC_TASKS:
-            continue
+        task = row["task_name"]
         qid = uniq_id(row)
         question = row.get("question") if isinstance(row.get("question"), str) and row["question"].strip() else None
         clip, dataset = text_field(row, "path"), text_field(row, "dataset_name")

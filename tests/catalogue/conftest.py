@@ -12,6 +12,16 @@ from tests.catalogue.mirror import hub_dataset, tone_bytes, url_file
 NSYNTH_URL = "http://download.magenta.tensorflow.org/datasets/nsynth/nsynth-test.jsonwav.tar.gz"
 
 
+@pytest.fixture(scope="session")
+def tiny_qwen(tmp_path_factory):
+    """A tiny randomly initialised Qwen2-Audio checkpoint (:func:`musiceval.models.qwen2audio.build_tiny_checkpoint`),
+    built once per test process for the ``musiceval run`` tests of the catalogue."""
+    pytest.importorskip("transformers")
+    from musiceval.models.qwen2audio import build_tiny_checkpoint
+
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
+
+
 @pytest.fixture
 def mirror(tmp_path, monkeypatch):
     """``{"hub": cache dir, "urls": mirror dir, "data": data root}`` with the environment pointing at them."""

@@ -216,14 +216,6 @@ def test_pytest_with_a_judged_benchmark_and_no_judge_is_refused_at_start_up(pyte
     assert "--musiceval-option judge.model=JUDGE" in text
 
 
-@pytest.fixture(scope="module")
-def tiny_qwen(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from musiceval.models.qwen2audio import build_tiny_checkpoint
-
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
-
-
 @pytest.mark.slow
 def test_musiceval_run_judges_what_the_tiny_model_answered_then_replays_the_judge(tiny_qwen, airbench_mirror, tmp_path):
     from musiceval.llm.fake_server import FakeOpenAIServer

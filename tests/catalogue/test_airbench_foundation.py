@@ -190,14 +190,6 @@ def test_musiceval_data_prepare_and_list_offline(foundation_mirror):
     assert "choice" in line and "CC BY-NC 4.0 (dataset card" in line
 
 
-@pytest.fixture(scope="module")
-def tiny_qwen(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from musiceval.models.qwen2audio import build_tiny_checkpoint
-
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
-
-
 @pytest.mark.slow
 def test_musiceval_run_scores_what_the_tiny_model_answered_with_the_letter_rule(tiny_qwen, foundation_mirror, tmp_path):
     out = tmp_path / "run"

@@ -67,14 +67,6 @@ def test_data_list_names_the_folder_it_reads():
     assert rows[NAME]["protocol"] == "judge" and "pointwise" in rows[NAME]["parser"]
 
 
-@pytest.fixture(scope="module")
-def tiny_qwen(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from musiceval.models.qwen2audio import build_tiny_checkpoint
-
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
-
-
 def _cli(*args, env):
     return subprocess.run([sys.executable, "-m", "musiceval.cli", *args], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **env}, timeout=900)

@@ -16,14 +16,6 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def tiny_qwen(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from musiceval.models.qwen2audio import build_tiny_checkpoint
-
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2-audio"))
-
-
 def _env(mirror) -> dict:
     return {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(mirror["hub"]),
             "MUSICEVAL_URL_MIRROR": str(mirror["urls"]), "OMP_NUM_THREADS": "1"}
