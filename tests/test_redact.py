@@ -71,15 +71,20 @@ _fragments = st.sampled_from(["://", "=", "@", "?", "&", "Bearer ", "bEaReR\t", 
                                "user:pw", "host", "1"])
 
 
+def _key_shaped(prefix: str) -> str:
+    """A key-shaped word built when the test runs: no tracked file holds one (tests/fake_secrets.py)."""
+    return "".join((prefix, "abcdefghijklmnop", "1234"))
+
+
 @settings(max_examples=400, deadline=None)
 @example("?token=abcdef")
 @example("x;KEY=1")
 @example("bearer abcdefgh1")
-@example("ghs_abcdefghijklmnop1234")
+@example(_key_shaped("ghs_"))
 @example("s://u:p@h")
-@example("xoxp-abcdefghijklmnop1234")
-@example("github_pat_abcdefghijklmnop1234")
-@example("sk-abcdefghijklmnop1234")
+@example(_key_shaped("xoxp-"))
+@example(_key_shaped("github_pat_"))
+@example(_key_shaped("sk-"))
 @given(st.lists(st.one_of(_fragments, st.text(max_size=4)), max_size=12).map("".join))
 def test_the_quick_return_never_changes_what_is_masked(text):
     # redact() skips the substitutions when no pattern can match: the same text as always running them
