@@ -150,24 +150,23 @@ def find_clip(q: Question, index: AudioIndex, part: str) -> str | None:
     return index.find(key) or index.find(f"{part}/{key}") or index.by_basename(Path(key).name)
 
 
-def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
-    return link_clips(files, directory, "Chat", CLIP_FOLDERS)
-
-
-def locate(q: Question, index: AudioIndex) -> str | None:
-    return find_clip(q, index, "Chat")
+def dataset_part(part: str, meta: str, folders: Sequence[str]) -> dict[str, Any]:
+    """The entry fields one part of the dataset (``Chat``, ``Foundation``) gives an AIR-Bench entry:
+    the hub source at :data:`REVISION` (its meta file and clip folders), the shipped audio, every
+    control, and how its clips are linked (:func:`link_clips`) and found (:func:`find_clip`)."""
+    return dict(source=Source("hub", repo_id="qyang1021/AIR-Bench-Dataset", files=(meta, *folders), revision=REVISION),
+                audio="shipped", controls=ALL_CONTROLS, question_files=(meta,), version=REVISION[:7],
+                unpack=lambda files, directory, progress: link_clips(files, directory, part, folders),
+                locate_audio=lambda q, index: find_clip(q, index, part))
 
 
 @register_benchmark(
     name="airbench-chat-music", title="AIR-Bench chat, music items (open-ended, LLM judge)",
-    source=Source("hub", repo_id="qyang1021/AIR-Bench-Dataset", files=(META, *CLIP_FOLDERS), revision=REVISION),
     licence="CC BY-NC 4.0 (dataset card); clips from MusicCaps (CC BY-SA 4.0)", items=ITEMS,
-    audio="shipped",
     protocol="judge", answer_format="musiceval-freeform", prompt="the question as written (Inference_Chat.py)",
     parser="none: the [judge] scores each answer and answer_gt 1-10 with meta_info, both orders (mode rubric, "
            "AIR-Bench's rule; musiceval's wording and a pinned judge, not gpt-4-0125-preview)",
-    controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, version=REVISION[:7],
-    options={"judge": {"mode": "rubric"}},
+    options={"judge": {"mode": "rubric"}}, **dataset_part("Chat", META, CLIP_FOLDERS),
     verified="fields and the music task names from OFA-Sys/AIR-Bench Inference_Chat.py, cal_score.py and "
              "Chat_result_modelx.jsonl (500 music rows); revision, folders and licence from the hub pages; "
              "Chat_meta.json's sha256 not read here",

@@ -41,9 +41,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from musiceval.catalogue.airbench import REVISION, find_clip, link_clips, music_rows, text_field, uniq_id, unusable_item
+from musiceval.catalogue.airbench import dataset_part, music_rows, text_field, uniq_id, unusable_item
 from musiceval.catalogue.common import LETTERS, PLACEHOLDER_TYPES, read_json
-from musiceval.catalogue.spec import ALL_CONTROLS, AudioIndex, Question, Source, register_benchmark
+from musiceval.catalogue.spec import Question, register_benchmark
 
 META = "Foundation/Foundation_meta.json"
 #: the music tasks of the foundation benchmark, as ``task_name`` spells them
@@ -124,25 +124,15 @@ def read_rows(rows: Any) -> list[Question]:
     return out
 
 
-def unpack(files: Mapping[str, Path], directory: Path, progress: bool) -> dict[str, Path]:
-    return link_clips(files, directory, "Foundation", CLIP_FOLDERS)
-
-
-def locate(q: Question, index: AudioIndex) -> str | None:
-    return find_clip(q, index, "Foundation")
-
-
 @register_benchmark(
     name="airbench-foundation-music", title="AIR-Bench foundation, music items (single choice)",
-    source=Source("hub", repo_id="qyang1021/AIR-Bench-Dataset", files=(META, *CLIP_FOLDERS), revision=REVISION),
     licence="CC BY-NC 4.0 (dataset card, which leaves each source set its own terms)", items=None,
-    audio="shipped",
     protocol="choice", answer_format="musiceval-choice",
     prompt="Inference_Foundation.py's instruction, question and A-D options, in the file's order",
     parser="airbench-foundation matcher (score_foundation.py: first character, else the second-to-last; "
            "unanswered counted wrong, no GPT mapping)",
-    controls=ALL_CONTROLS, question_files=(META,), locate_audio=locate, unpack=unpack, version=REVISION[:7],
     options={"matcher": "airbench-foundation", "options_as_published": True},
+    **dataset_part("Foundation", META, CLIP_FOLDERS),
     verified="fields, prompt and letter rule from OFA-Sys/AIR-Bench Inference_Foundation.py and score_foundation.py "
              "@ d5c1bdf; task names and folders from evalscope's AIR-Bench documentation and the hub pages; "
              "item count and Foundation_meta.json's sha256 not read here",

@@ -6,13 +6,17 @@
   ``HF_HUB_OFFLINE=1`` through the library's own lookup;
 - :func:`url_file` puts a release file under ``$MUSICEVAL_URL_MIRROR/<host>/<path>``
   (``musiceval.catalogue.fetch.mirrored``), fetched through ``urllib`` as ``file://``;
-- :func:`tone` / :func:`tone_bytes` synthesise short clips (numpy sine tones).
+- :func:`tone` / :func:`tone_bytes` synthesise short clips (numpy sine tones);
+- :func:`musiceval_cli` runs a ``musiceval`` command of this checkout as a user does, and
+  :func:`tiny_run` is ``musiceval run`` of one entry on the tiny checkpoint, read from a mirror offline.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import os
+import subprocess
+import sys
 import urllib.parse
 from pathlib import Path
 
@@ -59,3 +63,27 @@ def url_file(mirror: Path, url: str, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def musiceval_cli(*args: str, env: dict | None = None, cwd: Path | None = None,
+                  timeout: int = 900) -> subprocess.CompletedProcess:
+    """``python -m musiceval.cli ARGS`` in a subprocess on this checkout (one thread per library)."""
+    return subprocess.run([sys.executable, "-m", "musiceval.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **(env or {})},
+                          cwd=cwd, timeout=timeout)
+
+
+def offline(mirror: dict) -> dict:
+    """The environment that reads the hub from ``mirror`` with the network off."""
+    return {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(mirror["hub"])}
+
+
+def tiny_run(name: str, checkpoint: Path, mirror: dict, tmp_path: Path, *options: str) -> list[str]:
+    """The arguments of ``musiceval run`` of catalogue entry ``name`` on the tiny checkpoint (4 new
+    tokens, CPU), prepared from ``mirror``, into ``tmp_path/run`` with its cache in ``tmp_path/cache``."""
+    return ["run", "--model", f"hf:{checkpoint}", "--benchmarks", name, "--out", str(tmp_path / "run"),
+            "--model-args", "max_new_tokens=4,device=cpu,num_threads=1", "--data-root", str(mirror["data"]),
+            "--cache-dir", str(tmp_path / "cache"), "--no-progress", *options]

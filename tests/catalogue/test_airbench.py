@@ -10,9 +10,6 @@ A run that names no pinned judge is refused before anything is prepared or loade
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,7 +19,7 @@ from musiceval.catalogue import get_benchmark
 from musiceval.catalogue.airbench import ITEMS, REVISION
 from musiceval.catalogue.lock import MANIFEST_NAME
 from musiceval.catalogue.prepare import prepare
-from tests.catalogue.mirror import hub_dataset, tone, tone_bytes
+from tests.catalogue.mirror import hub_dataset, musiceval_cli, offline, tiny_run, tone, tone_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "airbench-chat-music"
@@ -168,18 +165,12 @@ def test_the_datasets_own_chat_folder_as_audio_dir(mirror, tmp_path):
     assert "no clip for 'music_generation_analysis_QA_musiccaps/18mS4cLPOb8.wav'" in report.lock.missing["1755"]
 
 
-def _cli(*args, env=None, cwd=None, timeout=900):
-    return subprocess.run([sys.executable, "-m", "musiceval.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **(env or {})},
-                          cwd=cwd, timeout=timeout)
-
-
 @pytest.mark.parametrize("judge, said", [
     ((), "[judge]: no judge configured: set [judge] model to a pinned judge"),
     (("--option", "judge.model=openai:gpt-4o-mini"), "[judge]: judge 'gpt-4o-mini' names no dated snapshot or revision"),
 ])
 def test_musiceval_run_refuses_a_judged_benchmark_without_a_pinned_judge_before_anything_runs(tmp_path, judge, said):
-    done = _cli("run", "--model", f"hf:{tmp_path / 'no-such-model'}", "--benchmarks", f"hummusqa,{NAME}",
+    done = musiceval_cli("run", "--model", f"hf:{tmp_path / 'no-such-model'}", "--benchmarks", f"hummusqa,{NAME}",
                 "--data-root", str(tmp_path / "data"), "--out", str(tmp_path / "out"), "--no-progress", *judge,
                 timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
@@ -190,7 +181,7 @@ def test_musiceval_run_refuses_a_judged_benchmark_without_a_pinned_judge_before_
 
 
 def test_a_shard_run_scores_nothing_and_needs_no_judge(airbench_mirror, tmp_path):
-    done = _cli("run", "--model", f"hf:{tmp_path / 'no-such-model'}", "--benchmarks", NAME, "--shard", "0/2",
+    done = musiceval_cli("run", "--model", f"hf:{tmp_path / 'no-such-model'}", "--benchmarks", NAME, "--shard", "0/2",
                 "--data-root", str(airbench_mirror["data"]), "--out", str(tmp_path / "out"), "--no-progress",
                 env={"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(airbench_mirror["hub"])}, timeout=300)
     assert "LLM judge" not in done.stderr and f"prepared {NAME}: 8 of 500 items with audio" in done.stderr, done.stderr
@@ -223,15 +214,12 @@ def test_musiceval_run_judges_what_the_tiny_model_answered_then_replays_the_judg
     from tests.judge_server import fair
 
     key = fake_key("airbench")
-    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(airbench_mirror["hub"]), "MUSICEVAL_CACHE": str(tmp_path / "cache"),
-           "OPENAI_API_KEY": key, "CI": ""}
+    env = {**offline(airbench_mirror), "MUSICEVAL_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": key, "CI": ""}
     out = tmp_path / "run"
     with FakeOpenAIServer(reply=fair) as server:
-        command = ["run", "--model", f"hf:{tiny_qwen}", "--benchmarks", NAME, "--out", str(out),
-                   "--model-args", "max_new_tokens=4,device=cpu,num_threads=1", "--data-root", str(airbench_mirror["data"]),
-                   "--cache-dir", str(tmp_path / "cache"), "--no-progress",
-                   "--option", f"judge.model=openai-compatible:{server.base_url}#judge-2024-08-06"]
-        done = _cli(*command, env=env)
+        command = tiny_run(NAME, tiny_qwen, airbench_mirror, tmp_path,
+                           "--option", f"judge.model=openai-compatible:{server.base_url}#judge-2024-08-06")
+        done = musiceval_cli(*command, env=env)
         asked = len(server.requests)
     results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
     assert results, done.stdout[-3000:] + done.stderr[-3000:]
@@ -254,7 +242,7 @@ def test_musiceval_run_judges_what_the_tiny_model_answered_then_replays_the_judg
     assert cassettes and not any(key in p.read_text("utf-8") for p in cassettes)
 
     # CI: the server gone, no key, the judge's calls replayed from the cassettes; the answers from the cache
-    again = _cli(*command, "--replay", env={**env, "OPENAI_API_KEY": "", "MUSICEVAL_CACHE": str(tmp_path / "cache-ci")})
+    again = musiceval_cli(*command, "--replay", env={**env, "OPENAI_API_KEY": "", "MUSICEVAL_CACHE": str(tmp_path / "cache-ci")})
     replayed = json.loads((out / "results" / "results.json").read_text("utf-8"))
     assert "0 generated" in again.stderr and again.returncode == done.returncode, again.stdout[-3000:]
     assert replayed["verdict"] == results["verdict"]

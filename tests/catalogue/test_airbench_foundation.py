@@ -9,10 +9,6 @@ through ``musiceval run``."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -22,9 +18,8 @@ from musiceval.catalogue.airbench import REVISION
 from musiceval.catalogue.lock import MANIFEST_NAME
 from musiceval.catalogue.prepare import prepare
 from musiceval.metrics.choice import UNANSWERED, accuracy, get_matcher, instruction_following_rate
-from tests.catalogue.mirror import hub_dataset, tone, tone_bytes
+from tests.catalogue.mirror import hub_dataset, musiceval_cli, offline, tiny_run, tone, tone_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
 NAME = "airbench-foundation-music"
 META = "Foundation/Foundation_meta.json"
 
@@ -169,23 +164,13 @@ def test_the_datasets_own_foundation_folder_as_audio_dir(mirror, tmp_path):
     assert report.lock.item_clips["5001"] == "Foundation/Music_Genre_Recognition_fma/004708.wav"
 
 
-def _cli(*args, env=None, timeout=900):
-    return subprocess.run([sys.executable, "-m", "musiceval.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **(env or {})},
-                          timeout=timeout)
-
-
-def _offline(mirror) -> dict:
-    return {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(mirror["hub"])}
-
-
-def test_musiceval_data_prepare_and_list_offline(foundation_mirror):
-    done = _cli("data", "prepare", NAME, "--data-root", str(foundation_mirror["data"]), "--no-progress",
-                env=_offline(foundation_mirror), timeout=300)
+def test_musiceval_data_prepare_and_listoffline(foundation_mirror):
+    done = musiceval_cli("data", "prepare", NAME, "--data-root", str(foundation_mirror["data"]), "--no-progress",
+                env=offline(foundation_mirror), timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     said = done.stdout + done.stderr
     assert "6 of 15 items with audio" in said and "Traceback" not in said
-    listed = _cli("data", "list", timeout=120)
+    listed = musiceval_cli("data", "list", timeout=120)
     line = next(x for x in listed.stdout.splitlines() if x.startswith(NAME))
     assert "choice" in line and "CC BY-NC 4.0 (dataset card" in line
 
@@ -193,10 +178,8 @@ def test_musiceval_data_prepare_and_list_offline(foundation_mirror):
 @pytest.mark.slow
 def test_musiceval_run_scores_what_the_tiny_model_answered_with_the_letter_rule(tiny_qwen, foundation_mirror, tmp_path):
     out = tmp_path / "run"
-    done = _cli("run", "--model", f"hf:{tiny_qwen}", "--benchmarks", NAME, "--out", str(out),
-                "--model-args", "max_new_tokens=4,device=cpu,num_threads=1",
-                "--data-root", str(foundation_mirror["data"]), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
-                env={**_offline(foundation_mirror), "MUSICEVAL_CACHE": str(tmp_path / "cache"), "CI": ""})
+    done = musiceval_cli(*tiny_run(NAME, tiny_qwen, foundation_mirror, tmp_path),
+                         env={**offline(foundation_mirror), "MUSICEVAL_CACHE": str(tmp_path / "cache"), "CI": ""})
     results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
     assert results, done.stdout[-3000:] + done.stderr[-3000:]
     assert results["verdict"] in ("PASSED", "FAILED", "INCONCLUSIVE")

@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from musiceval.catalogue import get_benchmark
 from musiceval.catalogue.prepare import ensure_prepared, prepared_dir
-from tests.catalogue.mirror import hub_dataset, tone_bytes
+from tests.catalogue.mirror import hub_dataset, musiceval_cli, offline, tiny_run, tone_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
 NAME = "musicqa-judged"
 #: two clips, four questions each (MusicQA asks every clip its four questions)
 QUESTIONS = ("Describe the audio", "Describe the audio in detail", "What do you hear in the audio?",
@@ -60,16 +55,10 @@ def test_the_judged_entry_reads_the_prepared_folder_of_musicqa(musicqa_mirror):
 
 
 def test_data_list_names_the_folder_it_reads():
-    done = subprocess.run([sys.executable, "-m", "musiceval.cli", "data", "list", "--json"], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    done = musiceval_cli("data", "list", "--json", timeout=120)
     rows = {row["name"]: row for row in json.loads(done.stdout)["benchmarks"]}
     assert rows[NAME]["prepared_as"] == "musicqa" and rows["musicqa"]["prepared_as"] == ""
     assert rows[NAME]["protocol"] == "judge" and "pointwise" in rows[NAME]["parser"]
-
-
-def _cli(*args, env):
-    return subprocess.run([sys.executable, "-m", "musiceval.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **env}, timeout=900)
 
 
 @pytest.mark.slow
@@ -79,15 +68,12 @@ def test_musiceval_run_judges_musicqa_answers_against_the_reference_then_replays
     from tests.judge_server import fair
 
     key = fake_key("musicqa")
-    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(musicqa_mirror["hub"]), "MUSICEVAL_CACHE": str(tmp_path / "cache"),
-           "OPENAI_API_KEY": key, "CI": ""}
+    env = {**offline(musicqa_mirror), "MUSICEVAL_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": key, "CI": ""}
     out = tmp_path / "run"
     with FakeOpenAIServer(reply=fair) as server:
-        command = ["run", "--model", f"hf:{tiny_qwen}", "--benchmarks", NAME, "--out", str(out),
-                   "--model-args", "max_new_tokens=4,device=cpu,num_threads=1",
-                   "--data-root", str(musicqa_mirror["data"]), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
-                   "--option", f"judge.model=openai-compatible:{server.base_url}#judge-2024-08-06"]
-        done = _cli(*command, env=env)
+        command = tiny_run(NAME, tiny_qwen, musicqa_mirror, tmp_path,
+                           "--option", f"judge.model=openai-compatible:{server.base_url}#judge-2024-08-06")
+        done = musiceval_cli(*command, env=env)
         prompts = [m["messages"][-1]["content"] for m in server.requests]
     results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
     assert results, done.stdout[-3000:] + done.stderr[-3000:]
@@ -103,7 +89,7 @@ def test_musiceval_run_judges_musicqa_answers_against_the_reference_then_replays
     cassettes = list((out / "cassettes" / "judge" / NAME).glob("*.yaml"))
     assert cassettes and not any(key in p.read_text("utf-8") for p in cassettes)
 
-    again = _cli(*command, "--replay", env={**env, "OPENAI_API_KEY": "", "MUSICEVAL_CACHE": str(tmp_path / "cache-ci")})
+    again = musiceval_cli(*command, "--replay", env={**env, "OPENAI_API_KEY": "", "MUSICEVAL_CACHE": str(tmp_path / "cache-ci")})
     replayed = json.loads((out / "results" / "results.json").read_text("utf-8"))
     assert again.returncode == done.returncode and replayed["verdict"] == results["verdict"], again.stderr[-3000:]
 
