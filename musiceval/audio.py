@@ -20,6 +20,7 @@ Functions
 - :func:`load_audio`: decode, mix down, window and resample one file.
 - :func:`resample`, :func:`chunk_audio`, :func:`white_noise_like`, :func:`silence_like`.
 - :func:`audio_content_hash`: a stable hash of a waveform and its rate (the response-cache key).
+- :data:`SYNTHESISED_AUDIO`: the folder of synthesised clips the live-model gates ask about.
 """
 from __future__ import annotations
 
@@ -39,7 +40,13 @@ __all__ = [
     "white_noise_like",
     "silence_like",
     "audio_content_hash",
+    "SYNTHESISED_AUDIO",
 ]
+
+#: the synthesised clips shipped with the package (``scripts/make_*_fixtures.py``): their manifest, the
+#: free-form questions and the CMI-Bench instructions over them, with exact ground truth (instrument,
+#: key, tempo, pitch) for the live-model gates (docs/evaluate-your-model.md)
+SYNTHESISED_AUDIO = Path(__file__).resolve().parent / "evals" / "audio"
 
 
 class AudioError(Exception):

@@ -11,6 +11,17 @@ from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE, Range
 
 
 @dataclass(frozen=True)
+class CheckRule:
+    """One ``[checks."<pattern>"]`` rule of the suite config (docs/config.md): whether the checks whose
+    id matches ``pattern`` are release gates (``gate``) or findings, their ``margin``, and why."""
+
+    pattern: str
+    gate: bool | None = None
+    margin: float | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Key:
     type: type | tuple[type, ...]
     default: Any

@@ -21,7 +21,7 @@ from musiceval.calibration.blind import BENCHMARKS, TAGGING_STRATEGIES, _answers
 from musiceval.gates import Gate, GateConfig
 from musiceval.protocols import PROTOCOLS, ProtocolSettings, load_protocol
 from musiceval.records import Outcome
-from musiceval.suite import checks
+from musiceval.protocols import checks
 
 SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()),
               Path(__file__).resolve().parents[2] / "shared" / "data")

@@ -143,6 +143,19 @@ def test_no_protocol_module_imports_the_commands():
     assert not reaching, "move these to musiceval/commands/ (a command module):\n" + "\n".join(reaching)
 
 
+def test_no_protocol_module_reaches_above_the_protocols():
+    """A protocol's home holds its layers, gates included, in one folder that imports nothing above
+    ``musiceval/protocols/``: the checks every protocol's gates apply live in
+    :mod:`musiceval.protocols.checks`, the synthesised clips are :data:`musiceval.audio.SYNTHESISED_AUDIO`,
+    and what only the suite knows (its config, the baseline, the results folder) reaches a gate as a
+    fixture. So the package draws with no arrow from the protocols back up."""
+    above = {name for name, tier in TIER.items() if tier > TIER["protocols"]}
+    reaching = [f"musiceval/{path.relative_to(PACKAGE)}:{line} imports musiceval.{'.'.join(target)}"
+                for path in _modules() if _top(path) == "protocols"
+                for line, target in _imports(path) if target[0] in above]
+    assert not reaching, "take these as fixtures or move what they read below the protocols:\n" + "\n".join(reaching)
+
+
 def test_the_release_gates_take_what_the_plugin_knows_as_fixtures():
     """The gates (every module :data:`musiceval.evals.MODULES` names) and the plugin that collects
     them do not import each other's names, not even by a module name in a string: what both read

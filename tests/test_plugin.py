@@ -14,7 +14,7 @@ from tests.fake_secrets import fake_key
 GATES = '''
 import numpy as np, pytest
 from musiceval.records import ItemScores
-from musiceval.suite.checks import CheckGate
+from musiceval.protocols.checks import CheckGate
 
 def s(values, condition="correct"):
     return ItemScores("m", ids=[str(i) for i in range(len(values))], values=values, condition=condition)

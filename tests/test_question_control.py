@@ -16,7 +16,7 @@ from musiceval.protocols.base import QUESTION_PERMUTATION, ProtocolSettings
 from musiceval.protocols.choice import ChoiceProtocol
 from musiceval.protocols.freeform import FreeformProtocol
 from musiceval.records import Item, Outcome, Response
-from musiceval.suite import checks
+from musiceval.protocols import checks
 
 
 def _rows(clips: int, per_clip: int, singletons: int = 0):

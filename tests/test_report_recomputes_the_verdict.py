@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 GATES = '''
 import numpy as np
 from musiceval.records import ItemScores
-from musiceval.suite.checks import CheckGate
+from musiceval.protocols.checks import CheckGate
 
 def about(gate, check):
     return CheckGate(gate, check=check, model="M", source="file", protocol="demo", rule=gate.rule_for(check))

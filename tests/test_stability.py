@@ -43,7 +43,7 @@ def test_a_gate_missing_from_some_sessions_counts_as_a_flip_there():
 GATES = '''
 import numpy as np
 from musiceval.records import ItemScores
-from musiceval.suite.checks import CheckGate
+from musiceval.protocols.checks import CheckGate
 
 IDS = [str(i) for i in range(300)]
 

@@ -5,8 +5,8 @@ audio, so a file that does must not pass. Each simulation draws a benchmark (key
 uniform or a skewed distribution), writes an answer-blind file for it, builds the protocol through
 its real code path (:meth:`~musiceval.protocols.base.Protocol.from_answers` on an in-memory
 :class:`~musiceval.data.answers.AnswerSet`) and runs the chance gate of the headline metric ("beats
-the strongest answer-blind strategy": every chance level at once, :func:`musiceval.suite.checks.beats_chance`)
-and "the model listens" (:mod:`musiceval.suite.checks`). A file *passes* when both PASS (each is a
+the strongest answer-blind strategy": every chance level at once, :func:`musiceval.protocols.checks.beats_chance`)
+and "the model listens" (:mod:`musiceval.protocols.checks`). A file *passes* when both PASS (each is a
 required gate of a release); the nominal false-PASS rate of one gate is ``alpha / 2`` (2.5 %).
 
 Answer-blind strategies (:data:`STRATEGIES`):
@@ -39,7 +39,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.gates import Gate, GateConfig
 from musiceval.protocols.base import PROTOCOLS, ProtocolSettings
 from musiceval.records import Item, Outcome, Response
-from musiceval.suite import checks
+from musiceval.protocols import checks
 
 STRATEGIES = ("constant", "best constant", "prior-matched", "shifted")
 LETTERS = "ABCD"

@@ -2,7 +2,7 @@
 
 docs/gate-your-model.md ("What the verdict means"): answering the question is tested wherever a benchmark asks several
 questions about one clip, by the answers in place against the same answers moved to other
-questions about the same audio (:func:`musiceval.suite.checks.answers_the_question`). Each
+questions about the same audio (:func:`musiceval.protocols.checks.answers_the_question`). Each
 simulation draws a benchmark with several questions per clip (multiple choice with keys A-D, or
 free-form questions about nine attributes of the clip, scored by ROUGE-L), writes a file of answers
 by one strategy, builds the protocol through its real code path
@@ -36,7 +36,7 @@ from musiceval.data.answers import AnswerSet
 from musiceval.gates import Gate, GateConfig
 from musiceval.protocols.base import ProtocolSettings
 from musiceval.records import Item, Outcome, Response
-from musiceval.suite import checks
+from musiceval.protocols import checks
 
 STRATEGIES = ("clip-only", "shifted within clip", "shifted by one line", "listens and answers")
 #: the strategies whose files do not answer the question: the gate must PASS at most nominal + 2 SE

@@ -19,10 +19,7 @@ gates ask a declared live model about; it ships with the package.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-#: synthesised clips, their manifest and the CMI-Bench instructions over them (scripts/make_*_fixtures.py)
-AUDIO = Path(__file__).resolve().parent / "audio"
+from musiceval.audio import SYNTHESISED_AUDIO as AUDIO  # noqa: F401  (the synthesised clips, kept here by name)
 #: the gate modules, in the order their tests are collected: the generic ones here, each protocol's
 #: in its own home (``musiceval/protocols/<name>/gates*.py``, beside the engine they gate)
 MODULES = ("musiceval.evals.model_gates", "musiceval.evals.regression", "musiceval.protocols.choice.gates",

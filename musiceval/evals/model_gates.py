@@ -33,7 +33,7 @@ from the metric's default role and the suite config's ``[checks]`` rules.
 from __future__ import annotations
 
 from musiceval.protocols.base import PARSE_RATE
-from musiceval.suite import checks
+from musiceval.protocols import checks
 from musiceval.suite.repeats import record_agreement
 from musiceval.keys import margin_for
 

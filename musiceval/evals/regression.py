@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import pytest
 
-from musiceval.suite import checks
+from musiceval.protocols import checks
 from musiceval.suite.baselines import BaselineSourceError, load_baseline
 from musiceval.keys import margin_for
 

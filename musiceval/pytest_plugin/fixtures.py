@@ -61,7 +61,7 @@ class PytestGate(Gate):
         super().record_bars(*args, **kwargs)
 
     def rule_for(self, check: str):
-        """The suite config's ``[checks]`` rule for ``check`` (used by musiceval.suite.checks)."""
+        """The suite config's ``[checks]`` rule for ``check`` (used by musiceval.protocols.checks)."""
         return self._suite.rule(check)
 
     def _on_result(self, result: GateResult) -> None:

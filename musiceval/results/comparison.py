@@ -445,6 +445,9 @@ class Baseline:
     ...                 new_label="qwen2", baseline=base.path)            # doctest: +SKIP
     """
 
+    #: a results folder holds scores, not answers: nothing here can be read again by a judge
+    has_answers = False
+
     def __init__(self, results_dir: Any, model: str | None = None):
         run = _load(results_dir, 0, model)
         self.path, self.label, self.meta = run.path, run.label, run.meta

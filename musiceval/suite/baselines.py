@@ -20,6 +20,9 @@ from musiceval.suite.config import AnswerSource, SuiteConfig
 class AnswerBaseline:
     """The previous release's answer files, scored by this run's protocols (same scorer side)."""
 
+    #: its answers can be read again (:meth:`run_for`), by a judge comparing two answers side by side
+    has_answers = True
+
     def __init__(self, suite: SuiteConfig, runs: Callable[[AnswerSource], Any]):
         self.label = self.path = suite.baseline["model"].name
         self._sources = suite.baseline_sources()

@@ -52,6 +52,7 @@ from typing import Any, Mapping
 
 from musiceval.extraction.vocabulary import BUILTIN as BUILTIN_VOCABULARIES
 from musiceval.human_baselines import read_human_baselines
+from musiceval.keys import CheckRule
 from musiceval.ranges import NON_NEGATIVE
 from musiceval.suite.schema import ConfigError, answer_options, check_value, schema, unknown_key_error, validate_thresholds
 
@@ -92,14 +93,6 @@ class ModelDecl:
     answers: tuple[Mapping[str, Any], ...] = ()
     #: sampled answers per item asked of the live spec (:mod:`musiceval.suite.repeats`)
     repeats: int = 1
-
-
-@dataclass(frozen=True)
-class CheckRule:
-    pattern: str
-    gate: bool | None = None
-    margin: float | None = None
-    reason: str = ""
 
 
 @dataclass

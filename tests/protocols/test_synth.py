@@ -124,7 +124,7 @@ def test_generated_answers_are_the_answer_set_a_recorded_file_gives():
 def test_the_chance_gate_scores_a_real_models_answers_through_the_protocol():
     """The gpu-marked gate of musiceval/protocols/synth/gates.py, run on answers made up for the test:
     every instrument and key question answered right but one left unanswered (a counted failure)."""
-    from musiceval.evals import AUDIO
+    from musiceval.audio import SYNTHESISED_AUDIO as AUDIO
     from musiceval.gates import Gate, GateConfig
     from musiceval.generate import load_manifest
     from musiceval.models.base import GenerationSettings

@@ -28,7 +28,7 @@ import pytest
 
 from musiceval.human_baselines import position, read_human_baselines
 from musiceval.skip_reasons import NOT_APPLICABLE
-from musiceval.suite import checks
+from musiceval.protocols import checks
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = ["test_accuracy_per_dimension_is_recorded", "test_accuracy_against_published_human_accuracy", "live_choice",

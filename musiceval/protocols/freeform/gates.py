@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from musiceval.metrics.registry import METRICS
-from musiceval.suite import checks
+from musiceval.protocols import checks
 from musiceval.keys import margin_for
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from musiceval.evals import AUDIO
+from musiceval.audio import SYNTHESISED_AUDIO as AUDIO
 
 from musiceval.generate import generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings

@@ -7,15 +7,13 @@ two judged answers compared directly is the comparison judged benchmarks report.
 """
 from __future__ import annotations
 
-from musiceval.suite.baselines import AnswerBaseline
-
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = ["test_judged_side_by_side_with_the_baseline"]
 PROTOCOL = "judge"
 
 
 def test_judged_side_by_side_with_the_baseline(run, gate, baseline, thresholds):
-    if not isinstance(baseline, AnswerBaseline):
+    if baseline is None or not baseline.has_answers:
         gate.skip(f"{run.model} {run.source}: judging side by side needs the previous release's answers: declare "
                   "[baseline] name with [[baseline.answers]] (a results folder holds scores, not answers)",
                   applicable=False)

@@ -35,13 +35,13 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.evals import AUDIO
+from musiceval.audio import SYNTHESISED_AUDIO as AUDIO
 
 from musiceval.generate import GenerationResult, require_answers
 from musiceval.models.base import GenerationSettings
 from musiceval.models.cache import ResponseCache
 from musiceval.records import ItemScores
-from musiceval.suite.checks import census_at_least
+from musiceval.protocols.checks import census_at_least
 from musiceval.protocols.mir.live import LiveTask, find_instruction_file, run_live_task
 from musiceval.redact import redact
 

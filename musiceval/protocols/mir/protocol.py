@@ -16,7 +16,7 @@ uniform guess among the task's classes; for tagging's per-item ROC-AUC the fixed
 tag-frequency ranking (an oracle prior: the tags ranked by how many references hold them, the same
 ranking for every item), the file's most common response sent for every item and the answer
 permutation (the file's own answers moved to other clips), each paired by item. The release gate
-compares the model with all of them at once (:func:`musiceval.suite.checks.beats_chance`).
+compares the model with all of them at once (:func:`musiceval.protocols.checks.beats_chance`).
 
 Options: ``compat`` (None, ``"cmi-bench"`` or ``"cmi-bench@<commit>"``, see
 :mod:`musiceval.protocols.mir.metrics.compat`), ``encoder`` ("minilm"; tagging), ``threads`` (torch

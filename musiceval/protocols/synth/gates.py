@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from musiceval.evals import AUDIO
+from musiceval.audio import SYNTHESISED_AUDIO as AUDIO
 
 from musiceval.generate import GenerationResult, generate_responses, load_manifest, require_answers
 from musiceval.models.base import GenerationSettings
@@ -36,7 +36,7 @@ from musiceval.protocols.synth.metrics import CHANCE
 from musiceval.protocols.synth.protocol import SynthProtocol
 from musiceval.records import Item, ItemScores
 from musiceval.redact import redact, redacted_repr
-from musiceval.suite.checks import census_at_least
+from musiceval.protocols.checks import census_at_least
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [

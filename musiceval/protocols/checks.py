@@ -32,9 +32,9 @@ from typing import Any, Callable
 import numpy as np
 
 from musiceval.gates import Gate
+from musiceval.keys import CheckRule
 from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
 from musiceval.records import GateResult, ItemScores, Outcome
-from musiceval.suite.config import CheckRule
 
 _DECIDED = (Outcome.PASS, Outcome.FAIL, Outcome.INCONCLUSIVE)
 

@@ -8,8 +8,8 @@ import pytest
 from musiceval.gates import Gate, GateConfig
 from musiceval.protocols.base import PARSE_RATE, Chance, MetricInfo, Protocol
 from musiceval.records import GateResult, ItemScores, Outcome
-from musiceval.suite import checks
-from musiceval.suite.config import CheckRule
+from musiceval.protocols import checks
+from musiceval.keys import CheckRule
 
 
 class TableProtocol(Protocol):
