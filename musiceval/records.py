@@ -212,3 +212,26 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(v) for v in obj]
     return obj
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """Where every line of one answer file went: scored (or an unparseable answer, which counts
+    against the parse rate), or unreadable (torn JSON, wrong types: the input is corrupt), and how
+    much of its benchmark the file covers."""
+
+    #: records read (responses of every condition plus unreadable lines)
+    records: int
+    unreadable: tuple[ItemFailure, ...]
+    #: distinct items with a Correct answer
+    answered: int
+    #: the benchmark the file belongs to and its number of items (None: unknown)
+    benchmark: str | None
+    expected: int | None
+    #: the scoring cap in force (score the first N records; None: every record)
+    cap: int | None
+
+    def as_row(self) -> dict[str, Any]:
+        return {"records": self.records, "unreadable": len(self.unreadable),
+                "unreadable_lines": [f"{f.item_id}: {f.reason}" for f in self.unreadable[:20]],
+                "answered": self.answered, "benchmark": self.benchmark, "expected": self.expected, "cap": self.cap}

@@ -45,7 +45,7 @@ from musiceval.exclusions import Exclusion, summarize
 from musiceval.keys import GATE_KEYS, SOURCE_KEYS, Key
 from musiceval.protocols.scoring import (  # noqa: F401  (ProtocolSettings: imported from here too)
     ProtocolSettings, ScoreReport, ScoreRequest, answers_report, evaluated_report)
-from musiceval.records import ItemFailure, ItemScores
+from musiceval.records import Accounting, ItemFailure, ItemScores
 from musiceval.registry import Registry
 
 #: control conditions: the model hears something other than the item's audio (or nothing)
@@ -133,6 +133,16 @@ class Protocol(abc.ABC):
     source: str = ""
     #: the run seed every pairing the protocol draws itself is seeded from (the question control)
     seed: int = 0
+    # ---- what the suite records when it builds the protocol from a declared answer source
+    # (:func:`musiceval.suite.runs.build_protocol`); None or empty for a protocol built by hand ----
+    #: sha256 of what the answers are scored against (:func:`musiceval.suite.runs.items_fingerprint`)
+    items_sha256: str | None = None
+    #: where every line of the answer file went (the readable and coverage gates)
+    accounting: Accounting | None = None
+    #: sampled answers: scored item id ``<id>#r<k>`` -> the item it repeats, and the Correct answer
+    #: text of each repeat (:mod:`musiceval.suite.repeats`)
+    repeat_of: Mapping[str, str] = {}
+    repeat_texts: Mapping[str, str] = {}
 
     @property
     @abc.abstractmethod

@@ -352,7 +352,7 @@ def readable(gate: Gate, run: Protocol, allowed: int) -> GateResult:
     """Every line of the answer file could be read (at most ``allowed`` unreadable lines: torn
     JSON, wrong types). A census, decided exactly; the detail names the first unreadable lines
     (``file:line: reason``)."""
-    account = run.accounting  # type: ignore[attr-defined]
+    account = run.accounting
     g = bind(gate, run, "readable", default_role="gate")
     bad = len(account.unreadable)
     where = "; ".join(f"{f.item_id}: {f.reason}" for f in account.unreadable[:5])
@@ -369,7 +369,7 @@ def readable(gate: Gate, run: Protocol, allowed: int) -> GateResult:
 def coverage(gate: Gate, run: Protocol, minimum: float) -> GateResult | None:
     """The answers cover at least ``minimum`` of the benchmark's items (``covers X of N items``); a
     census, decided exactly. None when the benchmark's size is unknown (set ``expected_items``)."""
-    account = run.accounting  # type: ignore[attr-defined]
+    account = run.accounting
     if not account.expected:
         return None
     g = bind(gate, run, "coverage", default_role="gate")

@@ -7,38 +7,15 @@ cache directory).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from musiceval.data.answers import AnswerSet
 from musiceval.protocols.base import PROTOCOLS, Protocol, ProtocolSettings, check_headline
-from musiceval.records import ItemFailure
+from musiceval.records import Accounting
 from musiceval.suite.config import AnswerSource, SuiteConfig
 from musiceval.suite.repeats import correct_texts
 
-
-@dataclass(frozen=True)
-class Accounting:
-    """Where every line of one answer file went: scored (or an unparseable answer, which counts
-    against the parse rate), or unreadable (torn JSON, wrong types: the input is corrupt), and how
-    much of its benchmark the file covers."""
-
-    #: records read (responses of every condition plus unreadable lines)
-    records: int
-    unreadable: tuple[ItemFailure, ...]
-    #: distinct items with a Correct answer
-    answered: int
-    #: the benchmark the file belongs to and its number of items (None: unknown)
-    benchmark: str | None
-    expected: int | None
-    #: the scoring cap in force (score the first N records; None: every record)
-    cap: int | None
-
-    def as_row(self) -> dict[str, Any]:
-        return {"records": self.records, "unreadable": len(self.unreadable),
-                "unreadable_lines": [f"{f.item_id}: {f.reason}" for f in self.unreadable[:20]],
-                "answered": self.answered, "benchmark": self.benchmark, "expected": self.expected, "cap": self.cap}
 
 def protocol_options(source: AnswerSource, config: SuiteConfig, *, cache_dir: str | Path | None = None) -> dict[str, Any]:
     """What the source's protocol class makes of its config section and answers entry
@@ -127,16 +104,16 @@ def build_protocol(source: AnswerSource, config: SuiteConfig, *, seed: int = 0, 
     check_headline(run)
     run.model = source.model
     run.source = source.label
-    run.items_sha256 = items_fingerprint(answers.items)  # type: ignore[attr-defined]
+    run.items_sha256 = items_fingerprint(answers.items)
     bench = answers.benchmark
-    run.accounting = Accounting(  # type: ignore[attr-defined]
+    run.accounting = Accounting(
         records=len(answers.responses) + len(answers.failures) + sum(len(e.ids) for e in answers.excluded),
         unreadable=tuple(answers.failures),
         answered=len(answered_ids(answers)),  # never above expected: refuse_oversized
         benchmark=bench.name if bench is not None else None, expected=expected_items(source, answers),
         cap=options.get("max_items"))
-    run.repeat_of = dict(answers.repeat_of)  # type: ignore[attr-defined]  # sampled answers: musiceval.suite.repeats
-    run.repeat_texts = correct_texts(answers) if answers.repeat_of else {}  # type: ignore[attr-defined]
+    run.repeat_of = dict(answers.repeat_of)
+    run.repeat_texts = correct_texts(answers) if answers.repeat_of else {}
     return run
 
 
