@@ -67,3 +67,12 @@ def test_runs_with_the_same_repeats_pair_repeat_by_repeat_without_the_flag(tmp_p
     assert row.n_paired == 3 * N and row.n_unmatched == 0
     (mean_row,) = results.compare(a, b, per_item_mean=True).itertuples()
     assert mean_row.n_paired == N and mean_row.diff == pytest.approx(row.diff)  # equal K: the same mean difference
+
+
+def test_power_against_a_run_with_other_repeats_is_refused_naming_the_fix(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    one = _run(tmp_path, "v1", rng.random((N, 1)) < 0.6, model="v1")
+    five = _run(tmp_path, "v2", rng.random((N, 5)) < 0.6, model="v2", repeats=5)
+    assert main(["power", str(five), "--against", str(one), "--metric", "accuracy", "--drop", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert "v2 asked every item 5 time(s), v1 1" in err and "pass --against a run with the same --repeats" in err

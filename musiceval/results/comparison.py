@@ -438,6 +438,10 @@ def paired_differences(run: Any, against: Any | None, *, metric: str, protocol: 
     per-item values (centred) are returned and the caller must assume a correlation."""
     loaded = [_load(r, k) for k, r in enumerate([run] + ([against] if against is not None else []))]
     if len(loaded) == 2:
+        ka, kb = repeats_of(loaded[0].meta), repeats_of(loaded[1].meta)
+        if ka != kb:  # a repeat is an item of its own (<id>#r<k>): nothing would pair
+            raise RepeatsDiffer(f"{loaded[0].label} asked every item {ka} time(s), {loaded[1].label} {kb} (model.repeats): "
+                                "their per-item scores do not pair; pass --against a run with the same --repeats")
         check_runs(loaded)
     picked = []
     for r in loaded:
