@@ -136,6 +136,18 @@ class GenerationResult:
         return {"n_responses": len(self.responses), "n_cached": self.n_cached,
                 "n_generated": self.n_generated, "n_failed": len(self.failures)}
 
+    @classmethod
+    def joined(cls, results: Iterable[GenerationResult]) -> GenerationResult:
+        """Several results as one (the K repeats of a run, :func:`musiceval.suite.repeats.each_repeat`):
+        responses and failures in order, counts summed."""
+        out = cls()
+        for r in results:
+            out.responses += r.responses
+            out.failures += r.failures
+            out.n_cached += r.n_cached
+            out.n_generated += r.n_generated
+        return out
+
     def answer_set(self, items: Sequence[Item], *, model: str, source: str) -> AnswerSet:
         """These answers to ``items`` as the :class:`~musiceval.data.answers.AnswerSet` a recorded answer
         file gives (format ``"generated"``), for a protocol's ``from_answers``: live answers are scored on

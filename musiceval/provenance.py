@@ -186,18 +186,32 @@ def fingerprint_problem(fp: Any, where: str = "meta.provenance") -> str | None:
     return None
 
 
-def repeats_note(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapping[str, Any]) -> list[str]:
-    """A note when two runs asked each item a different number of times (sampled answers,
-    :mod:`musiceval.suite.repeats`): the repeats are items of their own (``<id>#r<k>``), so
-    only answers with the same id pair."""
-    ka, kb = (int(model_side(fp).get("repeats", 1)) for fp in (fp_a, fp_b))
+def repeats_of(meta: Mapping[str, Any]) -> int:
+    """The sampled answers per item of a run (:mod:`musiceval.suite.repeats`), from its
+    ``results.json`` meta: ``meta.provenance.model.repeats``, else ``meta.repeats``, else 1."""
+    fp = meta.get("provenance") or {}
+    return int(model_side(fp).get("repeats") or meta.get("repeats") or 1)
+
+
+def repeats_differ(label_a: str, ka: int, label_b: str, kb: int) -> str | None:
+    """Why two runs that asked each item a different number of times do not compare as they are
+    (None when they asked alike): one answer per item and the mean of K sampled answers are
+    different estimators, and a repeat is an item of its own (``<id>#r<k>``), so their rows do not
+    pair. The fix: runs with the same repeats, or each item's mean over its repeats
+    (``musiceval compare --per-item-mean``; docs/regression-gates.md, "Runs with different repeats")."""
     if ka == kb:
-        return []
+        return None
+
     def times(k: int) -> str:
         return "once" if k == 1 else f"{k} times"
 
-    return [f"{label_a} asked every item {times(ka)}, {label_b} {times(kb)}: a repeat is an item of its own "
-            "(<id>#r<k>), so only answers with the same id are paired; compare runs with the same repeats"]
+    more, k = (label_a, ka) if ka > kb else (label_b, kb)
+    fewer = label_b if more == label_a else label_a
+    return (f"{label_a} asked every item {times(ka)}, {label_b} {times(kb)} (model.repeats): one answer per item and "
+            f"the mean of {max(ka, kb)} sampled answers are different estimates, and a repeat is an item of its own "
+            f"(<id>#r<k>), so their rows do not pair; compare runs with the same repeats (ask {fewer}'s model again "
+            f"with --repeats {k} at {more}'s temperature), or pass --per-item-mean to compare each item's mean over "
+            "its repeats")
 
 
 def dataset_notes(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapping[str, Any]) -> list[str]:

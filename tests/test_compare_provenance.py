@@ -62,13 +62,17 @@ def test_protocols_scored_by_one_run_only_do_not_block():
     assert check_comparable(a, b) == []
 
 
-def test_runs_with_different_repeats_are_noted():
-    """Sampled answers (docs/evaluate-your-model.md, "7. Sampled answers, K per item"): a repeat is an
-    item of its own, so two runs with different repeats pair only answers with the same id."""
-    from musiceval.provenance import fingerprint, repeats_note
+def test_runs_with_different_repeats_are_told_apart_with_the_fix():
+    """Sampled answers (docs/evaluate-your-model.md, "7. Sampled answers, K per item"): the repeats
+    are on the model side of the fingerprint; two runs with different repeats do not compare as they
+    are (docs/regression-gates.md, "Runs with different repeats"; tests/test_compare_repeats.py)."""
+    from musiceval.provenance import fingerprint, repeats_differ, repeats_of
 
     one, three = fingerprint(protocols=["choice"]), fingerprint(protocols=["choice"], repeats=3)
     assert "repeats" not in one["model"] and three["model"]["repeats"] == 3
-    assert repeats_note("a", one, "b", one) == []
-    (note,) = repeats_note("a", one, "b", three)
-    assert "a asked every item once, b 3 times" in note and "<id>#r<k>" in note
+    assert repeats_of({"provenance": one}) == 1 and repeats_of({"provenance": three}) == 3
+    assert repeats_of({"repeats": 4}) == 4  # a run without provenance: meta.repeats
+    assert repeats_differ("a", 1, "b", 1) is None
+    why = repeats_differ("a", 1, "b", 3)
+    assert "a asked every item once, b 3 times" in why and "<id>#r<k>" in why
+    assert "ask a's model again with --repeats 3 at b's temperature" in why and "--per-item-mean" in why

@@ -9,7 +9,8 @@ The first run is the baseline of the second (and with more runs every earlier ru
 baseline of every later one; a leaderboard follows). Exit status: 0 compared; 1 with
 ``--fail-on-regression`` when some comparison is ``inferior`` (a non-inferiority FAIL);
 2 when the runs cannot be compared (scorer-side provenance differs: the differences are listed
-on stderr; missing or unreadable results dirs).
+on stderr; runs that asked each item a different number of times, ``--repeats``, without
+``--per-item-mean``; missing or unreadable results dirs).
 """
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--power", type=arg(LEVEL), default=0.8, help="power of the minimum detectable effect (default 0.8)")
     parser.add_argument("--adjust", choices=["holm", "bh"], default="holm",
                         help="p-value adjustment across comparisons (default holm)")
+    parser.add_argument("--per-item-mean", action="store_true",
+                        help="runs with different --repeats: compare each item's mean over its sampled repeats "
+                             "(refused without it: docs/regression-gates.md, \"Runs with different repeats\")")
     parser.add_argument("--json", action="store_true", help="print one JSON object: rows, leaderboard, notes")
     parser.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
     parser.add_argument("--html", metavar="FILE", help="also write the table (and the leaderboard) as one HTML page")
@@ -75,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         table, notes = compare_runs(*args.runs, margins=per_key, default_margin=default,
                                     lower_is_better=args.lower_is_better, alpha=args.alpha, power=args.power,
-                                    adjust=args.adjust, conditions=conditions)
+                                    adjust=args.adjust, conditions=conditions, per_item_mean=args.per_item_mean)
     except NotComparable as exc:
         print(f"musiceval: error: {exc}", file=sys.stderr)
         return EXIT_NOT_COMPARABLE

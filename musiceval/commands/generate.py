@@ -5,6 +5,11 @@ Exit status: 0 all answered, 1 some items failed (each listed with its reason on
 are cached), 2 unusable input (manifest, model spec). The summary is one JSON object on stdout; the
 last line on stderr says where the responses were cached (``--cache-dir``, else ``$MUSICEVAL_CACHE``
 or the platform cache folder: :mod:`musiceval.cache_dir`).
+
+``--repeats K`` asks every (item, condition) K times at the model's temperature, repeat ``r``
+with the seed of (``--seed``, ``r``), as ``musiceval run --repeats K`` does and with its refusals
+(:mod:`musiceval.suite.repeats`): each ``--out`` row carries its ``repeat`` (0..K-1), which the
+answer readers turn into the item ``<id>#r<k>`` in the item's group.
 """
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ import time
 from pathlib import Path
 
 from musiceval.commands.registry import register_command
-from musiceval.generate import MODEL_CONDITIONS, ManifestError, generate_responses, load_manifest, parse_shard, shard_of
+from musiceval.generate import (MODEL_CONDITIONS, GenerationResult, ManifestError, generate_responses, load_manifest,
+                                parse_shard, shard_of)
 from musiceval.models.base import GenerationSettings, ModelSpecError, load_model
 from musiceval.models.cache import ResponseCache, redact_spec
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, NON_NEGATIVE_INT, arg
@@ -40,6 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=arg(NON_NEGATIVE_INT), default=0, help="seeds sampling, the random pairing and the noise (default 0)")
     parser.add_argument("--limit", type=arg(AT_LEAST_ONE), default=None, help="only the first N items")
     parser.add_argument("--random-draws", type=arg(AT_LEAST_ONE), default=1, help="independent Random pairings per item (default 1)")
+    parser.add_argument("--repeats", type=int, default=1, metavar="K",
+                        help="sampled answers per item at the model's temperature (--temperature 0.7), each repeat with "
+                             "its own seed; --out rows carry their repeat (default 1)")
     from musiceval import progress as _progress
 
     _progress.add_progress_arguments(parser)
@@ -61,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         from musiceval.models.args import parse_model_args, split_model_args
 
+        from musiceval.suite.repeats import check_repeats
+
         load_args, settings = split_model_args(parse_model_args(args.model_args),
                                                GenerationSettings(args.temperature, args.max_tokens, args.seed))
+        repeats = check_repeats(args.repeats, settings, flag="--repeats", args_flag="--model-args")
         shard = parse_shard(args.shard) if args.shard else None
         conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
         bad = [c for c in conditions if c not in MODEL_CONDITIONS]
@@ -92,13 +104,16 @@ def run(args: argparse.Namespace) -> int:
               "pass a writable --cache-dir", file=sys.stderr)
         model.close()
         return 2
+    from functools import partial
+
+    from musiceval.suite.repeats import each_repeat
+
     started = time.perf_counter()
     try:
-        result = generate_responses(
-            model, items, conditions=conditions, data_dir=args.data_dir or args.dataset.parent,
-            cache=cache, settings=settings, batch_size=args.batch_size or max(16, 4 * args.concurrency),
-            progress=_progress_on(args), random_draws=args.random_draws, shard=shard,
-        )
+        ask = partial(generate_responses, model, items, conditions=conditions, data_dir=args.data_dir or args.dataset.parent,
+                      cache=cache, batch_size=args.batch_size or max(16, 4 * args.concurrency),
+                      progress=_progress_on(args), random_draws=args.random_draws, shard=shard)
+        result = GenerationResult.joined(r for _, r in each_repeat(lambda s: ask(settings=s), settings, repeats))
     finally:
         model.close()
     elapsed = time.perf_counter() - started
@@ -108,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:  # whole or not at all: a full disk leaves the earlier file (or none), never a torn one
         from musiceval.writes import WriteError, write_whole
 
-        lines = "".join(json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in result.responses).encode("utf-8")
+        lines = "".join(json.dumps(_row(r), ensure_ascii=False) + "\n" for r in result.responses).encode("utf-8")
         try:
             write_whole(args.out, lambda fh: fh.write(lines), fix="pass a writable --out")
         except WriteError as exc:
@@ -119,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         print(redact(f"FAILED {failure.item_id}: {failure.reason}"), file=sys.stderr)
     summary = {"model": redact_spec(model.spec), "n_items": len(items), **result.summary(),
                "cache": str(cache.path), "cache_lines_ignored": len(cache.torn)}
+    if repeats > 1:
+        summary["repeats"] = repeats
     if shard is not None:
         summary["shard"] = f"{shard[0]}/{shard[1]}"
         summary["n_items_in_shard"] = sum(shard_of(item.id, shard[1]) == shard[0] for item in items)
@@ -128,6 +145,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"musiceval generate: responses cached in {cache.path} (pytest --musiceval-cache-dir {where.parent} replays them)",
           file=sys.stderr)
     return 1 if result.failures else 0
+
+
+def _row(response) -> dict:
+    """A response as an ``--out`` row; one of K sampled answers carries its ``repeat`` as the answer
+    readers expect it (:func:`musiceval.data.answers.repeated_row`)."""
+    row = to_jsonable(response)
+    if "repeat" in response.meta:
+        row["repeat"] = int(response.meta["repeat"])
+    return row
 
 
 register_command("generate", help="run a model over a dataset and fill the response cache",

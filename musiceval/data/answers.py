@@ -20,6 +20,7 @@ answers per item) is the row of its own item, :func:`repeated_row`. ``extra`` ho
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
@@ -128,9 +129,23 @@ def split_labels(value) -> tuple[str, ...]:
     raise ValueError(f"labels must be a string or a list of strings, got {type(value).__name__}")
 
 
+#: a repeat's item id, ``<id>#r<k>`` (:func:`repeat_id`)
+_REPEAT_ID = re.compile(r"(.+)#r(\d+)")
+
+
 def repeat_id(item_id: str, repeat: int) -> str:
     """The item id of repeat ``repeat`` of ``item_id``: ``<id>#r<k>``."""
     return f"{item_id}#r{repeat}"
+
+
+def repeated_item(item_id: str) -> str:
+    """The item a repeat's id names (``<id>#r<k>`` -> ``<id>``, :func:`repeat_id`); any other id itself.
+
+    >>> repeated_item("q7#r2"), repeated_item("q7")
+    ('q7', 'q7')
+    """
+    found = _REPEAT_ID.fullmatch(str(item_id))
+    return found.group(1) if found else str(item_id)
 
 
 def repeated_row(row: dict, id_key: str, repeat_of: dict[str, str]) -> dict:

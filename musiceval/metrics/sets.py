@@ -246,20 +246,47 @@ def f1_matrix(pred: np.ndarray, true: np.ndarray, *, both_empty: float = 1.0) ->
     return np.where(denom == 0, both_empty, 2 * tp / np.maximum(denom, 1))
 
 
-def permutation_null_f1(pred: LabelSets, true: LabelSets, *, n_permutations: int = 1000, seed: int = 0) -> np.ndarray:
+def permutation_null_f1(pred: LabelSets, true: LabelSets, *, n_permutations: int = 1000, seed: int = 0,
+                        items: Sequence[str] | None = None) -> np.ndarray:
     """Chance level of macro F1 by permuting predictions across items.
 
     Keeps both label marginals and breaks only the link between an answer and its item
     (the label-permutation chance level). Returns ``n_permutations`` null means, for
     ``gate.beats_permutation_null``.
+
+    ``items`` (one per row: the item the row answers, e.g. the original item of each of K sampled
+    repeats) moves all rows of an item together (:func:`musiceval.stats.permutation.moved_rows`):
+    every answer of an item is scored against one other item's truth, never against the truth of
+    another repeat of its own. Rows of one item must share their truth. Without ``items`` (or with
+    one row per item) every row is its own item: the same null, draw for draw.
+
+    >>> null = permutation_null_f1([["a"]] * 2 + [["b"]] * 2, [["a"]] * 2 + [["b"]] * 2, n_permutations=50,
+    ...                            items=["q1", "q1", "q2", "q2"])
+    >>> sorted(set(null.tolist()))  # the two repeats of q1 move together: all right or all wrong
+    [0.0, 1.0]
     """
     from musiceval.stats import permutation_null
+    from musiceval.stats.permutation import item_codes, moved_rows
 
     pred_sets, true_sets = validate(pred, true)
     labels = sorted(set().union(*pred_sets, *true_sets)) if pred_sets else []
     p, t = binarize(pred_sets, labels), binarize(true_sets, labels)
-    return permutation_null(lambda perm: float(f1_matrix(p[perm], t).mean()), len(pred_sets),
-                            n_permutations=n_permutations, seed=seed)
+    codes = item_codes(items, len(pred_sets))
+    n_items = int(codes.max()) + 1 if codes.size else 0
+    first = np.full(n_items, -1)
+    for row, code in enumerate(codes.tolist()):
+        if first[code] < 0:
+            first[code] = row
+        elif true_sets[row] != true_sets[first[code]]:
+            raise ValueError(f"items: rows {first[code]} and {row} answer one item ({items[row]!r}) with different "
+                             f"truths {sorted(true_sets[first[code]])} and {sorted(true_sets[row])}; name each row's item")
+    truth_of_item = t[first]
+
+    def null_mean(perm: np.ndarray) -> float:
+        rows, place = moved_rows(codes, perm)
+        return float(f1_matrix(p[rows], truth_of_item[place]).mean())
+
+    return permutation_null(null_mean, n_items, n_permutations=n_permutations, seed=seed)
 
 
 def best_constant_label_set(true: LabelSets, *, labels: Sequence[str] | None = None) -> tuple[tuple[str, ...], np.ndarray]:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from musiceval import stats
-from musiceval.provenance import check_comparable, dataset_notes, repeats_note
+from musiceval.provenance import check_comparable, dataset_notes, repeats_differ, repeats_of
 from musiceval.records import ItemScores, align_paired
 from musiceval.stats.regression import compare_scores
 from musiceval.results.files import Run, load
@@ -59,6 +59,15 @@ class NotComparable(ValueError):
     def __init__(self, label_a: str, label_b: str, differences: Sequence[str]):
         self.differences = list(differences)
         super().__init__(not_comparable(label_a, label_b, self.differences))
+
+
+class RepeatsDiffer(NotComparable):
+    """Two runs that asked each item a different number of times (sampled answers,
+    :func:`musiceval.provenance.repeats_differ`): compared only per item mean (``per_item_mean``)."""
+
+    def __init__(self, message: str):
+        self.differences = [message]
+        ValueError.__init__(self, message)
 
 
 def not_comparable(label_a: str, label_b: str, differences: Sequence[str]) -> str:
@@ -157,6 +166,26 @@ def _unique_labels(runs: list[LoadedRun]) -> None:
 ScoreKey = tuple[str, str, str, str]
 
 
+def item_means(scores: ItemScores) -> ItemScores:
+    """Each item's mean over its sampled repeats (rows ``<id>#r<k>``,
+    :func:`musiceval.data.answers.repeated_item`), in the order items first appear, in the group of
+    the item's first row: what ``compare_runs(per_item_mean=True)`` pairs.
+
+    >>> s = ItemScores("acc", ids=["q1#r0", "q2#r0", "q1#r1", "q2#r1"], values=np.array([1.0, 0.0, 0.0, 0.0]))
+    >>> m = item_means(s)
+    >>> m.ids, m.values.tolist()
+    (('q1', 'q2'), [0.5, 0.0])
+    """
+    from musiceval.data.answers import repeated_item
+
+    rows: dict[str, list[int]] = {}
+    for k, item_id in enumerate(scores.ids):
+        rows.setdefault(repeated_item(item_id), []).append(k)
+    values = np.array([float(np.mean(scores.values[r])) for r in rows.values()], dtype=float)
+    groups = [scores.groups[r[0]] for r in rows.values()] if scores.groups else None
+    return ItemScores(scores.metric, ids=list(rows), values=values, groups=groups, condition=scores.condition)
+
+
 @dataclass(frozen=True)
 class ScoreSet:
     scores: ItemScores
@@ -208,10 +237,17 @@ def pair_sources(old: LoadedRun, new: LoadedRun, old_keys: Iterable[ScoreKey], n
     return mapping, notes
 
 
-def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
-    """Refuse runs with scorer-side differences (:class:`NotComparable`); return notes for runs
-    without a recorded provenance, and for a dataset one run records and the other does not."""
+def check_runs(runs: Sequence[LoadedRun], *, per_item_mean: bool = False) -> list[str]:
+    """Refuse runs with scorer-side differences (:class:`NotComparable`), and runs that asked each
+    item a different number of times unless ``per_item_mean`` (:class:`RepeatsDiffer`); return
+    notes for runs without a recorded provenance, and for a dataset one run records and the other
+    does not."""
     notes = []
+    for k, a in enumerate(runs):
+        for b in runs[k + 1:]:
+            differ = repeats_differ(a.label, repeats_of(a.meta), b.label, repeats_of(b.meta))
+            if differ and not per_item_mean:
+                raise RepeatsDiffer(differ)
     with_fp = [r for r in runs if r.meta.get("provenance")]
     for r in runs:
         if not r.meta.get("provenance"):
@@ -222,7 +258,6 @@ def check_runs(runs: Sequence[LoadedRun]) -> list[str]:
             if diffs:
                 raise NotComparable(a.label, b.label, diffs)
             notes += dataset_notes(a.label, a.meta["provenance"], b.label, b.meta["provenance"])
-            notes += repeats_note(a.label, a.meta["provenance"], b.label, b.meta["provenance"])
             va, vb = a.meta["provenance"].get("musiceval"), b.meta["provenance"].get("musiceval")
             if va != vb:
                 notes.append(f"{a.label} was scored by musiceval {va}, {b.label} by {vb}: every scoring component has "
@@ -240,6 +275,7 @@ def compare_runs(
     adjust: str = "holm",
     conditions: Sequence[str] | None = ("correct",),
     model: str | None = None,
+    per_item_mean: bool = False,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The comparison table (one row per baseline/new pair, protocol/source, metric, condition) and notes.
 
@@ -250,16 +286,24 @@ def compare_runs(
     ``protocol/metric``, ``metric`` or ``protocol``), else ``default_margin``, else the new run's
     own regression margin, else :data:`DEFAULT_MARGIN`. ``model`` picks one model of runs that hold
     several.
+
+    Runs that asked each item a different number of times (sampled answers, ``--repeats K``) are
+    refused (:class:`RepeatsDiffer`) unless ``per_item_mean``: then every run with repeats is
+    compared by each item's mean over its repeats (:func:`item_means`), paired by item
+    (docs/regression-gates.md, "Runs with different repeats").
     """
     if len(runs) < 2:
         raise ValueError("compare needs at least two runs (results dirs), the baseline first")
     loaded = [_load(r, k, model) for k, r in enumerate(runs)]
     _unique_labels(loaded)
-    notes = check_runs(loaded)
+    notes = check_runs(loaded, per_item_mean=per_item_mean)
     lower = list(lower_is_better)
     per_run = []
     for r in loaded:
         scores, run_notes = _per_item(r)
+        if per_item_mean and repeats_of(r.meta) > 1:
+            scores = {k: ScoreSet(item_means(v.scores), v.higher_is_better) for k, v in scores.items()}
+            run_notes.append(f"{r.label}: each item's mean over its {repeats_of(r.meta)} sampled repeats (--per-item-mean)")
         per_run.append(scores)
         notes += run_notes
     rows: list[dict[str, Any]] = []
@@ -394,6 +438,10 @@ def paired_differences(run: Any, against: Any | None, *, metric: str, protocol: 
     per-item values (centred) are returned and the caller must assume a correlation."""
     loaded = [_load(r, k) for k, r in enumerate([run] + ([against] if against is not None else []))]
     if len(loaded) == 2:
+        ka, kb = repeats_of(loaded[0].meta), repeats_of(loaded[1].meta)
+        if ka != kb:  # a repeat is an item of its own (<id>#r<k>): nothing would pair
+            raise RepeatsDiffer(f"{loaded[0].label} asked every item {ka} time(s), {loaded[1].label} {kb} (model.repeats): "
+                                "their per-item scores do not pair; pass --against a run with the same --repeats")
         check_runs(loaded)
     picked = []
     for r in loaded:

@@ -25,13 +25,14 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from musiceval.catalogue.answer_files import answer_path, answers_entry, safe_label, write_answers
 from musiceval.catalogue.prepare import PrepareError, PrepareReport, ensure_prepared
 from musiceval.catalogue.spec import Benchmark
-from musiceval.suite.repeats import check_repeats, repeat_settings, tagged
+from musiceval.suite.repeats import check_repeats, each_repeat
 
 ENTRIES = "entries.json"
 DEFAULT_CONDITIONS = ("correct", "random", "noise", "text_only")
@@ -109,9 +110,9 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
             if skipped:
                 run.notes.append(f"{bench.name}: {', '.join(skipped)} not asked ({bench.answer_format} answers hold no such control)")
             responses: list = []
-            for repeat in range(repeats):
-                result = generate_responses(model, items, conditions=asked, data_dir=report.audio_root, cache=cache,
-                                            settings=repeat_settings(settings, repeat), progress=progress, shard=shard)
+            ask = partial(generate_responses, model, items, conditions=asked, data_dir=report.audio_root, cache=cache,
+                          progress=progress, shard=shard)
+            for repeat, result in each_repeat(lambda s: ask(settings=s), settings, repeats):
                 run.failures[bench.name] = run.failures.get(bench.name, len(bad)) + len(result.failures)
                 for failure in result.failures[:5]:
                     log(f"{bench.name}: {failure.item_id}: {failure.reason}")
@@ -119,7 +120,7 @@ def generate_answers(spec: str, benchmarks: Sequence[Benchmark], *, data_root: P
                 log(f"{bench.name}{which}: {result.n_generated} generated, {result.n_cached} from the cache, "
                     f"{len(result.failures)} failed")
                 require_answers(result, redact(spec), f"{bench.name} ({len(items)} items x {len(asked)} conditions){which}")
-                responses += tagged(result.responses, repeat) if repeats > 1 else result.responses
+                responses += result.responses
             if shard is not None:
                 continue
             path = write_answers(bench, report, items, responses, out_dir, label)

@@ -21,13 +21,15 @@ import hashlib
 import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from musiceval.models.base import GenerationSettings
 from musiceval.records import ItemScores, Response
 
 #: seeds stay below 2**31: OpenAI-compatible servers and torch take them
 _SEED_RANGE = 2**31 - 1
+#: a generation result: a dataclass with ``responses`` and ``failures`` (:class:`musiceval.generate.GenerationResult`)
+Result = TypeVar("Result")
 
 
 def repeat_seed(seed: int, repeat: int) -> int:
@@ -73,6 +75,24 @@ def check_repeats(repeats: Any, settings: GenerationSettings, *, flag: str, args
 def tagged(responses: Iterable[Response], repeat: int) -> list[Response]:
     """``responses`` with ``meta["repeat"]`` (the answer files write it as the row's ``repeat``)."""
     return [replace(r, meta={**dict(r.meta), "repeat": repeat}) for r in responses]
+
+
+def each_repeat(ask: Callable[[GenerationSettings], Result], settings: GenerationSettings,
+                repeats: int) -> Iterator[tuple[int, Result]]:
+    """``(r, ask(settings of repeat r))`` for r in 0..``repeats``-1 (:func:`repeat_settings`), in
+    order: the loop ``musiceval run`` and ``musiceval generate`` share. With more than one repeat,
+    each result's responses carry their repeat (:func:`tagged`) and its failures name the repeat's
+    item (``<id>#r<k>``, :func:`musiceval.data.answers.repeat_id`); one repeat is returned as
+    asked, so K = 1 is a run without repeats. ``repeats`` is checked by :func:`check_repeats`."""
+    from musiceval.data.answers import repeat_id
+
+    for repeat in range(repeats):
+        result = ask(repeat_settings(settings, repeat))
+        if repeats > 1:
+            result = replace(result, responses=tagged(result.responses, repeat),  # type: ignore[type-var]
+                             failures=[replace(f, item_id=repeat_id(f.item_id, repeat))
+                                       for f in result.failures])  # type: ignore[attr-defined]
+        yield repeat, result
 
 
 @dataclass(frozen=True)
@@ -155,4 +175,5 @@ def record_agreement(gate: Any, run: Any) -> Agreement | None:
     return found
 
 
-__all__ = ["Agreement", "agreement", "check_repeats", "correct_texts", "record_agreement", "repeat_seed", "repeat_settings", "tagged"]
+__all__ = ["Agreement", "agreement", "check_repeats", "correct_texts", "each_repeat", "record_agreement", "repeat_seed",
+           "repeat_settings", "tagged"]

@@ -97,3 +97,48 @@ def test_musiceval_run_judges_musicqa_answers_against_the_reference_then_replays
         return {g["name"]: (g["outcome"], g.get("estimate")) for g in run["gates"] if g["protocol"] == "judge"}
 
     assert judged(replayed) == judged(results) and judged(results)
+
+
+def test_a_judged_run_with_two_sampled_repeats_gives_one_verdict_and_agreement_findings(musicqa_mirror, tmp_path,
+                                                                                         monkeypatch, capsys):
+    """``musiceval run --repeats 2`` on a judged benchmark (docs/evaluate-your-model.md, "Sampled
+    answers"): the judge grades every repeat's answer against the reference, the coverage gate
+    counts each question once, a FINDING says how the repeats agree, and the run ends in one verdict."""
+    from musiceval.cli import main as cli_main
+    from musiceval.llm.fake_server import FakeOpenAIServer
+    from musiceval.suite.repeats import repeat_seed
+    from tests.fake_secrets import fake_key
+    from tests.judge_server import fair
+
+    first, second = REFERENCES["c0"], REFERENCES["c1"]
+
+    def sampled(body: dict) -> str:  # repeat 0 describes clip c0 whatever it hears, every other repeat c1
+        return first if int(body.get("seed") or 0) == repeat_seed(0, 0) else second
+
+    monkeypatch.setenv("OPENAI_API_KEY", fake_key("musicqa"))
+    monkeypatch.setenv("CI", "")  # record the judge's calls, as on a workstation
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply=sampled) as model, FakeOpenAIServer(reply=fair) as judge:
+        code = cli_main(["run", "--model", f"openai-compatible:{model.base_url}#echo", "--benchmarks", NAME,
+                         "--data-root", str(musicqa_mirror["data"]), "--cache-dir", str(tmp_path / "cache"),
+                         "--out", str(out), "--no-progress", "--repeats", "2", "--model-args", "temperature=0.8",
+                         "--conditions", "correct,noise",
+                         "--option", f"judge.model=openai-compatible:{judge.base_url}#judge-2024-08-06"])
+        seeds = {b["seed"] for b in model.bodies}
+        graded = [b["prompt"] for b in judge.bodies if "Answer to grade:" in b["prompt"]]
+    printed = capsys.readouterr()
+    results = json.loads((out / "results" / "results.json").read_text("utf-8"))
+    assert seeds == {repeat_seed(0, 0), repeat_seed(0, 1)}, printed.err[-3000:]
+    assert results["verdict"] in ("PASSED", "FAILED", "INCONCLUSIVE", "ERROR")  # one verdict for the run
+    assert code == (0 if results["verdict"] == "PASSED" else 1) and results["meta"]["repeats"] == 2
+    assert any(f"Answer to grade: {first}" in p for p in graded) and any(f"Answer to grade: {second}" in p for p in graded)
+    rows = [json.loads(line) for line in (out / f"{NAME}.jsonl").read_text("utf-8").splitlines()]
+    ids = {r["id"] for r in rows}
+    assert len(ids) == 8 and {(r["id"], r["condition"], r["repeat"]) for r in rows} == {
+        (i, c, rep) for i in ids for c in ("correct", "noise") for rep in (0, 1)}
+    text = json.dumps(results["gates"])
+    assert "covers 8 of 5,040 items" in text  # the questions, not 8 x 2 rows
+    (agree,) = [g for g in results["gates"] if "agree across 2 sampled repeats" in g["name"]]
+    assert agree["outcome"] == "FINDING" and agree["n"] == 8 and agree["estimate"] == 0.0
+    # repeat 0 describes c0, repeat 1 c1: every question is judged right once and wrong once
+    assert "judge_score flips between right and wrong across repeats on 8 items" in agree["detail"]

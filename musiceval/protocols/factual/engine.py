@@ -48,6 +48,8 @@ class FactualSet:
     groups: list[str]
     failures: list[ItemFailure] = field(default_factory=list)
     random_texts: dict | None = None
+    #: the id of a sampled repeat (``<id>#r<k>``) -> the item it repeats (:attr:`AnswerSet.repeat_of`)
+    repeat_of: dict[str, str] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -66,7 +68,7 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
     failed (``random_texts`` empty, never derived)."""
     by_item, prompts = _chunk_answers(answers, condition)
     random = _chunk_answers(answers, "random")[0] if condition == "correct" else {}
-    data = FactualSet([], [], [], [], [], list(answers.failures) + orphans(answers))
+    data = FactualSet([], [], [], [], [], list(answers.failures) + orphans(answers), repeat_of=dict(answers.repeat_of))
     failed = {f.item_id for f in answers.failures if f.under(condition)}
 
     def text(chunks: dict[int, str]):
@@ -259,11 +261,14 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
         predictions[condition] = dict(zip(ids, preds))
     correct = predictions["correct"]
     ids = sorted(correct)  # item-id order: the permutation null does not move with the file's line order
-    enough = len(ids) >= 2
-    null = (permutation_null_f1([correct[i] for i in ids], [truths[i] for i in ids], n_permutations=n_permutations, seed=seed)
-            if enough else np.array([np.nan]))
+    # the K repeats of an item move together: a row never meets another repeat's truth (musiceval.stats.permutation)
+    items = [data.repeat_of.get(i, i) for i in ids]
+    enough = len(set(items)) >= 2
+    null = (permutation_null_f1([correct[i] for i in ids], [truths[i] for i in ids], n_permutations=n_permutations, seed=seed,
+                                items=items) if enough else np.array([np.nan]))
+    together = ", the repeats of an item together" if len(set(items)) < len(items) else ""
     metrics["chance"] = {"f1": float(np.mean(null)) if enough else None, "f1_sd": float(np.std(null)) if enough else None,
-                         "method": f"permutation of predictions across items ({n_permutations}, seed {seed})"}
+                         "method": f"permutation of predictions across items{together} ({n_permutations}, seed {seed})"}
     if "random" in conditions:
         metrics["random"]["n_unpaired"] = len(unpaired)
     per_label = per_label_scores([correct[i] for i in ids], [truths[i] for i in ids], labels=list(vocab.labels))

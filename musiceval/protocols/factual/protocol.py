@@ -191,7 +191,7 @@ class FactualProtocol(Protocol):
         """F1's answer-blind strategies: the permutation null (predictions permuted across items)
         and the best constant label set (one set given as the answer to every item), paired by item."""
         correct = self.result.scores["correct"]["f1"]
-        if metric != "f1" or correct.n < 2:
+        if metric != "f1" or correct.n < 2 or self.result.metrics["chance"]["f1"] is None:  # one item: no null
             return ()
         null = self.result.null_f1
         truths = dict(zip(self.data.ids, self.data.truths))
