@@ -193,12 +193,13 @@ def repeats_of(meta: Mapping[str, Any]) -> int:
     return int(model_side(fp).get("repeats") or meta.get("repeats") or 1)
 
 
-def repeats_differ(label_a: str, ka: int, label_b: str, kb: int) -> str | None:
+def repeats_differ(label_a: str, ka: int, label_b: str, kb: int, *, per_item_mean: bool = True) -> str | None:
     """Why two runs that asked each item a different number of times do not compare as they are
     (None when they asked alike): one answer per item and the mean of K sampled answers are
     different estimators, and a repeat is an item of its own (``<id>#r<k>``), so their rows do not
     pair. The fix: runs with the same repeats, or each item's mean over its repeats
-    (``musiceval compare --per-item-mean``; docs/regression-gates.md, "Runs with different repeats")."""
+    (``musiceval compare --per-item-mean``, offered unless ``per_item_mean`` is False: the regression
+    gates pair answers row by row; docs/regression-gates.md, "Runs with different repeats")."""
     if ka == kb:
         return None
 
@@ -210,8 +211,8 @@ def repeats_differ(label_a: str, ka: int, label_b: str, kb: int) -> str | None:
     return (f"{label_a} asked every item {times(ka)}, {label_b} {times(kb)} (model.repeats): one answer per item and "
             f"the mean of {max(ka, kb)} sampled answers are different estimates, and a repeat is an item of its own "
             f"(<id>#r<k>), so their rows do not pair; compare runs with the same repeats (ask {fewer}'s model again "
-            f"with --repeats {k} at {more}'s temperature), or pass --per-item-mean to compare each item's mean over "
-            "its repeats")
+            f"with --repeats {k} at {more}'s temperature)"
+            + (", or pass --per-item-mean to compare each item's mean over its repeats" if per_item_mean else ""))
 
 
 def dataset_notes(label_a: str, fp_a: Mapping[str, Any], label_b: str, fp_b: Mapping[str, Any]) -> list[str]:

@@ -76,3 +76,18 @@ def test_power_against_a_run_with_other_repeats_is_refused_naming_the_fix(tmp_pa
     assert main(["power", str(five), "--against", str(one), "--metric", "accuracy", "--drop", "0.05"]) == 2
     err = capsys.readouterr().err
     assert "v2 asked every item 5 time(s), v1 1" in err and "pass --against a run with the same --repeats" in err
+
+
+def test_the_regression_gates_baseline_refuses_a_run_with_other_repeats_without_offering_a_compare_flag(tmp_path):
+    """``[baseline] results`` in a pytest run pairs row by row (evals/regression): a baseline asked
+    once against a run asked five times is refused, the fix being the same repeats on both sides."""
+    from musiceval.results.comparison import Baseline
+
+    rng = np.random.default_rng(4)
+    base = Baseline(_run(tmp_path, "v1", rng.random((N, 1)) < 0.6, model="v1"))
+    now = fingerprint(protocols=["choice"], model="v2", decoding={"temperature": 0.7}, seed=0, repeats=5)
+    with pytest.raises(RepeatsDiffer) as err:
+        base.check(now, label="v2")
+    message = str(err.value)
+    assert "baseline v1 asked every item once, v2 5 times" in message and "--per-item-mean" not in message
+    assert base.check(fingerprint(protocols=["choice"], model="v2", decoding={"temperature": 0.0}, seed=0), "v2") == []

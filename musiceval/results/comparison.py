@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from musiceval import stats
-from musiceval.provenance import check_comparable, dataset_notes, repeats_differ, repeats_of
+from musiceval.provenance import check_comparable, dataset_notes, model_side, repeats_differ, repeats_of
 from musiceval.records import ItemScores, align_paired
 from musiceval.stats.regression import compare_scores
 from musiceval.results.files import Run, load
@@ -514,6 +514,10 @@ class Baseline:
         diffs = check_comparable(self.provenance, fingerprint)
         if diffs:
             raise NotComparable(f"baseline {self.label}", label, diffs)
+        differ = repeats_differ(f"baseline {self.label}", repeats_of(self.meta), label,
+                                int(model_side(fingerprint).get("repeats") or 1), per_item_mean=False)
+        if differ:
+            raise RepeatsDiffer(differ)
         return []
 
     def keys(self) -> list[ScoreKey]:
