@@ -5,8 +5,10 @@ A :class:`Gate` turns :class:`~musiceval.records.ItemScores` into a
 one-sided p-value and the name of the test used, hands every result (and the per-item scores it
 consumed) to a sink, and then calls ``on_result`` so that a test harness can fail or xfail.
 It has no pytest dependency: notebooks use it directly with a list as the sink. The statistics
-are not here: each gate's test is a pure function of :mod:`musiceval.stats.gate_tests` returning a
-decision, which the gate records with its name, inputs and detail.
+are not here: each gate's test is the pure function of the same name in
+:mod:`musiceval.stats.gate_tests`, which pairs the scores, runs the test and returns the finished
+result; the gate only records it (:meth:`Gate._conclude`) with the run's nodeid, alpha and seed and
+the per-item scores it consumed.
 
 The outcome rule is :func:`musiceval.stats.decide`: PASS when the interval's lower bound clears
 the bar (``GateResult.bar``), FAIL when its upper bound is below it, INCONCLUSIVE otherwise, with
@@ -42,9 +44,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from musiceval import stats
-from musiceval.records import GateResult, ItemScores, Outcome, align_paired, to_jsonable
+from musiceval.records import GateResult, ItemScores, Outcome, to_jsonable
 from musiceval.stats import gate_tests
-from musiceval.stats.gate_tests import Decision
 
 
 @dataclass(frozen=True)
@@ -101,20 +102,9 @@ class Gate:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _decided(self, decision: Decision, *, name: str, n: int, threshold: float, protocol: str, metric: str,
-                 n_failed: int, detail: str, seed: int, inputs: Sequence[ItemScores]) -> GateResult:
-        """Record a statistical test's :class:`~musiceval.stats.gate_tests.Decision` as the gate ``name``."""
-        ci = decision.ci
-        return self._conclude(
-            GateResult(
-                name=name, outcome=decision.outcome, estimate=decision.estimate, ci=(ci.low, ci.high),
-                p_value=decision.p_value, n=n, threshold=threshold, bar=decision.bar, test=decision.test,
-                protocol=protocol, metric=metric, n_failed=n_failed, detail=detail, seed=seed,
-            ),
-            inputs,
-        )
-
     def _conclude(self, result: GateResult, inputs: Sequence[ItemScores] = ()) -> GateResult:
+        """Record ``result`` (a statistical test's, :mod:`musiceval.stats.gate_tests`) with this run's
+        nodeid, alpha, protocol and seed, and the per-item scores it consumed."""
         result = replace(
             result,
             nodeid=self.nodeid,
@@ -134,34 +124,16 @@ class Gate:
         self.on_result(result)
         return result
 
-    def _empty(self, name: str, test: str, threshold: float, protocol: str, metric: str, n_failed: int) -> GateResult:
-        return GateResult(
-            name=name, outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan),
-            p_value=None, n=0, threshold=threshold, test=test, protocol=protocol, metric=metric,
-            n_failed=n_failed, detail="no scored items: nothing to decide", bar=threshold,
-        )
+    def _seed(self, name: str) -> int:
+        return gate_seed(self.config.seed, name)
 
     # ------------------------------------------------------------------ gates
-
-    def _identical(self, name: str, va: np.ndarray, vb: np.ndarray, groups, *, a: ItemScores, b: ItemScores,
-                   margin: float, protocol: str, metric: str, n_failed: int, detail: str) -> GateResult:
-        """Two conditions that score the same on every item: the mean difference is exactly 0 on
-        this benchmark, so "a beats b by ``margin`` >= 0" is decided (FAIL) without an interval."""
-        return self._conclude(
-            GateResult(
-                name=name, outcome=Outcome.FAIL if margin >= 0 else Outcome.PASS, estimate=0.0, ci=(0.0, 0.0),
-                p_value=None, n=int(va.size), threshold=margin, bar=margin,
-                test="exact: identical on every item (no interval needed)", protocol=protocol, metric=metric,
-                n_failed=n_failed, detail=f"{detail}; {a.condition} and {b.condition} score identically on every one "
-                                          f"of the {va.size} items: the difference is exactly 0",
-            ),
-            (a, b),
-        )
 
     def paired_greater(
         self, a: ItemScores, b: ItemScores, *, name: str, margin: float = 0.0, protocol: str = "", metric: str = ""
     ) -> GateResult:
-        """``mean(a - b) > margin`` on the items both conditions scored (paired by item id).
+        """``mean(a - b) > margin`` on the items both conditions scored (paired by item id):
+        :func:`musiceval.stats.gate_tests.paired_greater`.
 
         Interval: the calibrated paired interval (:func:`musiceval.stats.intervals.paired_interval`;
         with fewer than 20 clusters the exact cluster sign-flip test and its interval) or
@@ -170,77 +142,41 @@ class Gate:
         exactly 0 and the gate FAILs without an interval (an answer that equals its control or
         an answer-blind baseline on every item carries no evidence of beating it).
         """
-        metric = metric or a.metric
-        va, vb, groups, unpaired = align_paired(a, b)
-        n_failed = len(a.failures) + len(b.failures) + len(unpaired)
-        test = "paired bootstrap CI + sign-flip test"
-        if va.size == 0:
-            return self._conclude(self._empty(name, test, margin, protocol, metric, n_failed), (a, b))
-        detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
-        if unpaired:
-            detail += f"; {len(unpaired)} unpaired items excluded"
-        if np.array_equal(va, vb):
-            return self._identical(name, va, vb, groups, a=a, b=b, margin=margin, protocol=protocol, metric=metric,
-                                   n_failed=n_failed, detail=detail)
-        seed = gate_seed(self.config.seed, name)
-        decision = gate_tests.paired_difference(va, vb, groups, margin=margin, settings=self.config.settings, seed=seed)
-        return self._decided(decision, name=name, n=int(va.size), threshold=margin, protocol=protocol, metric=metric,
-                             n_failed=n_failed, detail=detail, seed=seed, inputs=(a, b))
+        result = gate_tests.paired_greater(a, b, name=name, margin=margin, protocol=protocol, metric=metric,
+                                           settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (a, b))
 
     def greater_than_chance(
         self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
         """``mean(scores) > chance`` for a known chance level: the calibrated one-sample interval
         (:func:`musiceval.stats.intervals.one_sample_interval`), or a bootstrap interval of the mean and a
-        sign-flip test of ``scores - chance``. The estimate is the mean minus chance."""
-        metric = metric or scores.metric
-        test = "bootstrap CI vs fixed chance + sign-flip test"
-        if scores.n == 0:
-            return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
-        seed = gate_seed(self.config.seed, name)
-        decision = gate_tests.mean_above(scores.values, scores.groups, chance, settings=self.config.settings, seed=seed)
-        return self._decided(decision, name=name, n=scores.n, threshold=chance, protocol=protocol, metric=metric,
-                             n_failed=len(scores.failures), detail=f"mean={scores.mean():.4f}, chance={chance:.4f}",
-                             seed=seed, inputs=(scores,))
+        sign-flip test of ``scores - chance``. The estimate is the mean minus chance
+        (:func:`musiceval.stats.gate_tests.greater_than_chance`)."""
+        result = gate_tests.greater_than_chance(scores, chance, name=name, protocol=protocol, metric=metric,
+                                                settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (scores,))
 
     def beats_permutation_null(
         self, scores: ItemScores, null_means: Sequence[float] | np.ndarray, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
-        """``mean(scores)`` above the chance level estimated by permutation.
+        """``mean(scores)`` above the chance level estimated by permutation
+        (:func:`musiceval.stats.gate_tests.beats_permutation_null`).
 
         ``null_means`` are the mean scores under permutations of the item-label link (see
         :func:`musiceval.stats.permutation_null`). Estimate: observed mean minus the null mean;
         interval: the interval of the observed mean minus the null mean; p-value: Monte Carlo
         permutation p-value.
         """
-        metric = metric or scores.metric
-        null = np.asarray(null_means, dtype=float)
-        chance = float(null.mean())
-        test = f"permutation null ({null.size} permutations)"
-        if scores.n == 0:
-            return self._conclude(self._empty(name, test, chance, protocol, metric, len(scores.failures)), (scores,))
-        seed = gate_seed(self.config.seed, name)
-        if float(np.ptp(null)) == 0.0 and math.isclose(scores.mean(), chance, rel_tol=1e-9, abs_tol=1e-12):
-            return self._conclude(  # every permutation scores as the answers in place: they ignore the item
-                GateResult(
-                    name=name, outcome=Outcome.FAIL, estimate=0.0, ci=(0.0, 0.0), p_value=1.0, n=scores.n,
-                    threshold=chance, bar=0.0, test=f"{test}: exact, every permutation scores the same",
-                    protocol=protocol, metric=metric, n_failed=len(scores.failures),
-                    detail=f"mean={scores.mean():.4f}, and every permutation of the answers across items scores "
-                           "the same: the answers do not depend on the item",
-                ),
-                (scores,),
-            )
-        decision = gate_tests.mean_above_permutation_null(scores.values, scores.groups, null,
-                                                          settings=self.config.settings, seed=seed)
-        return self._decided(decision, name=name, n=scores.n, threshold=chance, protocol=protocol, metric=metric,
-                             n_failed=len(scores.failures), seed=seed, inputs=(scores,),
-                             detail=f"mean={scores.mean():.4f}, permutation chance={chance:.4f} (sd {null.std():.4f})")
+        result = gate_tests.beats_permutation_null(scores, null_means, name=name, protocol=protocol, metric=metric,
+                                                   settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (scores,))
 
     def binomial_greater(
         self, correct: ItemScores, p0: float, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
-        """Accuracy (0/1 per item) above the chance rate ``p0``.
+        """Accuracy (0/1 per item) above the chance rate ``p0``
+        (:func:`musiceval.stats.gate_tests.binomial_greater`).
 
         Independent items: exact binomial test and Clopper-Pearson interval. Items sharing a
         group (several questions per track): the same on the effective sample size (Korn and
@@ -248,42 +184,23 @@ class Gate:
         "bca"/"percentile" a cluster bootstrap interval and a clustered sign-flip test, because
         the plain binomial would overstate the evidence.
         """
-        metric = metric or correct.metric
-        values = correct.values
-        if correct.n and not np.all((values == 0) | (values == 1)):
-            raise ValueError(f"binomial_greater needs 0/1 outcomes; {correct.metric!r} has other values")
-        if correct.n == 0:
-            return self._conclude(self._empty(name, "exact binomial", p0, protocol, metric, len(correct.failures)), (correct,))
-        seed = gate_seed(self.config.seed, name)
-        k, n = int(values.sum()), correct.n
-        decision = gate_tests.proportion_above(values, correct.groups, p0, settings=self.config.settings, seed=seed)
-        return self._decided(decision, name=name, n=n, threshold=p0, protocol=protocol, metric=metric,
-                             n_failed=len(correct.failures), detail=f"accuracy={k / n:.4f} ({k}/{n}), chance={p0:.4f}",
-                             seed=seed, inputs=(correct,))
+        result = gate_tests.binomial_greater(correct, p0, name=name, protocol=protocol, metric=metric,
+                                             settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (correct,))
 
     def mcnemar_greater(
         self, a: ItemScores, b: ItemScores, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
-        """Paired 0/1 outcomes: condition ``a`` right more often than ``b`` on the same items.
+        """Paired 0/1 outcomes: condition ``a`` right more often than ``b`` on the same items
+        (:func:`musiceval.stats.gate_tests.mcnemar_greater`).
 
         Exact one-sided McNemar p-value; interval from :func:`musiceval.stats.intervals.paired_interval`
         (or the paired bootstrap). Identical outcomes on every item FAIL exactly, as in
         :meth:`paired_greater`.
         """
-        metric = metric or a.metric
-        va, vb, groups, unpaired = align_paired(a, b)
-        n_failed = len(a.failures) + len(b.failures) + len(unpaired)
-        if va.size == 0:
-            return self._conclude(self._empty(name, "exact McNemar", 0.0, protocol, metric, n_failed), (a, b))
-        detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
-        if np.array_equal(va, vb):
-            return self._identical(name, va, vb, groups, a=a, b=b, margin=0.0, protocol=protocol, metric=metric,
-                                   n_failed=n_failed, detail=detail)
-        seed = gate_seed(self.config.seed, name)
-        decision, a_only, b_only = gate_tests.paired_proportions(va, vb, groups, settings=self.config.settings, seed=seed)
-        return self._decided(decision, name=name, n=int(va.size), threshold=0.0, protocol=protocol, metric=metric,
-                             n_failed=n_failed, detail=f"{detail}; discordant {a_only}/{b_only}", seed=seed,
-                             inputs=(a, b))
+        result = gate_tests.mcnemar_greater(a, b, name=name, protocol=protocol, metric=metric,
+                                            settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (a, b))
 
     def regression(
         self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
@@ -330,16 +247,11 @@ class Gate:
     def at_least(
         self, scores: ItemScores, threshold: float, *, name: str, protocol: str = "", metric: str = ""
     ) -> GateResult:
-        """``mean(scores) >= threshold``: PASS when the interval's lower bound is at or above it."""
-        metric = metric or scores.metric
-        test = "bootstrap CI of the mean"
-        if scores.n == 0:
-            return self._conclude(self._empty(name, test, threshold, protocol, metric, len(scores.failures)), (scores,))
-        seed = gate_seed(self.config.seed, name)
-        decision = gate_tests.mean_at_least(scores.values, scores.groups, threshold, settings=self.config.settings,
-                                            seed=seed)
-        return self._decided(decision, name=name, n=scores.n, threshold=threshold, protocol=protocol, metric=metric,
-                             n_failed=len(scores.failures), detail="", seed=seed, inputs=(scores,))
+        """``mean(scores) >= threshold``: PASS when the interval's lower bound is at or above it
+        (:func:`musiceval.stats.gate_tests.at_least`)."""
+        result = gate_tests.at_least(scores, threshold, name=name, protocol=protocol, metric=metric,
+                                     settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (scores,))
 
     def finding(
         self,
@@ -365,43 +277,26 @@ class Gate:
     ) -> GateResult:
         """Record ``mean(a - b)`` on the items both scored, with the interval a gate would use,
         as a FINDING: for known properties ("n-gram metrics score Adversarial >= Skyline") that
-        the report should show with their uncertainty but that must never pass or fail a run."""
-        va, vb, groups, unpaired = align_paired(a, b)
-        diff = va - vb
-        ci = self.interval(diff, groups, name=name) if diff.size else stats.Interval(math.nan, math.nan, "")
-        note = f"n={diff.size} paired items" + (f" ({len(unpaired)} unpaired excluded)" if unpaired else "")
-        return self._conclude(
-            GateResult(
-                name=name, outcome=Outcome.FINDING, estimate=float(diff.mean()) if diff.size else math.nan,
-                ci=(ci.low, ci.high), p_value=None, n=int(diff.size), threshold=math.nan, test=f"finding ({ci.method})",
-                protocol=protocol, metric=metric or a.metric, detail=f"{note}; {detail}" if detail else note,
-                n_failed=len(a.failures) + len(b.failures) + len(unpaired),
-            ),
-            (a, b),
-        )
+        the report should show with their uncertainty but that must never pass or fail a run
+        (:func:`musiceval.stats.gate_tests.paired_finding`)."""
+        result = gate_tests.paired_finding(a, b, name=name, detail=detail, protocol=protocol, metric=metric,
+                                           settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (a, b))
 
     def interval_finding(
         self, scores: ItemScores, *, name: str, minus: float = 0.0, detail: str = "", protocol: str = "", metric: str = ""
     ) -> GateResult:
         """Record ``mean(scores) - minus`` with the interval a gate would use, as a FINDING: the
         one-sample counterpart of :meth:`paired_finding` (a weak model against chance, a metric
-        that is reported but not gated)."""
-        diff = scores.values - minus
-        ci = self.interval(diff, scores.groups, name=name) if diff.size else stats.Interval(math.nan, math.nan, "")
-        return self._conclude(
-            GateResult(
-                name=name, outcome=Outcome.FINDING, estimate=float(diff.mean()) if diff.size else math.nan,
-                ci=(ci.low, ci.high), p_value=None, n=scores.n, threshold=math.nan, test=f"finding ({ci.method})",
-                protocol=protocol, metric=metric or scores.metric, detail=detail, n_failed=len(scores.failures),
-            ),
-            (scores,),
-        )
+        that is reported but not gated; :func:`musiceval.stats.gate_tests.interval_finding`)."""
+        result = gate_tests.interval_finding(scores, name=name, minus=minus, detail=detail, protocol=protocol,
+                                             metric=metric, settings=self.config.settings, seed=self._seed(name))
+        return self._conclude(result, (scores,))
 
     def interval(self, values: Sequence[float] | np.ndarray, groups: Sequence[str] | None = None, *, name: str) -> stats.Interval:
         """The interval every gate reports (the run's alpha, resamples and method; whole clusters
         resampled when items share a group), seeded from the run seed and ``name``."""
-        return gate_tests.mean_interval(np.asarray(values, dtype=float), groups, self.config.settings,
-                                        gate_seed(self.config.seed, name))
+        return gate_tests.mean_interval(np.asarray(values, dtype=float), groups, self.config.settings, self._seed(name))
 
     # ------------------------------------------------------------------ extra report content
 

@@ -135,21 +135,6 @@ class ItemScores:
         )
 
 
-def align_paired(a: ItemScores, b: ItemScores) -> tuple[np.ndarray, np.ndarray, tuple[str, ...] | None, list[str]]:
-    """Values of ``a`` and ``b`` on their common item ids, the groups, and the unpaired ids."""
-    b_index = {i: k for k, i in enumerate(b.ids)}
-    keep_a = [k for k, i in enumerate(a.ids) if i in b_index]
-    keep_b = [b_index[a.ids[k]] for k in keep_a]
-    common = {a.ids[k] for k in keep_a}
-    unpaired = sorted((set(a.ids) | set(b.ids)) - common)
-    groups = a.groups if a.groups is not None else b.groups
-    if groups is not None:
-        src = a if a.groups is not None else b
-        pos = {i: k for k, i in enumerate(src.ids)}
-        groups = tuple(src.groups[pos[a.ids[k]]] for k in keep_a)  # type: ignore[index]
-    return a.values[keep_a], b.values[keep_b], groups, unpaired
-
-
 class Outcome(str, enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"

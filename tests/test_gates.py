@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from musiceval.gates import Gate, GateConfig, align_paired, gate_seed
+from musiceval.gates import Gate, GateConfig, gate_seed
+from musiceval.stats.pairing import align_paired
 from musiceval.records import ItemFailure, ItemScores, Outcome
 
 

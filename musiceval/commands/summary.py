@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from musiceval.records import ItemScores, align_paired
+from musiceval.records import ItemScores
+from musiceval.stats.pairing import align_paired
 
 #: failure reasons of items that are scored (by the protocol's rule for an unreadable answer)
 IMPUTED = ("unparsed", "imputed")

@@ -28,7 +28,8 @@ Metrics
 :func:`item_prf`, :func:`set_scores` (per-item arrays, macro, micro, accuracy),
 :func:`per_label_scores` (support/P/R/F1 per label for bias tables),
 :func:`true_false_scores` (yes/no answers per label), :func:`aggregate_chunks` ("any" /
-"majority" over chunked answers), :func:`binary_choices` and :func:`binary_choice_correct`,
+"majority" over chunked answers) and :func:`item_labels` (one item's prediction from its chunk answers),
+:func:`label_set_scores` (one condition's per-item scores and summary, with "same tree" scores), :func:`binary_choices` and :func:`binary_choice_correct`,
 :func:`hierarchy_labels` (FMA "same tree" scoring; "same node" is the plain exact scoring),
 :func:`permutation_null_f1` (chance by permuting predictions across items).
 
@@ -47,6 +48,8 @@ import numpy as np
 from musiceval.schemas import binary_choices  # noqa: F401  (re-exported; defined beside the prompt builders' shapes)
 
 LabelSets = Sequence[Iterable[str]]
+#: the per-item scores of :func:`set_scores`, in the order a report lists them
+SET_METRICS = ("precision", "recall", "f1", "accuracy")
 
 
 def validate(pred: LabelSets, true: LabelSets) -> tuple[list[set[str]], list[set[str]]]:
@@ -200,6 +203,57 @@ def aggregate_chunks(chunk_labels: Sequence[Sequence[str]], how: str = "any") ->
             counts[label] = counts.get(label, 0) + 1
     need = 1 if how == "any" else len(chunk_labels) // 2 + 1
     return [label for label, c in counts.items() if c >= need]
+
+
+def item_labels(chunk_labels: Sequence[tuple[Sequence[str] | None, str | None]],
+                how: str | None) -> tuple[tuple[str, ...] | None, str | None]:
+    """One item's predicted labels from what was extracted from each of its chunk answers, in chunk
+    order (``(labels, None)``, or ``(None, reason)`` where extraction failed): ``(labels, None)`` with
+    the only chunk's labels, or several chunks' combined by :func:`aggregate_chunks` with ``how``;
+    ``(None, reason)`` when a chunk failed, or when several chunks have no rule (``how`` None).
+
+    >>> item_labels([(["piano"], None), (["piano", "violin"], None), (["cello"], None)], "majority")
+    (('piano',), None)
+    >>> item_labels([(["piano"], None), (None, "timeout")], "any")
+    (None, 'extraction failed on chunk 1: timeout')
+    """
+    for k, (labels, reason) in enumerate(chunk_labels):
+        if labels is None:
+            return None, f"extraction failed{f' on chunk {k}' if len(chunk_labels) > 1 else ''}: {reason}"
+    if len(chunk_labels) == 1:
+        return tuple(chunk_labels[0][0]), None  # type: ignore[arg-type]
+    if how is None:
+        return None, f"answered in {len(chunk_labels)} audio chunks; pass --chunks any|majority to aggregate them"
+    return tuple(aggregate_chunks([labels for labels, _ in chunk_labels], how)), None  # type: ignore[misc]
+
+
+def label_set_scores(pred: LabelSets, true: LabelSets, *,
+                     hierarchy: Mapping[str, str | None] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """Per-item scores by metric and their summary, for one condition's items.
+
+    The per-item arrays are :data:`SET_METRICS` of :func:`set_scores`, and with a ``hierarchy``
+    (``child -> parent``) also ``same_tree_<metric>``, the scores of the labels mapped by
+    :func:`hierarchy_labels`. The summary holds the macro ``<metric>``, ``micro_<metric>`` (P, R,
+    F1), ``n``, and with a hierarchy the macro tables ``same_node`` and ``same_tree``. With no items
+    the arrays are empty and every summary value is None.
+
+    >>> per, summary = label_set_scores([["piano"], []], [["piano"], ["violin"]])
+    >>> per["f1"].tolist(), summary["f1"], summary["n"]
+    ([1.0, 0.0], 0.5, 2)
+    """
+    s = set_scores(pred, true) if len(pred) else None
+    per = {m: s["per_item"][m] if s else np.zeros(0) for m in SET_METRICS}
+    summary: dict = {m: (s["macro"][m] if s else None) for m in SET_METRICS}
+    summary.update({f"micro_{m}": (s["micro"][m] if s else None) for m in ("precision", "recall", "f1")})
+    summary["n"] = len(pred)
+    if hierarchy is not None:
+        tree = (set_scores([hierarchy_labels(p, hierarchy) for p in pred], [hierarchy_labels(t, hierarchy) for t in true])
+                if len(pred) else None)
+        for m in SET_METRICS:
+            per[f"same_tree_{m}"] = tree["per_item"][m] if tree else np.zeros(0)
+        summary["same_node"] = {m: summary[m] for m in SET_METRICS}
+        summary["same_tree"] = {m: (tree["macro"][m] if tree else None) for m in SET_METRICS}
+    return per, summary
 
 
 def binary_choice_correct(pred: Iterable[str], true_label: str, distractor: str) -> float:

@@ -39,7 +39,8 @@ import numpy as np
 
 from musiceval import stats
 from musiceval.provenance import check_comparable, dataset_notes, model_side, repeats_differ, repeats_of
-from musiceval.records import ItemScores, align_paired
+from musiceval.records import ItemScores
+from musiceval.stats.pairing import align_paired
 from musiceval.stats.regression import compare_scores
 from musiceval.results.files import Run, load
 

@@ -22,8 +22,9 @@ Modules, by topic (their functions are also importable from here)
 - :mod:`.multiplicity`: :func:`holm`, :func:`benjamini_hochberg`, :func:`adjust` (family-wise / FDR control)
 - :mod:`.power`: :func:`minimum_detectable_effect`, :func:`required_items`, :func:`design_effect`,
   :func:`items_to_decide`
+- :mod:`.pairing`: :func:`~musiceval.stats.pairing.align_paired` (two ``ItemScores`` on the items both scored)
 - :mod:`.gate_tests`: the test behind each gate of :class:`musiceval.gates.Gate`, as pure functions
-  returning a :class:`~musiceval.stats.gate_tests.Decision`
+  returning the finished :class:`~musiceval.records.GateResult` the gate records
 - :mod:`.intervals` (intervals chosen by the data's shape), :mod:`.regression` (non-inferiority
   against a baseline), :mod:`.calibration` (coverage of the intervals)
 

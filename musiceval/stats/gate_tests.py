@@ -1,7 +1,14 @@
-"""The statistical test behind each gate of :class:`musiceval.gates.Gate`, as pure functions on
-per-item arrays: each returns a :class:`Decision` (estimate, interval, p-value, the test's name and
-the outcome by :func:`~musiceval.stats.core.decide`), and the gate records it with its name,
-inputs and detail.
+"""The statistical test behind each gate of :class:`musiceval.gates.Gate`, as pure functions.
+
+Each gate has one function of the same name (:func:`paired_greater`, :func:`mcnemar_greater`,
+:func:`greater_than_chance`, :func:`beats_permutation_null`, :func:`binomial_greater`,
+:func:`at_least`) that takes the :class:`~musiceval.records.ItemScores` the gate was handed, pairs
+them by item id where the test is paired, decides the cases that need no interval (no scored item;
+two conditions identical on every item; a permutation null that cannot move) and otherwise runs
+the test on the per-item arrays. It returns the finished :class:`~musiceval.records.GateResult`;
+the gate only records it (with the run's nodeid and alpha, and the inputs it consumed). The
+array-level tests below them each return a :class:`Decision` (estimate, interval, p-value, the
+test's name and the outcome by :func:`~musiceval.stats.core.decide`).
 
 Every function takes the run's :class:`Settings` (alpha, resamples, interval method) and the
 gate's own seed. With ``ci_method="auto"`` (the default) the interval is the calibrated one for
@@ -17,12 +24,13 @@ from typing import Sequence
 
 import numpy as np
 
-from musiceval.records import Outcome
+from musiceval.records import GateResult, ItemScores, Outcome
 from musiceval.stats import intervals
 from musiceval.stats.intervals import has_clusters
 from musiceval.stats.bootstrap import paired_bootstrap_ci
 from musiceval.stats.core import Interval, decide
 from musiceval.stats.exact import mcnemar_exact, sign_flip_test
+from musiceval.stats.pairing import align_paired
 from musiceval.stats.permutation import permutation_p_value
 
 
@@ -174,3 +182,175 @@ def mean_at_least(values: np.ndarray, groups: Sequence[str] | None, threshold: f
         ci, test = mean_interval(values, groups, settings, seed), "bootstrap CI of the mean"
     outcome = Outcome.PASS if ci.low >= threshold else Outcome.FAIL if ci.high < threshold else Outcome.INCONCLUSIVE
     return Decision(exact_mean(values), ci, None, f"{test} ({ci.method})", threshold, outcome)
+
+
+# ---------------------------------------------------------------------- the gates' tests on ItemScores
+
+
+def paired_greater(a: ItemScores, b: ItemScores, *, name: str, margin: float = 0.0, protocol: str = "",
+                   metric: str = "", settings: Settings, seed: int) -> GateResult:
+    """``mean(a - b) > margin`` on the items both conditions scored (paired by item id), by
+    :func:`paired_difference`. When ``a`` and ``b`` score the same on every item the difference is
+    exactly 0 and the gate FAILs without an interval (an answer that equals its control or an
+    answer-blind baseline on every item carries no evidence of beating it)."""
+    metric = metric or a.metric
+    va, vb, groups, unpaired = align_paired(a, b)
+    n_failed = len(a.failures) + len(b.failures) + len(unpaired)
+    if va.size == 0:
+        return _empty(name, "paired bootstrap CI + sign-flip test", margin, protocol, metric, n_failed)
+    detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
+    if unpaired:
+        detail += f"; {len(unpaired)} unpaired items excluded"
+    if np.array_equal(va, vb):
+        return _identical(name, va.size, a.condition, b.condition, margin=margin, protocol=protocol, metric=metric,
+                          n_failed=n_failed, detail=detail)
+    decision = paired_difference(va, vb, groups, margin=margin, settings=settings, seed=seed)
+    return _decided(decision, name=name, n=int(va.size), threshold=margin, protocol=protocol, metric=metric,
+                    n_failed=n_failed, detail=detail, seed=seed)
+
+
+def mcnemar_greater(a: ItemScores, b: ItemScores, *, name: str, protocol: str = "", metric: str = "",
+                    settings: Settings, seed: int) -> GateResult:
+    """Paired 0/1 outcomes, ``a`` right more often than ``b`` on the same items, by
+    :func:`paired_proportions`; identical outcomes on every item FAIL exactly, as in
+    :func:`paired_greater`."""
+    metric = metric or a.metric
+    va, vb, groups, unpaired = align_paired(a, b)
+    n_failed = len(a.failures) + len(b.failures) + len(unpaired)
+    if va.size == 0:
+        return _empty(name, "exact McNemar", 0.0, protocol, metric, n_failed)
+    detail = f"{a.condition}={va.mean():.4f} vs {b.condition}={vb.mean():.4f}"
+    if np.array_equal(va, vb):
+        return _identical(name, va.size, a.condition, b.condition, margin=0.0, protocol=protocol, metric=metric,
+                          n_failed=n_failed, detail=detail)
+    decision, a_only, b_only = paired_proportions(va, vb, groups, settings=settings, seed=seed)
+    return _decided(decision, name=name, n=int(va.size), threshold=0.0, protocol=protocol, metric=metric,
+                    n_failed=n_failed, detail=f"{detail}; discordant {a_only}/{b_only}", seed=seed)
+
+
+def greater_than_chance(scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = "",
+                        settings: Settings, seed: int) -> GateResult:
+    """``mean(scores) > chance`` for a known chance level, by :func:`mean_above`; the estimate is
+    the mean minus chance."""
+    metric = metric or scores.metric
+    if scores.n == 0:
+        return _empty(name, "bootstrap CI vs fixed chance + sign-flip test", chance, protocol, metric,
+                      len(scores.failures))
+    decision = mean_above(scores.values, scores.groups, chance, settings=settings, seed=seed)
+    return _decided(decision, name=name, n=scores.n, threshold=chance, protocol=protocol, metric=metric,
+                    n_failed=len(scores.failures), detail=f"mean={scores.mean():.4f}, chance={chance:.4f}", seed=seed)
+
+
+def beats_permutation_null(scores: ItemScores, null_means: Sequence[float] | np.ndarray, *, name: str,
+                           protocol: str = "", metric: str = "", settings: Settings, seed: int) -> GateResult:
+    """``mean(scores)`` above the chance level estimated by permutation, by
+    :func:`mean_above_permutation_null`. ``null_means`` are the mean scores under permutations of
+    the item-label link (:func:`musiceval.stats.permutation_null`). When every permutation scores as
+    the answers in place, the answers do not depend on the item: FAIL, exactly."""
+    metric = metric or scores.metric
+    null = np.asarray(null_means, dtype=float)
+    chance = float(null.mean())
+    test = f"permutation null ({null.size} permutations)"
+    if scores.n == 0:
+        return _empty(name, test, chance, protocol, metric, len(scores.failures))
+    if float(np.ptp(null)) == 0.0 and math.isclose(scores.mean(), chance, rel_tol=1e-9, abs_tol=1e-12):
+        return GateResult(
+            name=name, outcome=Outcome.FAIL, estimate=0.0, ci=(0.0, 0.0), p_value=1.0, n=scores.n,
+            threshold=chance, bar=0.0, test=f"{test}: exact, every permutation scores the same",
+            protocol=protocol, metric=metric, n_failed=len(scores.failures),
+            detail=f"mean={scores.mean():.4f}, and every permutation of the answers across items scores "
+                   "the same: the answers do not depend on the item",
+        )
+    decision = mean_above_permutation_null(scores.values, scores.groups, null, settings=settings, seed=seed)
+    return _decided(decision, name=name, n=scores.n, threshold=chance, protocol=protocol, metric=metric,
+                    n_failed=len(scores.failures), seed=seed,
+                    detail=f"mean={scores.mean():.4f}, permutation chance={chance:.4f} (sd {null.std():.4f})")
+
+
+def binomial_greater(correct: ItemScores, p0: float, *, name: str, protocol: str = "", metric: str = "",
+                     settings: Settings, seed: int) -> GateResult:
+    """Accuracy (0/1 per item) above the chance rate ``p0``, by :func:`proportion_above`."""
+    metric = metric or correct.metric
+    values = correct.values
+    if correct.n and not np.all((values == 0) | (values == 1)):
+        raise ValueError(f"binomial_greater needs 0/1 outcomes; {correct.metric!r} has other values")
+    if correct.n == 0:
+        return _empty(name, "exact binomial", p0, protocol, metric, len(correct.failures))
+    k, n = int(values.sum()), correct.n
+    decision = proportion_above(values, correct.groups, p0, settings=settings, seed=seed)
+    return _decided(decision, name=name, n=n, threshold=p0, protocol=protocol, metric=metric,
+                    n_failed=len(correct.failures), detail=f"accuracy={k / n:.4f} ({k}/{n}), chance={p0:.4f}", seed=seed)
+
+
+def at_least(scores: ItemScores, threshold: float, *, name: str, protocol: str = "", metric: str = "",
+             settings: Settings, seed: int) -> GateResult:
+    """``mean(scores) >= threshold``, by :func:`mean_at_least`."""
+    metric = metric or scores.metric
+    if scores.n == 0:
+        return _empty(name, "bootstrap CI of the mean", threshold, protocol, metric, len(scores.failures))
+    decision = mean_at_least(scores.values, scores.groups, threshold, settings=settings, seed=seed)
+    return _decided(decision, name=name, n=scores.n, threshold=threshold, protocol=protocol, metric=metric,
+                    n_failed=len(scores.failures), detail="", seed=seed)
+
+
+def paired_finding(a: ItemScores, b: ItemScores, *, name: str, detail: str = "", protocol: str = "", metric: str = "",
+                   settings: Settings, seed: int) -> GateResult:
+    """``mean(a - b)`` on the items both scored, with the interval a gate would use
+    (:func:`mean_interval`), as a FINDING: a known property the report shows with its uncertainty
+    and that never passes or fails a run."""
+    va, vb, groups, unpaired = align_paired(a, b)
+    diff = va - vb
+    ci = mean_interval(diff, groups, settings, seed) if diff.size else Interval(math.nan, math.nan, "")
+    note = f"n={diff.size} paired items" + (f" ({len(unpaired)} unpaired excluded)" if unpaired else "")
+    return GateResult(
+        name=name, outcome=Outcome.FINDING, estimate=float(diff.mean()) if diff.size else math.nan,
+        ci=(ci.low, ci.high), p_value=None, n=int(diff.size), threshold=math.nan, test=f"finding ({ci.method})",
+        protocol=protocol, metric=metric or a.metric, detail=f"{note}; {detail}" if detail else note,
+        n_failed=len(a.failures) + len(b.failures) + len(unpaired),
+    )
+
+
+def interval_finding(scores: ItemScores, *, name: str, minus: float = 0.0, detail: str = "", protocol: str = "",
+                     metric: str = "", settings: Settings, seed: int) -> GateResult:
+    """``mean(scores) - minus`` with the interval a gate would use, as a FINDING: the one-sample
+    counterpart of :func:`paired_finding`."""
+    diff = scores.values - minus
+    ci = mean_interval(diff, scores.groups, settings, seed) if diff.size else Interval(math.nan, math.nan, "")
+    return GateResult(
+        name=name, outcome=Outcome.FINDING, estimate=float(diff.mean()) if diff.size else math.nan,
+        ci=(ci.low, ci.high), p_value=None, n=scores.n, threshold=math.nan, test=f"finding ({ci.method})",
+        protocol=protocol, metric=metric or scores.metric, detail=detail, n_failed=len(scores.failures),
+    )
+
+
+def _decided(decision: Decision, *, name: str, n: int, threshold: float, protocol: str, metric: str, n_failed: int,
+             detail: str, seed: int) -> GateResult:
+    """A :class:`Decision` as the result of the gate ``name``."""
+    ci = decision.ci
+    return GateResult(
+        name=name, outcome=decision.outcome, estimate=decision.estimate, ci=(ci.low, ci.high),
+        p_value=decision.p_value, n=n, threshold=threshold, bar=decision.bar, test=decision.test,
+        protocol=protocol, metric=metric, n_failed=n_failed, detail=detail, seed=seed,
+    )
+
+
+def _empty(name: str, test: str, threshold: float, protocol: str, metric: str, n_failed: int) -> GateResult:
+    """No scored item: nothing to decide."""
+    return GateResult(
+        name=name, outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan),
+        p_value=None, n=0, threshold=threshold, test=test, protocol=protocol, metric=metric,
+        n_failed=n_failed, detail="no scored items: nothing to decide", bar=threshold,
+    )
+
+
+def _identical(name: str, n: int, a: str, b: str, *, margin: float, protocol: str, metric: str, n_failed: int,
+               detail: str) -> GateResult:
+    """Conditions ``a`` and ``b`` score the same on every item: the mean difference is exactly 0 on
+    this benchmark, so "a beats b by ``margin`` >= 0" is decided (FAIL) without an interval."""
+    return GateResult(
+        name=name, outcome=Outcome.FAIL if margin >= 0 else Outcome.PASS, estimate=0.0, ci=(0.0, 0.0),
+        p_value=None, n=int(n), threshold=margin, bar=margin,
+        test="exact: identical on every item (no interval needed)", protocol=protocol, metric=metric,
+        n_failed=n_failed, detail=f"{detail}; {a} and {b} score identically on every one of the {n} items: the "
+                                  "difference is exactly 0",
+    )

@@ -35,8 +35,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from musiceval import stats
-from musiceval.records import GateResult, ItemScores, Outcome, align_paired
+from musiceval.records import GateResult, ItemScores, Outcome
 from musiceval.stats import intervals
+from musiceval.stats.pairing import align_paired
 
 #: how many unmatched ids a detail line names before it says "+N more"
 NAMED_IDS = 5

@@ -3,9 +3,11 @@ against the item's true labels. The engine of :class:`musiceval.protocols.factua
 and of ``musiceval score factual`` (:mod:`musiceval.protocols.factual.score`, which documents the
 conditions, options and output).
 
-:func:`load_factual` (a file -> AnswerSet), :func:`factual_set` (-> the engine's input) and
-:func:`score_factual` are the library entry points: ``score_factual(factual_set(load_factual(path,
-"dasheng")), load_vocabulary("nsynth"))``;
+:func:`load_factual` (a file -> AnswerSet), :func:`factual_set` (-> the engine's input, the Random
+answers in it: the file's, or derived) and :func:`score_factual` are the library entry points:
+``score_factual(factual_set(load_factual(path, "dasheng")), load_vocabulary("nsynth"))``;
+:func:`factual_sets` builds the Correct set and one per recorded control in one pass, before any
+scoring.
 :func:`rule_extractor` and :func:`llm_extractor` build the two extractors, and
 :func:`extractor_agreement` compares them.
 """
@@ -21,13 +23,12 @@ from musiceval.data.errors import InputError
 from musiceval.data.factual_files import FORMATS, load_factual
 from musiceval.exclusions import NO_RANDOM_ROW, NO_SAME_PROMPT_PARTNER, Exclusion, exclude
 from musiceval.extraction import Vocabulary, extract_labels
-from musiceval.metrics.sets import aggregate_chunks, hierarchy_labels, per_label_scores, permutation_null_f1, set_scores
+from musiceval.metrics.sets import item_labels, label_set_scores, per_label_scores, permutation_null_f1
 from musiceval.protocols.pairing import orphans
 from musiceval.records import ItemFailure, ItemScores
 
-__all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "factual_set", "llm_extractor", "load_factual",
-           "rule_extractor", "score_factual"]
-METRICS = ("precision", "recall", "f1", "accuracy")
+__all__ = ["FORMATS", "FactualResult", "FactualSet", "extractor_agreement", "factual_set", "factual_sets", "llm_extractor",
+           "load_factual", "rule_extractor", "score_factual"]
 CHUNK_RULES = ("any", "majority")
 
 Extract = Callable[[Sequence[str]], list]  # texts -> [(labels or None, failure reason or None)]
@@ -38,7 +39,9 @@ class FactualSet:
     """Recorded answers with their true labels, aligned by position.
 
     ``texts[k]`` is one answer (``str``) or a tuple of chunk answers; so are ``random_texts``'s
-    values (explicit Random-condition answers by item id, when the file carries them).
+    values: the Random answer scored for each item id, the file's Random rows or, with
+    ``random_derived``, the answer to another clip with the same prompt (:func:`factual_set`);
+    None: no Random answers.
     """
 
     ids: list[str]
@@ -50,16 +53,28 @@ class FactualSet:
     random_texts: dict | None = None
     #: the id of a sampled repeat (``<id>#r<k>``) -> the item it repeats (:attr:`AnswerSet.repeat_of`)
     repeat_of: dict[str, str] = field(default_factory=dict)
+    #: ``random_texts`` were derived from the answers to other clips, the file has no Random rows
+    random_derived: bool = False
 
     @property
     def n(self) -> int:
         return len(self.ids)
 
 
-def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
+def factual_sets(answers: AnswerSet, controls: Sequence[str] = (), *, seed: int = 0) -> dict[str, FactualSet]:
+    """``correct`` and each of ``controls`` (recorded conditions such as ``noise``) -> its
+    :class:`FactualSet` (:func:`factual_set`); a control no item was answered under is left out."""
+    sets = {condition: factual_set(answers, condition, seed=seed) for condition in ("correct", *controls)}
+    return {condition: data for condition, data in sets.items() if condition == "correct" or data.n}
+
+
+def factual_set(answers: AnswerSet, condition: str = "correct", *, seed: int = 0) -> FactualSet:
     """The answer set's items and their ``condition`` answers as the engine's :class:`FactualSet`
-    (chunk answers joined into a tuple; ``random_texts`` from the Random rows when ``condition``
-    is ``correct``); a failure per item with no answer under ``condition``.
+    (chunk answers joined into a tuple; when ``condition`` is ``correct``, ``random_texts`` from the
+    Random rows, or without any derived with ``seed``: the answer the model gave for another clip
+    with the same prompt, a seeded derangement by
+    :func:`musiceval.conditions.random_recorded_responses`); a failure per item with no answer under
+    ``condition``.
 
     A generated set (:meth:`musiceval.generate.GenerationResult.answer_set`) records its failed
     requests as failures named ``<condition>[ chunk k]: ...``: an answer missing one of the
@@ -88,7 +103,20 @@ def factual_set(answers: AnswerSet, condition: str = "correct") -> FactualSet:
     random_texts = {i: text(c) for i, c in random.items() if i in scored}
     asked_random = condition == "correct" and any(f.under("random") for f in answers.failures)
     data.random_texts = random_texts if random_texts or asked_random else None
+    if condition == "correct" and data.random_texts is None:
+        data.random_texts = _same_prompt_partners(data, seed)
+        data.random_derived = True
     return data
+
+
+def _same_prompt_partners(data: FactualSet, seed: int) -> dict:
+    """Item id -> the answer to another clip with the same prompt (every item's, where its prompt
+    group allows one; none with fewer than two items)."""
+    from musiceval.conditions import random_recorded_responses
+
+    if data.n < 2:
+        return {}
+    return dict(random_recorded_responses(data.ids, data.prompts, data.texts, seed, clips=data.groups).draws[0])
 
 
 def _chunk_answers(answers: AnswerSet, condition: str) -> tuple[dict[str, dict[int, str]], dict[str, str]]:
@@ -142,19 +170,6 @@ def _chunks(text) -> tuple[str, ...]:
     return (text,) if isinstance(text, str) else tuple(text)
 
 
-def _predict(chunks: tuple[str, ...], extracted: Mapping, how: str | None) -> tuple[tuple[str, ...] | None, str | None]:
-    """One item's labels from its (chunk) answers, or ``(None, reason)``."""
-    results = [extracted[c] for c in chunks]
-    for k, (labels, reason) in enumerate(results):
-        if labels is None:
-            return None, f"extraction failed{f' on chunk {k}' if len(chunks) > 1 else ''}: {reason}"
-    if len(chunks) == 1:
-        return tuple(results[0][0]), None
-    if how is None:
-        return None, f"answered in {len(chunks)} audio chunks; pass --chunks any|majority to aggregate them"
-    return tuple(aggregate_chunks([labels for labels, _ in results], how)), None
-
-
 @dataclass
 class FactualResult:
     """Per-condition per-item scores, the permutation chance level and the JSON metrics."""
@@ -170,25 +185,6 @@ class FactualResult:
     #: item id -> the Random answer scored for it (chunk answers as a tuple): the file's random row
     #: or, derived, the answer to another clip with the same prompt; empty without Random
     random_partner: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-def _condition_scores(condition, ids, preds, truths, groups, failures, hierarchy) -> tuple[dict[str, ItemScores], dict]:
-    def item_scores(metric, values):
-        return ItemScores(metric=metric, ids=tuple(ids), values=values, groups=tuple(groups), condition=condition,
-                          failures=tuple(failures))
-
-    s = set_scores(preds, truths) if ids else None
-    out = {m: item_scores(m, s["per_item"][m] if s else np.zeros(0)) for m in METRICS}
-    summary = {m: (s["macro"][m] if s else None) for m in METRICS}
-    summary.update({f"micro_{m}": (s["micro"][m] if s else None) for m in ("precision", "recall", "f1")})
-    summary["n"] = len(ids)
-    if hierarchy is not None:
-        tree = set_scores([hierarchy_labels(p, hierarchy) for p in preds], [hierarchy_labels(t, hierarchy) for t in truths]) if ids else None
-        for m in METRICS:
-            out[f"same_tree_{m}"] = item_scores(f"same_tree_{m}", tree["per_item"][m] if tree else np.zeros(0))
-        summary["same_node"] = {m: summary[m] for m in METRICS}
-        summary["same_tree"] = {m: (tree["macro"][m] if tree else None) for m in METRICS}
-    return out, summary
 
 
 def _truths(data: FactualSet, vocab: Vocabulary, failures: list[ItemFailure]) -> dict[str, tuple[str, ...]]:
@@ -210,8 +206,14 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
                   chunks: str | None = None, hierarchy: Mapping[str, str | None] | None = None) -> FactualResult:
     """Extract labels, score each condition per item, and estimate the permutation chance level.
 
-    ``chunks`` (``"any"``/``"majority"``) aggregates chunked answers; ``hierarchy`` (child ->
-    parent labels of the vocabulary) adds the "same tree" scores (see the module docstring).
+    ``conditions`` are ``correct`` (``data.texts``) and optionally ``random`` (``data.random_texts``,
+    as :func:`factual_set` found or derived them; an item without one is excluded from Random by
+    the rule ``no_random_partner``). ``seed`` seeds the permutation null. ``chunks``
+    (``"any"``/``"majority"``) aggregates chunked answers; ``hierarchy`` (child -> parent labels of
+    the vocabulary) adds the "same tree" scores (see the module docstring). In one downward pass:
+    answers to labels (``extract``), labels to an item's prediction
+    (:func:`musiceval.metrics.sets.item_labels`), predictions to scores
+    (:func:`musiceval.metrics.sets.label_set_scores`).
     """
     unknown = [c for c in conditions if c not in ("correct", "random")]
     if unknown or "correct" not in conditions:
@@ -225,14 +227,7 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
     partner: dict[str, tuple[str, ...]] = {}
     unpaired: list[str] = []
     if "random" in conditions:
-        if data.random_texts is not None:
-            partner = {i: _chunks(t) for i, t in data.random_texts.items() if i in texts}
-        else:
-            from musiceval.conditions import random_recorded_responses
-
-            rr = (random_recorded_responses(data.ids, data.prompts, [texts[i] for i in data.ids], seed, clips=data.groups)
-                  if data.n >= 2 else None)
-            partner = dict(rr.draws[0]) if rr else {}
+        partner = {i: _chunks(t) for i, t in (data.random_texts or {}).items() if i in texts}
         unpaired = [i for i in data.ids if i not in partner]
     distinct = list(dict.fromkeys(c for t in [*texts.values(), *partner.values()] for c in t))
     extracted = dict(zip(distinct, extract(distinct)))
@@ -247,17 +242,18 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
                 continue
             if i not in source:  # no Random partner: left out of Correct vs Random by rule (``excluded``)
                 continue
-            labels, reason = _predict(source[i], extracted, chunks)
+            labels, reason = item_labels([extracted[c] for c in source[i]], chunks)
             if labels is None:
-                cond_failures.append(ItemFailure(i, reason))
+                cond_failures.append(ItemFailure(i, reason))  # type: ignore[arg-type]
                 continue
             ids.append(i)
             preds.append(labels)
         if condition == "correct":  # every failure counts against Correct; Random gaps in metrics["random"]
             failures.extend(cond_failures)
-        scores[condition], metrics[condition] = _condition_scores(
-            condition, ids, preds, [truths[i] for i in ids], [group_of[i] for i in ids],
-            failures if condition == "correct" else cond_failures, hierarchy)
+        per_item, metrics[condition] = label_set_scores(preds, [truths[i] for i in ids], hierarchy=hierarchy)
+        scored = dict(ids=tuple(ids), groups=tuple(group_of[i] for i in ids), condition=condition,
+                      failures=tuple(failures if condition == "correct" else cond_failures))
+        scores[condition] = {m: ItemScores(metric=m, values=v, **scored) for m, v in per_item.items()}
         predictions[condition] = dict(zip(ids, preds))
     correct = predictions["correct"]
     ids = sorted(correct)  # item-id order: the permutation null does not move with the file's line order
@@ -273,7 +269,7 @@ def score_factual(data: FactualSet, vocab: Vocabulary, extract: Extract | None =
         metrics["random"]["n_unpaired"] = len(unpaired)
     per_label = per_label_scores([correct[i] for i in ids], [truths[i] for i in ids], labels=list(vocab.labels))
     excluded = exclude("no_random_partner", [i for i in unpaired if i in correct], conditions=("random",),
-                       detail=NO_RANDOM_ROW if data.random_texts is not None else NO_SAME_PROMPT_PARTNER)
+                       detail=NO_SAME_PROMPT_PARTNER if data.random_derived else NO_RANDOM_ROW)
     return FactualResult(scores, predictions, null, metrics, dict(per_label), failures, excluded, partner)
 
 
@@ -288,7 +284,7 @@ def extractor_agreement(data: FactualSet, vocab: Vocabulary, a: Extract, b: Extr
     ea, eb = dict(zip(distinct, a(distinct))), dict(zip(distinct, b(distinct)))
     la, lb, failures = [], [], []
     for i, t in answers.items():
-        (pa, ra), (pb, rb) = _predict(t, ea, chunks), _predict(t, eb, chunks)
+        (pa, ra), (pb, rb) = item_labels([ea[c] for c in t], chunks), item_labels([eb[c] for c in t], chunks)
         if pa is None or pb is None:
             failures.append(ItemFailure(i, ra or rb))
             continue

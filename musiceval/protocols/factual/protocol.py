@@ -94,12 +94,12 @@ class FactualProtocol(Protocol):
         self.model = model
         self.source = source
         self._texts = dict(texts or {})
-        self.derived = ("random",) if data.random_texts is None and "random" in self.conditions else ()
+        self.derived = ("random",) if data.random_derived and "random" in self.conditions else ()
 
     @classmethod
     def from_answers(cls, answers: AnswerSet, settings: ProtocolSettings | None = None) -> "FactualProtocol":
         from musiceval.extraction import load_vocabulary
-        from musiceval.protocols.factual.engine import factual_set, rule_extractor, score_factual
+        from musiceval.protocols.factual.engine import factual_sets, rule_extractor, score_factual
 
         settings = settings or ProtocolSettings()
         opts = settings.options
@@ -122,22 +122,23 @@ class FactualProtocol(Protocol):
         extract = rule_extractor(vocab) if extractor in (None, "rules") else extractor
         if not callable(extract):
             raise ValueError(f"factual option 'extractor' must be 'rules' or a callable, got {extractor!r}")
-        kw = dict(seed=settings.seed, n_permutations=int(opts.get("n_permutations", 2000)), chunks=opts.get("chunks"),
-                  hierarchy=hierarchy)
-        data = factual_set(answers)
-        result = score_factual(data, vocab, extract, conditions=tuple(opts.get("conditions", ("correct", "random"))), **kw)
-        controls, texts = {}, {"correct": dict(zip(data.ids, data.texts))}
-        if data.random_texts is not None:
-            texts["random"] = dict(data.random_texts)
-        elif result.random_partner:  # the derangement score_factual drew
+        # every answer set first (Correct with its Random, file's or derived; each recorded control), then
+        # each scored: a control as its own Correct, whose permutation null is never read (2 permutations)
+        sets = factual_sets(answers, [c for c in CONTROL_CONDITIONS if c != "random" and c in recorded], seed=settings.seed)
+        asked = tuple(opts.get("conditions", ("correct", "random")))
+        n_permutations = int(opts.get("n_permutations", 2000))
+        results = {condition: score_factual(data, vocab, extract, conditions=asked if condition == "correct" else ("correct",),
+                                            seed=settings.seed, n_permutations=n_permutations if condition == "correct" else 2,
+                                            chunks=opts.get("chunks"), hierarchy=hierarchy)
+                   for condition, data in sets.items()}
+        data, result = sets.pop("correct"), results.pop("correct")
+        texts = {"correct": dict(zip(data.ids, data.texts))}
+        if data.random_derived and result.random_partner:
             texts["random"] = {i: (t[0] if len(t) == 1 else t) for i, t in result.random_partner.items()}
-        for condition in [c for c in CONTROL_CONDITIONS if c != "random" and c in recorded]:
-            cdata = factual_set(answers, condition)
-            if cdata.n:
-                controls[condition] = score_factual(cdata, vocab, extract, conditions=("correct",),
-                                                    **{**kw, "n_permutations": 2})
-                texts[condition] = dict(zip(cdata.ids, cdata.texts))
-        return cls(result, data, vocab, controls=controls, model=model, source=answers.source, texts=texts)
+        elif not data.random_derived and data.random_texts is not None:
+            texts["random"] = dict(data.random_texts)
+        texts.update({condition: dict(zip(cdata.ids, cdata.texts)) for condition, cdata in sets.items()})
+        return cls(result, data, vocab, controls=results, model=model, source=answers.source, texts=texts)
 
     # ------------------------------------------------------------------ interface
 
