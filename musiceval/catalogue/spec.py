@@ -135,6 +135,10 @@ class Benchmark:
     #: the entry whose prepared folder this one reads: the same questions and clips, scored another
     #: way (``musicqa-judged`` reads ``musicqa``'s), so they are fetched and unpacked once
     prepared_as: str = ""
+    #: question file name -> its sha256 at the pinned revision, or None where it could not be read
+    #: here (``data list`` says so; the lock still records the sha256 of the file fetched). A known
+    #: digest is checked when the entry is prepared.
+    digests: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def ships_audio(self) -> bool:

@@ -24,7 +24,17 @@ guzheng                       Guzheng_Tech                                 macro
 melody                        MedleyDB                                     overall_accuracy
 captioning                    MusicCaps, SDD                               free-form names,
                                                                            bertscore_*
+andalusian                    ArabAndalusian_nawba/tab/form/mizan          accuracy
+yes_no                        Lyra_dance                                   accuracy
+label_set                     Lyra_instrument/genre/place                  micro_f1, macro_f1,
+                                                                           exact_match, item_f1
+structure                     SongFormBench                                boundary_f1_05s/_3s,
+                                                                           pairwise_f1, rand_index,
+                                                                           ari, deviation_*
 ============================  ==========================================  ========================
+
+The last four families are the tasks of the toolkit's development branch (commit 35235cb), scored
+by :mod:`musiceval.protocols.mir.metrics.development_branch`.
 
 :func:`score_task` is pure apart from the ``embed`` callable that tagging needs (a function from
 texts to L2-normalised rows), the ``bertscorer`` captioning uses and the captioning backends it
@@ -59,6 +69,12 @@ FAMILIES = {
     "Guzheng_Tech": "guzheng",
     "MedleyDB": "melody",
     **dict.fromkeys(("MusicCaps", "SDD"), "captioning"),
+    # the development branch (nicolaus625/CMI-bench@35235cb): metrics.development_branch
+    **dict.fromkeys(("ArabAndalusian_nawba", "ArabAndalusian_tab", "ArabAndalusian_form", "ArabAndalusian_mizan"),
+                    "andalusian"),
+    **dict.fromkeys(("Lyra_instrument", "Lyra_genre", "Lyra_place"), "label_set"),
+    "Lyra_dance": "yes_no",
+    "SongFormBench": "structure",
 }
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -378,6 +394,10 @@ def score_task(
         return _captioning(task, records, compat, bertscorer, lexical_cache)
     if family == "beats":
         return _beats(task, records, compat, baseline_memo)
+    from musiceval.protocols.mir.metrics.development_branch import BUILDERS
+
+    if family in BUILDERS:
+        return BUILDERS[family](task, family, records, compat)
     return {
         "key": _key, "regression": _regression, "beats": _beats, "lyrics": _lyrics,
         "guzheng": _guzheng, "melody": _melody,
