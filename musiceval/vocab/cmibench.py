@@ -136,10 +136,6 @@ LYRA_PLACES: tuple[str, ...] = (
     "West-Crete", "Zagori", "Zakynthos",
 )
 
-#: Section labels of SongFormBench answers (the instruction's list; evaluate.py at 35235cb maps
-#: every other label to one of these or to "unknown").
-SONG_SECTIONS: tuple[str, ...] = ("intro", "verse", "pre-chorus", "chorus", "bridge", "inst", "outro", "silence")
-
 #: Label vocabulary of each label-set task (answers name several labels, scored by F1).
 LABEL_SET_VOCABULARIES: dict[str, tuple[str, ...]] = {
     "Lyra_instrument": LYRA_INSTRUMENTS,

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from musiceval.protocols.mir.metrics.tasks import TaskResult, _scores
+from musiceval.protocols.mir.metrics.task_result import TaskResult, item_scores as _scores
 from musiceval.schemas import OutputRecord
 from musiceval.vocab.cmibench import CLASS_VOCABULARIES, LABEL_SET_VOCABULARIES
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,7 +53,7 @@ from musiceval.schemas import OutputRecord
 from musiceval.protocols.mir.metrics import families as fam
 from musiceval.protocols.mir.metrics.compat import check_compat, is_old
 from musiceval.protocols.mir.metrics.tagging import per_item_auc
-from musiceval.records import ItemFailure, ItemScores
+from musiceval.protocols.mir.metrics.task_result import BlindStrategy, TaskResult, item_scores as _scores
 
 #: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
 PARSER_VERSION = "mir-parsers-2"
@@ -84,41 +83,6 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 TaskError = fam.TaskError
 
 
-@dataclass(frozen=True)
-class BlindStrategy:
-    """An answer-blind strategy scored per item like the model's answers (docs/gate-your-model.md, "What the
-    verdict means"): what it sends (``description``) and its per-item ``scores`` (paired by item id)."""
-
-    name: str
-    description: str
-    scores: ItemScores
-
-
-@dataclass
-class TaskResult:
-    """Everything one task's scoring produced."""
-
-    task: str
-    compat: str | None
-    n: int
-    metrics: dict[str, float]
-    #: per-item scores by metric name (the units gates consume)
-    per_item: dict[str, ItemScores] = field(default_factory=dict)
-    #: per-item scores of the task's trivial baseline, by metric name
-    baseline: dict[str, ItemScores] = field(default_factory=dict)
-    #: aggregate metrics of the trivial baseline
-    baseline_metrics: dict[str, float] = field(default_factory=dict)
-    #: per metric: answer-blind strategies beyond the trivial baseline (tagging: the tag-frequency
-    #: ranking and the file's most common response, each sent as every item's answer)
-    answer_blind: dict[str, list[BlindStrategy]] = field(default_factory=dict)
-    failures: list[ItemFailure] = field(default_factory=list)
-    #: per-label breakdowns (per genre / instrument / technique / tag)
-    breakdown: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    #: the models behind model-based metrics, set by the caller that loaded them (e.g. BERTScore)
-    models: dict[str, Any] = field(default_factory=dict)
-
-
 def check_valence_file(task: str, records: Sequence[OutputRecord]) -> None:
     """Refuse EMO_valence outputs produced from the arousal prompt (upstream CMI-Bench bug).
 
@@ -135,16 +99,6 @@ def check_valence_file(task: str, records: Sequence[OutputRecord]) -> None:
             "measures arousal, not valence. Regenerate with a valence instruction and valence references, "
             "or score it with --compat cmi-bench to reproduce the published (arousal) number"
         )
-
-
-def _scores(metric: str, records: Sequence[OutputRecord], values: Sequence[float], keep: Sequence[bool] | None = None) -> ItemScores:
-    keep = [True] * len(records) if keep is None else list(keep)
-    return ItemScores(
-        metric=metric,
-        ids=tuple(r.item_id for r, k in zip(records, keep) if k),
-        values=np.array([v for v, k in zip(values, keep) if k], dtype=float),
-        groups=tuple(r.group for r, k in zip(records, keep) if k),
-    )
 
 
 def _classification(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
