@@ -179,7 +179,7 @@ BENCHMARKS: Registry[Benchmark] = Registry(
         "musiceval.catalogue.muchomusic", "musiceval.catalogue.nsynth", "musiceval.catalogue.musicqa",
         "musiceval.catalogue.captions", "musiceval.catalogue.cmibench", "musiceval.catalogue.mmau",
         "musiceval.catalogue.mmar", "musiceval.catalogue.rul", "musiceval.catalogue.hummusqa",
-        "musiceval.catalogue.airbench", "musiceval.catalogue.airbench_foundation",
+        "musiceval.catalogue.airbench", "musiceval.catalogue.airbench_foundation", "musiceval.catalogue.mtt",
     ),
     entry_point_group="musiceval.benchmarks",
 )
