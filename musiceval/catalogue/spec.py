@@ -207,14 +207,15 @@ def get_benchmark(name: str) -> Benchmark:
 
 
 def benchmark_names(text: str | list[str] | tuple[str, ...]) -> list[Benchmark]:
-    """``"a,b"`` (or a list) -> the entries, in order, each checked; ``cmi-bench`` alone means every CMI-Bench task."""
+    """``"a,b"`` (or a list) -> the entries, in order, each checked; ``cmi-bench`` alone means every CMI-Bench task
+    whose questions are fetched (``cmi-bench/MTT``, built from the user's own annotations, is named on its own)."""
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n and n.strip()]
     if not names:
         raise UnknownBenchmark("no benchmark named; pass --benchmarks a,b (run `musiceval data list` for the catalogue)")
     out: list[Benchmark] = []
     for name in names:
         if name == "cmi-bench":
-            out.extend(b for n, b in BENCHMARKS.items() if n.startswith("cmi-bench/"))
+            out.extend(b for n, b in BENCHMARKS.items() if n.startswith("cmi-bench/") and b.source.kind != "local")
         else:
             out.append(get_benchmark(name))
     return list({b.name: b for b in out}.values())
