@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from musiceval.catalogue import get_benchmark
+from musiceval.catalogue.spec import benchmark_names
 from musiceval.catalogue.mtt import FILE, INSTRUCTION, N_TAGS, questions_from_annotations, split_of
 from musiceval.catalogue.fetch import FetchError
 from musiceval.catalogue.prepare import prepare
@@ -90,6 +91,11 @@ def test_prepared_from_the_users_annotations_and_clips(mirror, tmp_path):
     lock = report.lock
     assert lock.questions == 3 and lock.with_audio == 2 and len(lock.missing) == 1  # e/no-tag-clip has no clip
     assert any("5,329" in w for w in report.warnings)  # a partial copy is said, coverage counts against 5,329
+
+
+def test_cmi_bench_alone_names_every_fetched_task_but_not_mtt():
+    names = {b.name for b in benchmark_names("cmi-bench")}
+    assert "cmi-bench/MTT" not in names and {"cmi-bench/GTZAN", "cmi-bench/SongFormBench", "cmi-bench/Lyra_dance"} <= names
 
 
 @pytest.mark.skipif(not (SHARED / "cmi-bench" / "labels" / "test.tsv").is_file(), reason="../shared/data is not here")

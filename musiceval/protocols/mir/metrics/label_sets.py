@@ -75,13 +75,16 @@ def label_set_scores(task: str, records: Sequence[OutputRecord], compat: str | N
     from musiceval.parsers.labels import normalise_cmi
 
     failures: list[ItemFailure] = []
+    shown: dict[str, str] = {}  # key -> the label as the instruction writes it (default rule)
     if compat:
         truths = [label_set_cmi(r.correct_answer) for r in records]
         keys = sorted(set().union(*truths))
         preds = [named_labels_cmi(r.response, keys) for r in records]
     else:
         names = list(dict.fromkeys([*vocabulary, *(lab for r in records for lab in reference_labels(r.correct_answer))]))
-        keys = list(dict.fromkeys(normalise_cmi(n) for n in names))
+        for name in names:
+            shown.setdefault(normalise_cmi(name), name)
+        keys = list(shown)
         truths = [frozenset(normalise_cmi(lab) for lab in reference_labels(r.correct_answer)) for r in records]
         preds = [named_labels(r.response, names) for r in records]
         for r, t, p in zip(records, truths, preds):
@@ -95,4 +98,5 @@ def label_set_scores(task: str, records: Sequence[OutputRecord], compat: str | N
     base = np.tile(np.array([k in common for k in keys], dtype=bool), (len(records), 1)).reshape(len(records), len(keys))
     return {"metrics": metrics, "item_f1": item_f1(truth, pred), "failures": failures,
             "baseline_item_f1": item_f1(truth, base), "baseline_metrics": summary(truth, base, None if compat else held),
-            "baseline_set": sorted(common), "per_label_f1": dict(zip(keys, label_f1(truth, pred).tolist()))}
+            "baseline_set": sorted(shown.get(k, k) for k in common),
+            "per_label_f1": {shown.get(k, k): v for k, v in zip(keys, label_f1(truth, pred).tolist())}}
