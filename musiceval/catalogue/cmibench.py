@@ -16,8 +16,21 @@ Prompt: the ``instruction`` as written; answers are written as the toolkit's out
 the MIR protocol (``mir.compat`` chooses the toolkit's rules or the corrected ones). The toolkit's
 outputs carry no condition, so no control is asked: the listening gate uses the answer
 permutation. Tasks whose instruction file was not found in the stored copy of the repository
-(MTT, MTG_*, Guzheng_Tech, MedleyDB) are not registered; score their files with ``--questions``
-through a registered task of the same family, or add an entry.
+(MTG_*, Guzheng_Tech, MedleyDB: the toolkit ships only their generators, ``sft_*.py``) are not
+registered; score their files with ``--questions`` through a registered task of the same family, or
+add an entry. MTT is built from the user's MagnaTagATune annotations (:mod:`musiceval.catalogue.mtt`).
+
+The development branch (commit 35235cb, :data:`DEVELOPMENT_FILES`) adds nine tasks whose instruction
+files it ships, each with a README and its generator: Arab-Andalusian nawba, tab, form and mizan
+(``data/arab_andalusian/``, one item per annotated section of a recording, ``audio_start`` and
+``audio_end`` the section), Lyra instrument, genre, place and dance (``data/lyra/``, Greek
+traditional and folk music; the file holds Lyra's training and test splits, the test split is asked;
+the clips are YouTube excerpts the user cuts with its ``download_audio.py``) and SongFormBench
+(``data/songformer/``, song structure, whole tracks). Those files are 0.4 to 2.7 million characters
+each and could not be read whole here, so their sha256 is not pinned (:data:`UNREAD_DIGEST`, shown by
+``musiceval data list``; the lock records the sha256 of the file fetched) and their item count is
+the test records of the fetched file. Lyra's ``CMI_Lyra_<task>_test_available.jsonl`` (the clips the
+authors could download) are not registered. Scoring: :mod:`musiceval.protocols.mir.metrics.development_branch`.
 """
 from __future__ import annotations
 
@@ -45,6 +58,26 @@ FILES = {
     "MusicCaps": ("data/MusicCaps/CMI_MusicCaps.jsonl", "88a6f0883777480f95e74a63599b34024ac1734f"),
     "SDD": ("data/SDD/CMI_SDD.jsonl", "9ce0e1f5b6a79d1b9731967a2f1c366bac316f68"),
     "VocalSet_tech": ("data/VocalSet/CMI_VocalSet_tech.jsonl", "5b20b2556f05f8eb8aad74f036ccf097bf1a805f"),
+}
+#: the development-branch commit (its README: "This branch extends the original ISMIR release")
+DEVELOPMENT_COMMIT = "35235cb0394c492c39eb3ae6adbb504c7fd4b34c"
+#: task -> (path in the repository, commit) of the development branch's instruction files
+DEVELOPMENT_FILES = {
+    **{f"ArabAndalusian_{t}": (f"data/arab_andalusian/CMI_ArabAndalusian_{t}.jsonl", DEVELOPMENT_COMMIT)
+       for t in ("nawba", "tab", "form", "mizan")},
+    **{f"Lyra_{t}": (f"data/lyra/CMI_Lyra_{t}.jsonl", DEVELOPMENT_COMMIT) for t in ("instrument", "genre", "place", "dance")},
+    "SongFormBench": ("data/songformer/CMI_SongFormBench.jsonl", DEVELOPMENT_COMMIT),
+}
+#: the sha256 of a pinned file that could not be read whole here
+UNREAD_DIGEST = None
+#: the audio each development-branch dataset needs, where the generator's README says it comes from
+DEVELOPMENT_AUDIO = {
+    "ArabAndalusian": "not shipped: the Arab-Andalusian dataset's documents/<mbid>/<mbid>.mp3 (data/arab_andalusian/"
+                      "README.md); pass --audio-dir with the folder holding data/arab_andalusian/documents",
+    "Lyra": "not shipped: Lyra's test clips cut from YouTube (data/lyra/download_audio.py), data/lyra/audio/<id>.wav; "
+            "pass --audio-dir with the folder holding them",
+    "SongFormBench": "not shipped: SongFormBench's audios/ (data/songformer/README.md); pass --audio-dir with the "
+                     "folder holding data/songformer/data/audios",
 }
 
 
@@ -92,6 +125,22 @@ def _register() -> None:
             question_files=(name,), locate_audio=locate, version=commit[:7], task=task,
             options=dict(CMI_BENCH_DEFAULTS.get(task, {})),
             verified=f"columns and ids vs shared/data/cmi-bench/instructions/{name} (4c15f41)",
+        )(_reader(task, name))
+    for task, (path, commit) in DEVELOPMENT_FILES.items():
+        name = Path(path).name
+        dataset = task.split("_")[0]
+        register_benchmark(
+            name=f"cmi-bench/{task}", title=f"CMI-Bench {task} (development branch, test split)",
+            source=Source("url", urls=(f"{REPO}/{commit}/{path}",), revision=commit),
+            licence=f"CC BY 4.0 (instructions); audio: the {dataset} dataset's licence (not verified here)",
+            items=None, audio=DEVELOPMENT_AUDIO[dataset],
+            protocol="mir", answer_format="cmi-bench", prompt="the CMI-Bench instruction as written",
+            parser=f"MIR parser of {task} (musiceval.protocols.mir.metrics.development_branch; mir.compat for "
+                   "evaluate.py's rules at 35235cb)", controls=(),
+            question_files=(name,), locate_audio=locate, version=commit[:7], task=task,
+            digests={name: UNREAD_DIGEST},
+            verified=f"columns and ids vs the first rows of {path} and its generator at {commit[:7]}; "
+                     f"{name}'s sha256 and test-split count not read here (the file could not be read whole)",
         )(_reader(task, name))
 
 

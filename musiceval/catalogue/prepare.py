@@ -87,6 +87,12 @@ def _question_files(benchmark: Benchmark, files: dict[str, Path]) -> dict[str, s
             raise PrepareError(f"{benchmark.name}: question file {pattern!r} is not among the fetched files "
                                f"({', '.join(sorted(files)) or 'none'}); the source's layout changed, or pass --questions FILE")
         out.update({name: file_sha256(files[name]) for name in found})
+    for name, digest in out.items():
+        pinned = benchmark.digests.get(name)
+        if pinned and digest != pinned:
+            raise PrepareError(f"{benchmark.name}: question file {name} has sha256 {digest[:12]}, not {pinned[:12]} as at "
+                               f"revision {benchmark.source.revision or benchmark.version}; the file changed: fetch it "
+                               "again, or pass --questions with the original")
     return out
 
 

@@ -135,6 +135,10 @@ class Benchmark:
     #: the entry whose prepared folder this one reads: the same questions and clips, scored another
     #: way (``musicqa-judged`` reads ``musicqa``'s), so they are fetched and unpacked once
     prepared_as: str = ""
+    #: question file name -> its sha256 at the pinned revision, or None where it could not be read
+    #: here (``data list`` says so; the lock still records the sha256 of the file fetched). A known
+    #: digest is checked when the entry is prepared.
+    digests: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def ships_audio(self) -> bool:
@@ -175,7 +179,7 @@ BENCHMARKS: Registry[Benchmark] = Registry(
         "musiceval.catalogue.muchomusic", "musiceval.catalogue.nsynth", "musiceval.catalogue.musicqa",
         "musiceval.catalogue.captions", "musiceval.catalogue.cmibench", "musiceval.catalogue.mmau",
         "musiceval.catalogue.mmar", "musiceval.catalogue.rul", "musiceval.catalogue.hummusqa",
-        "musiceval.catalogue.airbench", "musiceval.catalogue.airbench_foundation",
+        "musiceval.catalogue.airbench", "musiceval.catalogue.airbench_foundation", "musiceval.catalogue.mtt",
     ),
     entry_point_group="musiceval.benchmarks",
 )
@@ -203,14 +207,15 @@ def get_benchmark(name: str) -> Benchmark:
 
 
 def benchmark_names(text: str | list[str] | tuple[str, ...]) -> list[Benchmark]:
-    """``"a,b"`` (or a list) -> the entries, in order, each checked; ``cmi-bench`` alone means every CMI-Bench task."""
+    """``"a,b"`` (or a list) -> the entries, in order, each checked; ``cmi-bench`` alone means every CMI-Bench task
+    whose questions are fetched (``cmi-bench/MTT``, built from the user's own annotations, is named on its own)."""
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n and n.strip()]
     if not names:
         raise UnknownBenchmark("no benchmark named; pass --benchmarks a,b (run `musiceval data list` for the catalogue)")
     out: list[Benchmark] = []
     for name in names:
         if name == "cmi-bench":
-            out.extend(b for n, b in BENCHMARKS.items() if n.startswith("cmi-bench/"))
+            out.extend(b for n, b in BENCHMARKS.items() if n.startswith("cmi-bench/") and b.source.kind != "local")
         else:
             out.append(get_benchmark(name))
     return list({b.name: b for b in out}.values())

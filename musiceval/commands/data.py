@@ -53,7 +53,7 @@ def _row(bench) -> dict:
             "protocol": bench.protocol, "answer_format": bench.answer_format, "prompt": bench.prompt,
             "parser": bench.parser, "controls": list(bench.controls), "verified": bench.verified,
             "human_baselines": {k: b.as_table() for k, b in bench.human_baselines.items()},
-            "prepared_as": bench.prepared_as}
+            "prepared_as": bench.prepared_as, "digests": dict(bench.digests)}
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -66,6 +66,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{row['name']:<28} {row['protocol']:<9} {items:>14} items  {row['licence'].split(';')[0]}")
         print(f"{'':<28} source: {row['source']}")
         print(f"{'':<28} audio: {row['audio']}; controls: {', '.join(row['controls']) or 'none'}")
+        for file, digest in row["digests"].items():
+            print(f"{'':<28} sha256 of {file}: {digest if digest else 'not read here (the lock records the fetched file)'}")
         if row["prepared_as"]:
             print(f"{'':<28} reads the prepared folder of {row['prepared_as']} (the same questions and clips)")
         for subset, human in row["human_baselines"].items():

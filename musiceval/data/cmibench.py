@@ -11,7 +11,8 @@ Layouts (nicolaus625/CMI-bench):
 
 The task is the longest name in :data:`TASKS` that the file name ends with, so model names may
 contain underscores (``ltu_as_GTZAN.jsonl``). One malformed record (not an object, a missing or
-non-text ``response``, a missing ``correct_answer``) is an :class:`~musiceval.records.ItemFailure`,
+non-text ``response``, a missing ``correct_answer``, an empty one outside the tagging and label-set
+tasks) is an :class:`~musiceval.records.ItemFailure`,
 never a crash; a file that is not JSON at all raises :class:`CmiBenchFormatError` naming the file
 and the fix.
 
@@ -29,7 +30,7 @@ from typing import Any, Mapping
 
 from musiceval.data.answers import AnswerSet, split_labels
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
-from musiceval.vocab.cmibench import TAG_VOCABULARIES
+from musiceval.vocab.cmibench import LABEL_SET_VOCABULARIES, TAG_VOCABULARIES
 from musiceval.records import Item, ItemFailure, Response
 from musiceval.schemas import OutputRecord
 
@@ -38,6 +39,9 @@ TASKS = (
     "VocalSet_tech", "gtzan_beat", "gtzan_downbeat", "ballroom_beat", "ballroom_downbeat",
     "DSing", "Guzheng_Tech", "MTT", "MTG_genre", "MTG_emotion", "MTG_instrument", "MTG_top50tags",
     "MusicCaps", "SDD", "MedleyDB",
+    # the development branch (nicolaus625/CMI-bench@35235cb)
+    "ArabAndalusian_nawba", "ArabAndalusian_tab", "ArabAndalusian_form", "ArabAndalusian_mizan",
+    "Lyra_instrument", "Lyra_genre", "Lyra_place", "Lyra_dance", "SongFormBench",
 )
 #: Files larger than this are refused (the largest real output file is about 4 MB).
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -273,8 +277,9 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
         if answer is None:
             failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' missing or not text"))
             continue
-        if not answer.strip() and file_task not in TAG_VOCABULARIES:  # nothing to score against; a
-            # tagging item with no true tag is a legitimate all-negative row (the toolkit counts it)
+        if not answer.strip() and file_task not in TAG_VOCABULARIES and file_task not in LABEL_SET_VOCABULARIES:
+            # nothing to score against; a tagging or label-set item with no true label (a Lyra track
+            # with no place) is a legitimate all-negative row (the toolkit counts it)
             failures.append(ItemFailure(item_id, f"{where}: field 'correct_answer' is empty"))
             continue
         records.append(OutputRecord(

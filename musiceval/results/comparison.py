@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: metric names (whole words of the name) for which lower values are better
-LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|ece)($|[_\-./ ])", re.I)
+LOWER_IS_BETTER = re.compile(r"(^|[_\-./ ])(wer|cer|mae|mse|rmse|error|errors|err|loss|distance|deviation|ece)($|[_\-./ ])", re.I)
 #: the margin used when neither the caller nor the new run's config gives one (the schema's default)
 DEFAULT_MARGIN = 0.02
 KEY = ["protocol", "metric", "condition"]

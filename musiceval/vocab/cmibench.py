@@ -4,7 +4,8 @@ Tag vocabularies are those the CMI-Bench toolkit scores against: the MTG-Jamendo
 instrument (40), mood/theme (56) and top-50 tag sets, written without spaces as in MTG-Jamendo's
 tag ids ("easylistening", "acousticguitar"), and the MagnaTagATune top-50 tags (with spaces, in
 the order of the toolkit's ``tags.npy``). Class vocabularies list every class of the dataset, so a
-slice of a file that lacks a class is still scored against the full label set.
+slice of a file that lacks a class is still scored against the full label set; the Arab-Andalusian
+and Lyra lists are those the instructions of nicolaus625/CMI-bench @ 35235cb offer the model.
 """
 from __future__ import annotations
 
@@ -81,6 +82,67 @@ VOCALSET_TECHNIQUES: tuple[str, ...] = (
     "vocal_fry"
 )
 
+#: Arab-Andalusian labels (transliterated names) as each task's instruction lists them, nicolaus625/CMI-bench
+#: @ 35235cb ``data/arab_andalusian/CMI_ArabAndalusian_<task>.jsonl`` (``sft_arab_andalusian.py`` collects
+#: them from the dataset's ``andalusian_description.json``).
+ARAB_ANDALUSIAN_NAWBA: tuple[str, ...] = (
+    "al-istihlāl", "al-māīyah", "al-ruṣṣad", "al-āṣbhān", "al-ḥjāz al-kabīr", "al-ḥjāz al-mashriqī", "al-‘ushshāq",
+    "bawākir al-māīyah", "bidūn", "gharībat al-ḥusayn", "rumil al-māīyah", "ruṣid al-dhayl", "‘irāq al-‘ajam",
+)
+ARAB_ANDALUSIAN_TAB: tuple[str, ...] = (
+    "al-istihlāl", "al-mashriqī", "al-māīyah", "al-nhāūnd", "al-ruṣṣad", "al-zrkh", "al-āṣbhān", "al-ḥjāz al-kabīr",
+    "al-ḥjāz al-mashriqī", "al-ṣīkh", "al-‘ushshāq", "bawākir al-māīyah", "gharībat al-ḥusayn", "khalīṭ al-ṭbū‘",
+    "qarībun ilá al-istihlāl", "qarībun ilá al-māīyah", "rumil al-māīyah", "ruṣid al-dhayl", "ruṣid al-dhayl maghribī",
+    "‘irāq al-‘ajam",
+)
+ARAB_ANDALUSIAN_FORM: tuple[str, ...] = (
+    "al-inṣirāf", "al-mahzūz", "al-mahzūz al-awl", "al-mahzūz al-thānī", "al-mashālīyah", "al-mūssi‘",
+    "al-tawshīh al-khāmsah", "al-tawshīh al-rāb‘ah", "al-tawshīh al-sāb‘ah", "al-tawshīh al-sādsah",
+    "al-tawshīh al-thālithah", "al-tawshīh al-thālithah lilnnūbah", "al-tawshīh al-thāniyah",
+    "al-tawshīh al-thāniyah lilnnūbah", "al-tawshīh al-thāniyah linūbat al-istihlāl", "al-tawshīh al-ūlá",
+    "al-tawshīh al-ūlá lilnnūbah", "al-tūāshī al-sab‘ ( dūn al-ūlá wal-sāb‘ahi)", "inshād", "inṣirāf al-basīṭ",
+    "mashālīyah", "mawwāl", "taqsīm", "tawshīt al-mīzān", "tawshīt al-mīzān ( bi-al-qawli)", "tawshīt al-nūbah",
+    "tawshīt al-nūbah ( bi-al-qawli)", "ṣāmat ruṣṣad al-dhayl",
+)
+ARAB_ANDALUSIAN_MIZAN: tuple[str, ...] = (
+    "basīṭ", "bidūn", "bṭāyḥī", "darij", "qdām", "qā’imun wanuṣf", "thulāthī", "thunā’ī", "thunā’ī wbṭāyḥī",
+    "zanadānī waqdām", "ḥḍḍārī",
+)
+
+#: Lyra (Greek traditional and folk music) label sets as each task's instruction lists them,
+#: nicolaus625/CMI-bench @ 35235cb ``data/lyra/CMI_Lyra_<task>.jsonl`` (``sft_lyra.py`` collects them
+#: from Lyra's training and test splits).
+LYRA_INSTRUMENTS: tuple[str, ...] = (
+    "Accordion", "Baglamas", "Bass", "Bassoon", "Bouzouki", "Cello", "Cimbalom", "Electric-guitar", "Floghera",
+    "Flute", "Guitar", "Kanonaki", "Klarino", "Laouto", "Lyra", "Mandolin", "Ney", "Oud", "Percussion", "Piano",
+    "Santouri", "Tambouras", "Trombone", "Trumpet", "Tsampouna", "Tsumbus", "Tuba", "Tzouras", "Violin", "Voice",
+    "Whistling", "Zournas",
+)
+LYRA_GENRES: tuple[str, ...] = (
+    "Aegean", "Arabic", "Arrangement", "Arvanitic", "Bulgarian", "Central-Greek", "Cretan", "Cypriot", "Epirotic",
+    "Euboean", "Ionian", "Laiko", "Macedonian", "Melodized-poetry", "Mikrasiatiko", "Newer", "Nisiotiko",
+    "Peloponnesian", "Politiko", "Polyphonic", "Pontian", "Rebetiko", "Romanian", "Sarakatsani", "Southern-Italian",
+    "Thessalic", "Thracian", "Traditional", "Turkish", "Urban-folk", "Urban-light", "Vlachic",
+)
+LYRA_PLACES: tuple[str, ...] = (
+    "Aegean-sea", "Aegina", "Aivali", "Amorgos", "Andros", "Arachova", "Arcadia", "Arta", "Asia-minor", "Bulgaria",
+    "Cappadocia", "Central-Greece", "Cephalonia", "Chios", "Corfu", "Crete", "Cyprus", "Deropolis", "Drama",
+    "East-Crete", "Egypt", "Epirus", "Euboea", "Folegandros", "Grevena", "Halki", "Halkidiki", "Himara", "Icaria",
+    "Ionian-sea", "Kalavryta", "Kalymnos", "Karpathos", "Kasos", "Kastoria", "Kea", "Kilkis", "Konitsa", "Kos",
+    "Kozani", "Kythira", "Kythnos", "Lebanon", "Lefkada", "Lemnos", "Leros", "Lesbos", "Macedonia", "Mesologgi",
+    "Metsovo", "Mykonos", "Napoli", "Naxos", "Nisyros", "Oinousses", "Paros", "Peloponnese", "Pogoni", "Poli",
+    "Pontus", "Preveza", "Rhodes", "Romania", "Samos", "Samothrace", "Serifos", "Serres", "Sifnos", "Skyros",
+    "Smyrni", "Southern-Italy", "Syrrako", "Thessaloniki", "Thessaly", "Thrace", "Trikala", "Turkey", "Tzoumerka",
+    "West-Crete", "Zagori", "Zakynthos",
+)
+
+#: Label vocabulary of each label-set task (answers name several labels, scored by F1).
+LABEL_SET_VOCABULARIES: dict[str, tuple[str, ...]] = {
+    "Lyra_instrument": LYRA_INSTRUMENTS,
+    "Lyra_genre": LYRA_GENRES,
+    "Lyra_place": LYRA_PLACES,
+}
+
 #: Tag vocabulary of each multi-label task.
 TAG_VOCABULARIES: dict[str, tuple[str, ...]] = {
     "MTT": MTT_TOP50_TAGS,
@@ -96,4 +158,9 @@ CLASS_VOCABULARIES: dict[str, tuple[str, ...]] = {
     "Nsynth_instrument": NSYNTH_FAMILIES,
     "VocalSet_tech": VOCALSET_TECHNIQUES,
     "Nsynth_pitch": tuple(str(p) for p in range(9, 120)),
+    "ArabAndalusian_nawba": ARAB_ANDALUSIAN_NAWBA,
+    "ArabAndalusian_tab": ARAB_ANDALUSIAN_TAB,
+    "ArabAndalusian_form": ARAB_ANDALUSIAN_FORM,
+    "ArabAndalusian_mizan": ARAB_ANDALUSIAN_MIZAN,
+    "Lyra_dance": ("no", "yes"),
 }

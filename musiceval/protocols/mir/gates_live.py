@@ -55,7 +55,7 @@ __all__ = [
 PROTOCOL = "mir"
 #: the tasks of musiceval/evals/audio/cmi_bench
 SYNTH_TASKS = ("GS_key", "Nsynth_pitch", "gtzan_beat", "Nsynth_instrument")
-LOWER_IS_BETTER = {"wer", "cer"}
+LOWER_IS_BETTER = {"wer", "cer", "deviation_ref_to_est", "deviation_est_to_ref"}
 pytestmark = pytest.mark.xdist_group("music_lm")  # with musiceval/protocols/synth/gates.py: one model per worker
 
 

@@ -48,16 +48,24 @@ from musiceval.schemas import OutputRecord
 
 HEADLINES = {"classification": "accuracy", "pitch": "accuracy", "key": "weighted_score", "regression": "r2",
              "beats": "f_measure", "lyrics": "wer", "tagging": "item_roc_auc", "guzheng": "item_f1",
-             "melody": "overall_accuracy"}
+             "melody": "overall_accuracy", "andalusian": "accuracy", "yes_no": "accuracy", "label_set": "item_f1",
+             "structure": "boundary_f1_3s"}
 BASELINES = {"classification": "majority-class baseline", "pitch": "majority-class baseline",
              "key": "majority-key baseline", "regression": "mean predictor", "beats": "metronome at the median tempo",
-             "lyrics": "empty transcript", "guzheng": "majority-technique baseline"}
-LOWER_IS_BETTER = ("wer", "cer")
+             "lyrics": "empty transcript", "guzheng": "majority-technique baseline",
+             "andalusian": "majority-class baseline", "yes_no": "majority-class baseline",
+             "label_set": "most common label set", "structure": "one section, no boundary"}
+LOWER_IS_BETTER = ("wer", "cer", "deviation_ref_to_est", "deviation_est_to_ref")
 UNITS = {"accuracy": "accuracy (0-1)", "weighted_score": "MIREX weighted key score (0-1)", "r2": "R^2 contribution",
          "f_measure": "beat F-measure (0-1)", "cmlt": "CMLt (0-1)", "amlt": "AMLt (0-1)",
          "wer": "WER (fraction of reference words)", "cer": "CER (fraction of reference characters)",
          "item_roc_auc": "per-item ROC-AUC (0-1)", "item_f1": "per-item frame F1 (0-1)",
-         "overall_accuracy": "melody overall accuracy (0-1)"}
+         "overall_accuracy": "melody overall accuracy (0-1)", "micro_f1": "micro F1 (0-1)", "macro_f1": "macro F1 (0-1)",
+         "exact_match": "exact label-set match (0-1)", "boundary_f1_05s": "boundary F1 within 0.5 s (0-1)",
+         "boundary_f1_3s": "boundary F1 within 3 s (0-1)", "pairwise_f1": "pairwise label F1 (0-1)",
+         "rand_index": "Rand index (0-1)", "ari": "adjusted Rand index", "deviation_ref_to_est":
+         "median reference-to-estimate boundary deviation (s)", "deviation_est_to_ref":
+         "median estimate-to-reference boundary deviation (s)"}
 
 
 def records_by_condition(answers: AnswerSet) -> dict[str, list[OutputRecord]]:

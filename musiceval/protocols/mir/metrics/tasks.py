@@ -24,7 +24,17 @@ guzheng                       Guzheng_Tech                                 macro
 melody                        MedleyDB                                     overall_accuracy
 captioning                    MusicCaps, SDD                               free-form names,
                                                                            bertscore_*
+andalusian                    ArabAndalusian_nawba/tab/form/mizan          accuracy
+yes_no                        Lyra_dance                                   accuracy
+label_set                     Lyra_instrument/genre/place                  micro_f1, macro_f1,
+                                                                           exact_match, item_f1
+structure                     SongFormBench                                boundary_f1_05s/_3s,
+                                                                           pairwise_f1, rand_index,
+                                                                           ari, deviation_*
 ============================  ==========================================  ========================
+
+The last four families are the tasks of the toolkit's development branch (commit 35235cb), scored
+by :mod:`musiceval.protocols.mir.metrics.development_branch`.
 
 :func:`score_task` is pure apart from the ``embed`` callable that tagging needs (a function from
 texts to L2-normalised rows), the ``bertscorer`` captioning uses and the captioning backends it
@@ -34,7 +44,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,7 +53,7 @@ from musiceval.schemas import OutputRecord
 from musiceval.protocols.mir.metrics import families as fam
 from musiceval.protocols.mir.metrics.compat import check_compat, is_old
 from musiceval.protocols.mir.metrics.tagging import per_item_auc
-from musiceval.records import ItemFailure, ItemScores
+from musiceval.protocols.mir.metrics.task_result import BlindStrategy, TaskResult, item_scores as _scores
 
 #: bump when a MIR parser or compat rule changes: runs scored differently do not compare (provenance)
 PARSER_VERSION = "mir-parsers-2"
@@ -59,6 +68,12 @@ FAMILIES = {
     "Guzheng_Tech": "guzheng",
     "MedleyDB": "melody",
     **dict.fromkeys(("MusicCaps", "SDD"), "captioning"),
+    # the development branch (nicolaus625/CMI-bench@35235cb): metrics.development_branch
+    **dict.fromkeys(("ArabAndalusian_nawba", "ArabAndalusian_tab", "ArabAndalusian_form", "ArabAndalusian_mizan"),
+                    "andalusian"),
+    **dict.fromkeys(("Lyra_instrument", "Lyra_genre", "Lyra_place"), "label_set"),
+    "Lyra_dance": "yes_no",
+    "SongFormBench": "structure",
 }
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -66,41 +81,6 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 #: a task that cannot be scored as a whole (the message says why and what to do); defined beside
 #: the family loops that raise it for references that leave a metric undefined
 TaskError = fam.TaskError
-
-
-@dataclass(frozen=True)
-class BlindStrategy:
-    """An answer-blind strategy scored per item like the model's answers (docs/gate-your-model.md, "What the
-    verdict means"): what it sends (``description``) and its per-item ``scores`` (paired by item id)."""
-
-    name: str
-    description: str
-    scores: ItemScores
-
-
-@dataclass
-class TaskResult:
-    """Everything one task's scoring produced."""
-
-    task: str
-    compat: str | None
-    n: int
-    metrics: dict[str, float]
-    #: per-item scores by metric name (the units gates consume)
-    per_item: dict[str, ItemScores] = field(default_factory=dict)
-    #: per-item scores of the task's trivial baseline, by metric name
-    baseline: dict[str, ItemScores] = field(default_factory=dict)
-    #: aggregate metrics of the trivial baseline
-    baseline_metrics: dict[str, float] = field(default_factory=dict)
-    #: per metric: answer-blind strategies beyond the trivial baseline (tagging: the tag-frequency
-    #: ranking and the file's most common response, each sent as every item's answer)
-    answer_blind: dict[str, list[BlindStrategy]] = field(default_factory=dict)
-    failures: list[ItemFailure] = field(default_factory=list)
-    #: per-label breakdowns (per genre / instrument / technique / tag)
-    breakdown: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    #: the models behind model-based metrics, set by the caller that loaded them (e.g. BERTScore)
-    models: dict[str, Any] = field(default_factory=dict)
 
 
 def check_valence_file(task: str, records: Sequence[OutputRecord]) -> None:
@@ -119,16 +99,6 @@ def check_valence_file(task: str, records: Sequence[OutputRecord]) -> None:
             "measures arousal, not valence. Regenerate with a valence instruction and valence references, "
             "or score it with --compat cmi-bench to reproduce the published (arousal) number"
         )
-
-
-def _scores(metric: str, records: Sequence[OutputRecord], values: Sequence[float], keep: Sequence[bool] | None = None) -> ItemScores:
-    keep = [True] * len(records) if keep is None else list(keep)
-    return ItemScores(
-        metric=metric,
-        ids=tuple(r.item_id for r, k in zip(records, keep) if k),
-        values=np.array([v for v, k in zip(values, keep) if k], dtype=float),
-        groups=tuple(r.group for r, k in zip(records, keep) if k),
-    )
 
 
 def _classification(task: str, records: Sequence[OutputRecord], compat: str | None) -> TaskResult:
@@ -378,6 +348,10 @@ def score_task(
         return _captioning(task, records, compat, bertscorer, lexical_cache)
     if family == "beats":
         return _beats(task, records, compat, baseline_memo)
+    from musiceval.protocols.mir.metrics.development_branch import BUILDERS
+
+    if family in BUILDERS:
+        return BUILDERS[family](task, family, records, compat)
     return {
         "key": _key, "regression": _regression, "beats": _beats, "lyrics": _lyrics,
         "guzheng": _guzheng, "melody": _melody,
