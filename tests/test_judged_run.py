@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from musiceval.llm.fake_server import FakeOpenAIServer
 from tests.fake_secrets import fake_key
-from tests.judge_server import fair, first_seat, option_reader, yes_man
+from tests.judge_server import fair, first_seat, mumbling, option_reader, yes_man
 
 REPO = Path(__file__).resolve().parents[1]
 MUSICQA = REPO.parent / "shared" / "data" / "musicqa" / "dev_midashenglm.jsonl"
@@ -68,6 +69,9 @@ def test_a_judged_run_is_recorded_then_replayed_with_no_server_and_no_key(projec
     judge_gates = [g for g in live_run["gates"] if g["protocol"] == "judge" and g.get("subject") == "self-check"]
     assert {g["outcome"] for g in judge_gates} >= {"PASS", "N/A"}
     assert any("reference above another clip's" in g["name"] and g["outcome"] == "PASS" for g in judge_gates)
+    model_gates = {g["name"]: g["outcome"] for g in live_run["gates"] if g["protocol"] == "judge" and g["subject"] == "model"}
+    assert model_gates["MiDashengLM musicqa judge_score beats the strongest answer-blind strategy (the answers moved to "
+                       "other items)"] == "PASS"
     stdout = live.stdout.str()  # the judge's own gates above the model's, in the terminal and the report
     assert stdout.index("-- the scorer of the declared model's answers") < stdout.index("-- about the declared model")
     assert all(g.get("scorer_check") for g in judge_gates)
@@ -102,6 +106,22 @@ def test_the_judges_own_gates_make_the_verdict_error(project, monkeypatch):
     assert [g["outcome"] for g in reads] == ["FAIL"] and run["verdict"] == "ERROR"
 
 
+def test_an_unreadable_judge_reply_is_counted_shown_in_the_drill_down_and_gated(project, monkeypatch):
+    from musiceval.report.sample_data import decode
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=mumbling(3)) as server:  # every third distinct prompt: no verdict
+        _config(project, server)
+        out, run = _run(project, "--musiceval-record-mode", "once")
+    parse = [g for g in run["gates"] if g["protocol"] == "judge" and "parse rate at least 80%" in g["name"]]
+    assert [g["outcome"] for g in parse] == ["FAIL"] and 0.5 < parse[0]["estimate"] < 0.8, out.stdout.str()[-3000:]
+    assert run["verdict"] == "FAILED" and out.ret == 1  # the parse-rate gate is one of the model's (docs/judge.md)
+    rows = decode((project.path / "results" / "report.html").read_text("utf-8"))["judge"]
+    unread = [r for r in rows if r.get("failure")]
+    assert unread and all(r["unmapped"] and r["failure"].startswith("judge reply unreadable: 'I would rather not say.'")
+                          for r in unread)
+
+
 def test_an_unpinned_judge_is_refused_unless_allowed_and_then_named(project, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with FakeOpenAIServer(reply=fair) as server:
@@ -123,11 +143,23 @@ def test_a_baseline_judged_by_another_snapshot_is_refused(project, monkeypatch):
     with FakeOpenAIServer(reply=fair) as server:
         _config(project, server, model="judge-2024-05-13")
         _run(project, "--musiceval-record-mode", "once", results="v1")
+        # judged by the same snapshot: compared, item by item
+        _config(project, server, model="judge-2024-05-13", extra='[baseline]\nresults = "v1"')
+        out, same = _run(project, "--musiceval-record-mode", "once", results="same")
         _config(project, server, model="judge-2024-08-06", extra='[baseline]\nresults = "v1"')
         out, run = _run(project, "--musiceval-record-mode", "once", results="v2")
+    regression = [g for g in same["gates"] if g["protocol"] == "judge" and "not worse than" in g["name"]]
+    assert any("judge_score" in g["name"] for g in regression) and {g["outcome"] for g in regression} == {"PASS"}
+    assert same["verdict"] == "PASSED"
     assert run["verdict"] == "ERROR" and out.ret == 1
     assert "not comparable with the baseline" in run["verdict_detail"]["reasons"][0]
     assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in run["verdict_detail"]["reasons"][0]
+    # musiceval compare refuses the two runs too (exit 2), naming what differs
+    compared = project.run(sys.executable, "-m", "musiceval", "compare", str(project.path / "v1"), str(project.path / "v2"))
+    assert compared.ret == 2
+    assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in compared.stderr.str()
+    assert project.run(sys.executable, "-m", "musiceval", "compare", str(project.path / "v1"),
+                       str(project.path / "same")).ret == 0
 
 
 def test_a_judge_that_disagrees_with_the_option_matcher_fails_on_multiple_choice(project, monkeypatch):
