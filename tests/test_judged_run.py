@@ -212,3 +212,52 @@ def test_the_answers_are_judged_side_by_side_with_the_baseline_release(project, 
         assert both_seats >= 2 * 150  # each item asked in both seats (identical answers are asked once)
         if expected == "FAIL":  # a gate about the model: the word is FAILED, not ERROR
             assert run["verdict"] == "FAILED" and out.ret == 1
+
+
+def test_a_judge_that_disagrees_with_itself_fails_its_self_consistency_gate(project, monkeypatch):
+    def coin(body):  # a verdict that follows the sample's seed: samples 0, 1, 2 say C, I, C
+        return "VERDICT: CORRECT" if body["seed"] % 2 == 0 else "VERDICT: INCORRECT"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=coin) as server:
+        _config(project, server, judge="samples = 3\ntemperature = 0.7")
+        out, run = _run(project, "--musiceval-record-mode", "once")
+    agree = [g for g in run["gates"] if "samples agree with their majority" in g["name"]]
+    assert [g["outcome"] for g in agree] == ["FAIL"] and agree[0]["estimate"] == pytest.approx(2 / 3)
+    assert agree[0]["subject"] == "self-check" and run["verdict"] == "ERROR" and out.ret == 1
+    assert run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]["decoding"] == {
+        "temperature": 0.7, "max_tokens": 32, "samples": 3}
+
+
+def test_a_tiny_local_transformers_judge_runs_the_whole_judged_path(project, tmp_path):
+    """``[judge] model = "hf:<dir>"``: no endpoint, no cassette; pinned by its weights' hash. Random
+    weights say nothing readable: every item a counted failure, the judge's parse rate gated; a
+    second run reads every reply from the cache."""
+    pytest.importorskip("transformers")
+    from musiceval.models.tiny import build_tiny_qwen2_audio
+
+    model_dir = build_tiny_qwen2_audio(tmp_path / "tiny-judge")
+    lines = (project.path / "musicqa.jsonl").read_text("utf-8").splitlines(keepends=True)[:36]  # 4 clips
+    (project.path / "musicqa.jsonl").write_text("".join(lines), "utf-8")
+    (project.path / "musiceval.toml").write_text(f"""
+[[model]]
+name = "MiDashengLM"
+[[model.answers]]
+protocol = "judge"
+file = "musicqa.jsonl"
+[judge]
+model = "hf:{model_dir}"
+max_tokens = 8
+""", "utf-8")
+    out, run = _run(project)
+    scorer = run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]
+    assert scorer["model"] == f"hf:{model_dir}" and len(scorer["template_sha256"]) == 64
+    parse = [g for g in run["gates"] if "parse rate" in g["name"]]
+    assert [g["outcome"] for g in parse] == ["FAIL"] and parse[0]["estimate"] < 0.8
+    assert run["verdict"] != "PASSED" and out.ret == 1 and "unpinned" not in run["verdict_detail"]["line"]
+    assert not (project.path / "cassettes").exists()  # a local judge is not recorded: its cache and weights are
+    replies = sorted(p for p in (project.path / "cache").rglob("*") if p.is_file() and "judge" in p.parts)
+    assert replies  # one file per reply
+    again, rerun = _run(project, results="again")  # the same cache folder: every reply read from it, none added
+    assert _judge_scores(rerun) == _judge_scores(run) and rerun["verdict"] == run["verdict"]
+    assert sorted(p for p in (project.path / "cache").rglob("*") if p.is_file() and "judge" in p.parts) == replies
