@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,6 +83,16 @@ def test_a_judged_run_is_recorded_then_replayed_with_no_server_and_no_key(projec
     assert key not in (project.path / "results" / "results.json").read_text("utf-8")
 
     monkeypatch.delenv("OPENAI_API_KEY")  # CI: no key, no server, an empty cache
+    # the run's judge cache is the one musiceval score judge --cache-dir reads: from a folder without
+    # cassettes, replaying only, every reply of a rescoring comes from it
+    (project.path / "elsewhere").mkdir()
+    scored = subprocess.run([sys.executable, "-m", "musiceval", "score", "judge", str(project.path / "musicqa.jsonl"),
+                             "--json", "--replay", "--model", "openai-compatible:http://127.0.0.1:9/v1#judge-2024-08-06",
+                             "--cache-dir", str(project.path / "cache")], cwd=project.path / "elsewhere",
+                            capture_output=True, text=True, timeout=300)
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    evaluated = next(t for t in live_run["tables"] if t["name"].endswith("evaluate()"))["rows"][0]
+    assert json.loads(scored.stdout)["metrics"]["judge_score"] == pytest.approx(evaluated["judge_score"])
     replay, replay_run = _run(project, results="replay", cache="cache-ci")
     assert replay_run["verdict"] == live_run["verdict"] and replay.ret == live.ret == 0
     assert _judge_scores(replay_run) == _judge_scores(live_run)

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from musiceval.cache_dir import JUDGE
 from musiceval.llm.cache import JSONCache
 from musiceval.redact import redact
 
@@ -293,7 +292,9 @@ class Judge:
     from the cache when it holds the reply, else from the backend, an endpoint's calls inside the
     cassettes of folder ``cassettes``.
 
-    ``revision`` is the adapter's revision for an adapter judge ("" for an endpoint)."""
+    ``cache_dir``: the folder of its cached replies (``<cache root>/judge`` in a run and in
+    ``musiceval score judge``); ``revision`` is the adapter's revision for an adapter judge ("" for
+    an endpoint)."""
 
     def __init__(self, settings: JudgeSettings, *, cache_dir: str | Path | None = None, cassettes: str | Path | None = None,
                  record_mode: str = "none"):
@@ -318,7 +319,7 @@ class Judge:
                                 "the judge is unpinned)")
         self.unpinned_reason = reason
         self._backend: Ask | None = None
-        self.cache = JSONCache(Path(cache_dir) / JUDGE) if cache_dir else None
+        self.cache = JSONCache(cache_dir) if cache_dir else None
         self.n_calls = 0
         self._identity = json.dumps(settings.facts(self.revision), sort_keys=True)
 

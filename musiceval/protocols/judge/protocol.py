@@ -30,6 +30,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from musiceval.cache_dir import JUDGE
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.protocols.pairing import model_name, orphans, pairs
@@ -107,6 +108,8 @@ def settings_of(options: Mapping[str, Any], seed: int = 0) -> JudgeSettings:
 class JudgeProtocol(Protocol):
     name = "judge"
     headline = SCORE
+    #: the judge's replies: ``<cache root>/judge``, for ``pytest --musiceval-cache-dir`` and ``--cache-dir`` alike
+    cache_folder = JUDGE
     answer_file = ("an answer file with references or correct options (the free-form and multiple-choice formats), "
                    "judged by an LLM")
     config_keys = {
@@ -148,12 +151,12 @@ class JudgeProtocol(Protocol):
         """The default scorer with the judge's calls recorded, or with ``--replay`` (and on CI) replayed
         only (:func:`musiceval.llm.cassettes.command_mode`), and its replies cached under
         ``--cache-dir`` (default :func:`musiceval.cache_dir.default_cache_dir`)."""
-        from musiceval.cache_dir import default_cache_dir
+        from musiceval.cache_dir import cache_folder
         from musiceval.llm.cassettes import command_mode
 
         options = dict(request.options)
         record = command_mode(bool(options.pop("replay", False)))
-        options["cache_dir"] = str(options.get("cache_dir") or default_cache_dir())
+        options["cache_dir"] = str(cache_folder(options.get("cache_dir"), JUDGE))
         return answers_report(cls, replace(request, options=options), record_mode=record)
 
     @classmethod
