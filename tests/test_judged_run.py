@@ -272,3 +272,14 @@ max_tokens = 8
     again, rerun = _run(project, results="again")  # the same cache folder: every reply read from it, none added
     assert _judge_scores(rerun) == _judge_scores(run) and rerun["verdict"] == run["verdict"]
     assert sorted(p for p in (project.path / "cache").rglob("*") if p.is_file() and "judge" in p.parts) == replies
+
+
+def test_a_call_the_cassettes_lack_stops_the_run_naming_the_item(project, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    _config(project, None)  # CI: replay only, no cassette recorded yet
+    out = project.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--musiceval-results-dir",
+                                       str(project.path / "results"), "--musiceval-cache-dir", str(project.path / "cache"))
+    line = out.stdout.str().splitlines()[-1]  # the verdict line names the item and how to record
+    assert out.ret == 1 and line.startswith("musiceval: ERROR") and "JudgeCassetteMiss" in line
+    assert "hold no reply to its call about item 'audios_eval_" in line and "--musiceval-record-mode once" in line
+    assert not (project.path / "cassettes").exists()  # replaying records nothing
