@@ -1,7 +1,8 @@
 """One default location for every on-disk cache of the ``musiceval`` commands.
 
 ``--cache-dir DIR`` names the root; each cache lives in its own sub-folder of it
-(``embeddings/``, ``responses/``), the layout the pytest plugin's ``--musiceval-cache-dir`` reads.
+(``embeddings/``, ``responses/``, ``judge/``: the LLM judge's replies), the layout the pytest
+plugin's ``--musiceval-cache-dir`` reads.
 Without the flag the root is ``$MUSICEVAL_CACHE``, else the platform cache directory
 (``platformdirs.user_cache_dir("musiceval")`` when platformdirs is installed, else
 ``$XDG_CACHE_HOME/musiceval`` or ``~/.cache/musiceval``).
@@ -15,6 +16,8 @@ from pathlib import Path
 ENV = "MUSICEVAL_CACHE"
 EMBEDDINGS = "embeddings"
 RESPONSES = "responses"
+#: the LLM judge's replies (:class:`musiceval.protocols.judge.engine.Judge`)
+JUDGE = "judge"
 
 
 def default_cache_dir() -> Path:

@@ -38,6 +38,7 @@ def test_default_env_then_platform_then_xdg(monkeypatch, tmp_path):
     (["score", "mir", "f.jsonl"], "embeddings"),
     (["score", "triplets"], "embeddings"),
     (["score", "freeform", "f.jsonl"], "embeddings"),
+    (["score", "judge", "f.jsonl"], "judge"),
     (["generate", "--model", "echo:", "--dataset", "m.jsonl"], "responses"),
     (["mir-live", "--model", "echo:", "--instructions", "d"], "responses"),
 ])

@@ -76,3 +76,26 @@ def test_runs_with_different_repeats_are_told_apart_with_the_fix():
     why = repeats_differ("a", 1, "b", 3)
     assert "a asked every item once, b 3 times" in why and "<id>#r<k>" in why
     assert "ask a's model again with --repeats 3 at b's temperature" in why and "--per-item-mean" in why
+
+
+def test_runs_judged_with_another_template_decoding_or_parser_are_not_comparable(monkeypatch):
+    """The judge's identity on the scorer side of the provenance (docs/judge.md): each of its parts
+    that changes a score makes two runs not comparable, named in the refusal."""
+    from musiceval.protocols.judge import engine
+    from musiceval.protocols.judge.protocol import JudgeProtocol
+
+    def judged(**judge):
+        scorer = JudgeProtocol.scorer({"model": "openai:judge-2024-08-06", **judge})
+        return fingerprint(protocols={"judge": {"scorer": scorer}}, seed=0)
+
+    base = judged()
+    assert check_comparable(base, judged(concurrency=2)) == []  # changes no reply
+    for change, differs in (({"model": "openai:judge-2024-05-13"}, "model"),
+                            ({"mode": "pairwise"}, "template_sha256"),
+                            ({"temperature": 0.7}, "decoding.temperature"),
+                            ({"max_tokens": 64}, "decoding.max_tokens"),
+                            ({"samples": 3, "temperature": 0.5}, "decoding.samples")):
+        diffs = check_comparable(base, judged(**change))
+        assert any(d.startswith(f"scorer.protocols.judge.scorer.{differs}: ") for d in diffs), (change, diffs)
+    monkeypatch.setattr(engine, "PARSER_VERSION", "judge_parser_v0")
+    assert "scorer.protocols.judge.scorer.parser: judge_parser_v1 (A) != judge_parser_v0 (B)" in check_comparable(base, judged())

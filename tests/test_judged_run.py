@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from musiceval.llm.fake_server import FakeOpenAIServer
 from tests.fake_secrets import fake_key
-from tests.judge_server import fair, first_seat, option_reader, yes_man
+from tests.judge_server import fair, first_seat, mumbling, option_reader, yes_man
 
 REPO = Path(__file__).resolve().parents[1]
 MUSICQA = REPO.parent / "shared" / "data" / "musicqa" / "dev_midashenglm.jsonl"
@@ -68,6 +70,9 @@ def test_a_judged_run_is_recorded_then_replayed_with_no_server_and_no_key(projec
     judge_gates = [g for g in live_run["gates"] if g["protocol"] == "judge" and g.get("subject") == "self-check"]
     assert {g["outcome"] for g in judge_gates} >= {"PASS", "N/A"}
     assert any("reference above another clip's" in g["name"] and g["outcome"] == "PASS" for g in judge_gates)
+    model_gates = {g["name"]: g["outcome"] for g in live_run["gates"] if g["protocol"] == "judge" and g["subject"] == "model"}
+    assert model_gates["MiDashengLM musicqa judge_score beats the strongest answer-blind strategy (the answers moved to "
+                       "other items)"] == "PASS"
     stdout = live.stdout.str()  # the judge's own gates above the model's, in the terminal and the report
     assert stdout.index("-- the scorer of the declared model's answers") < stdout.index("-- about the declared model")
     assert all(g.get("scorer_check") for g in judge_gates)
@@ -78,6 +83,16 @@ def test_a_judged_run_is_recorded_then_replayed_with_no_server_and_no_key(projec
     assert key not in (project.path / "results" / "results.json").read_text("utf-8")
 
     monkeypatch.delenv("OPENAI_API_KEY")  # CI: no key, no server, an empty cache
+    # the run's judge cache is the one musiceval score judge --cache-dir reads: from a folder without
+    # cassettes, replaying only, every reply of a rescoring comes from it
+    (project.path / "elsewhere").mkdir()
+    scored = subprocess.run([sys.executable, "-m", "musiceval", "score", "judge", str(project.path / "musicqa.jsonl"),
+                             "--json", "--replay", "--model", "openai-compatible:http://127.0.0.1:9/v1#judge-2024-08-06",
+                             "--cache-dir", str(project.path / "cache")], cwd=project.path / "elsewhere",
+                            capture_output=True, text=True, timeout=300)
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    evaluated = next(t for t in live_run["tables"] if t["name"].endswith("evaluate()"))["rows"][0]
+    assert json.loads(scored.stdout)["metrics"]["judge_score"] == pytest.approx(evaluated["judge_score"])
     replay, replay_run = _run(project, results="replay", cache="cache-ci")
     assert replay_run["verdict"] == live_run["verdict"] and replay.ret == live.ret == 0
     assert _judge_scores(replay_run) == _judge_scores(live_run)
@@ -102,6 +117,22 @@ def test_the_judges_own_gates_make_the_verdict_error(project, monkeypatch):
     assert [g["outcome"] for g in reads] == ["FAIL"] and run["verdict"] == "ERROR"
 
 
+def test_an_unreadable_judge_reply_is_counted_shown_in_the_drill_down_and_gated(project, monkeypatch):
+    from musiceval.report.sample_data import decode
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=mumbling(3)) as server:  # every third distinct prompt: no verdict
+        _config(project, server)
+        out, run = _run(project, "--musiceval-record-mode", "once")
+    parse = [g for g in run["gates"] if g["protocol"] == "judge" and "parse rate at least 80%" in g["name"]]
+    assert [g["outcome"] for g in parse] == ["FAIL"] and 0.5 < parse[0]["estimate"] < 0.8, out.stdout.str()[-3000:]
+    assert run["verdict"] == "FAILED" and out.ret == 1  # the parse-rate gate is one of the model's (docs/judge.md)
+    rows = decode((project.path / "results" / "report.html").read_text("utf-8"))["judge"]
+    unread = [r for r in rows if r.get("failure")]
+    assert unread and all(r["unmapped"] and r["failure"].startswith("judge reply unreadable: 'I would rather not say.'")
+                          for r in unread)
+
+
 def test_an_unpinned_judge_is_refused_unless_allowed_and_then_named(project, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with FakeOpenAIServer(reply=fair) as server:
@@ -123,11 +154,23 @@ def test_a_baseline_judged_by_another_snapshot_is_refused(project, monkeypatch):
     with FakeOpenAIServer(reply=fair) as server:
         _config(project, server, model="judge-2024-05-13")
         _run(project, "--musiceval-record-mode", "once", results="v1")
+        # judged by the same snapshot: compared, item by item
+        _config(project, server, model="judge-2024-05-13", extra='[baseline]\nresults = "v1"')
+        out, same = _run(project, "--musiceval-record-mode", "once", results="same")
         _config(project, server, model="judge-2024-08-06", extra='[baseline]\nresults = "v1"')
         out, run = _run(project, "--musiceval-record-mode", "once", results="v2")
+    regression = [g for g in same["gates"] if g["protocol"] == "judge" and "not worse than" in g["name"]]
+    assert any("judge_score" in g["name"] for g in regression) and {g["outcome"] for g in regression} == {"PASS"}
+    assert same["verdict"] == "PASSED"
     assert run["verdict"] == "ERROR" and out.ret == 1
     assert "not comparable with the baseline" in run["verdict_detail"]["reasons"][0]
     assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in run["verdict_detail"]["reasons"][0]
+    # musiceval compare refuses the two runs too (exit 2), naming what differs
+    compared = project.run(sys.executable, "-m", "musiceval", "compare", str(project.path / "v1"), str(project.path / "v2"))
+    assert compared.ret == 2
+    assert "scorer.protocols.judge.scorer.model: judge-2024-05-13 (A) != judge-2024-08-06 (B)" in compared.stderr.str()
+    assert project.run(sys.executable, "-m", "musiceval", "compare", str(project.path / "v1"),
+                       str(project.path / "same")).ret == 0
 
 
 def test_a_judge_that_disagrees_with_the_option_matcher_fails_on_multiple_choice(project, monkeypatch):
@@ -180,3 +223,63 @@ def test_the_answers_are_judged_side_by_side_with_the_baseline_release(project, 
         assert both_seats >= 2 * 150  # each item asked in both seats (identical answers are asked once)
         if expected == "FAIL":  # a gate about the model: the word is FAILED, not ERROR
             assert run["verdict"] == "FAILED" and out.ret == 1
+
+
+def test_a_judge_that_disagrees_with_itself_fails_its_self_consistency_gate(project, monkeypatch):
+    def coin(body):  # a verdict that follows the sample's seed: samples 0, 1, 2 say C, I, C
+        return "VERDICT: CORRECT" if body["seed"] % 2 == 0 else "VERDICT: INCORRECT"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeOpenAIServer(reply=coin) as server:
+        _config(project, server, judge="samples = 3\ntemperature = 0.7")
+        out, run = _run(project, "--musiceval-record-mode", "once")
+    agree = [g for g in run["gates"] if "samples agree with their majority" in g["name"]]
+    assert [g["outcome"] for g in agree] == ["FAIL"] and agree[0]["estimate"] == pytest.approx(2 / 3)
+    assert agree[0]["subject"] == "self-check" and run["verdict"] == "ERROR" and out.ret == 1
+    assert run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]["decoding"] == {
+        "temperature": 0.7, "max_tokens": 32, "samples": 3}
+
+
+def test_a_tiny_local_transformers_judge_runs_the_whole_judged_path(project, tmp_path):
+    """``[judge] model = "hf:<dir>"``: no endpoint, no cassette; pinned by its weights' hash. Random
+    weights say nothing readable: every item a counted failure, the judge's parse rate gated; a
+    second run reads every reply from the cache."""
+    pytest.importorskip("transformers")
+    from musiceval.models.tiny import build_tiny_qwen2_audio
+
+    model_dir = build_tiny_qwen2_audio(tmp_path / "tiny-judge")
+    lines = (project.path / "musicqa.jsonl").read_text("utf-8").splitlines(keepends=True)[:36]  # 4 clips
+    (project.path / "musicqa.jsonl").write_text("".join(lines), "utf-8")
+    (project.path / "musiceval.toml").write_text(f"""
+[[model]]
+name = "MiDashengLM"
+[[model.answers]]
+protocol = "judge"
+file = "musicqa.jsonl"
+[judge]
+model = "hf:{model_dir}"
+max_tokens = 8
+""", "utf-8")
+    out, run = _run(project)
+    scorer = run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]
+    assert scorer["model"] == f"hf:{model_dir}" and len(scorer["template_sha256"]) == 64
+    parse = [g for g in run["gates"] if "parse rate" in g["name"]]
+    assert [g["outcome"] for g in parse] == ["FAIL"] and parse[0]["estimate"] < 0.8
+    assert run["verdict"] != "PASSED" and out.ret == 1 and "unpinned" not in run["verdict_detail"]["line"]
+    assert not (project.path / "cassettes").exists()  # a local judge is not recorded: its cache and weights are
+    replies = sorted(p for p in (project.path / "cache").rglob("*") if p.is_file() and "judge" in p.parts)
+    assert replies  # one file per reply
+    again, rerun = _run(project, results="again")  # the same cache folder: every reply read from it, none added
+    assert _judge_scores(rerun) == _judge_scores(run) and rerun["verdict"] == run["verdict"]
+    assert sorted(p for p in (project.path / "cache").rglob("*") if p.is_file() and "judge" in p.parts) == replies
+
+
+def test_a_call_the_cassettes_lack_stops_the_run_naming_the_item(project, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    _config(project, None)  # CI: replay only, no cassette recorded yet
+    out = project.runpytest_subprocess("evals", "-p", "no:cacheprovider", "--musiceval-results-dir",
+                                       str(project.path / "results"), "--musiceval-cache-dir", str(project.path / "cache"))
+    line = out.stdout.str().splitlines()[-1]  # the verdict line names the item and how to record
+    assert out.ret == 1 and line.startswith("musiceval: ERROR") and "JudgeCassetteMiss" in line
+    assert "hold no reply to its call about item 'audios_eval_" in line and "--musiceval-record-mode once" in line
+    assert not (project.path / "cassettes").exists()  # replaying records nothing

@@ -111,6 +111,9 @@ class Protocol(abc.ABC):
     #: the answer file the protocol reads, in words ("a multiple-choice answer file"), for the
     #: messages that name a fix; empty for a protocol that reads no answer file (triplets)
     answer_file: ClassVar[str] = ""
+    #: the sub-folder of the run's cache root (``pytest --musiceval-cache-dir``) given to it as its
+    #: ``cache_dir`` option (:mod:`musiceval.cache_dir`: ``embeddings``, ``judge``)
+    cache_folder: ClassVar[str] = "embeddings"
     #: its own keys in its section of the suite config (``[choice]``), beside the gate keys every
     #: answer protocol has (:data:`musiceval.keys.GATE_KEYS`)
     config_keys: ClassVar[Mapping[str, Key]] = {}

@@ -183,7 +183,7 @@ def musiceval_runs(pytestconfig: pytest.Config, musiceval_suite: SuiteConfig, mu
 
     def get(source: AnswerSource):
         if source.id not in built:
-            run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_dir=musiceval_cache_dir / "embeddings",
+            run = build_protocol(source, musiceval_suite, seed=musiceval_seed, cache_root=musiceval_cache_dir,
                                  record_mode=_opt(pytestconfig, "musiceval_record_mode", "none"))
             built[source.id] = run
             evaluated = run.evaluate()

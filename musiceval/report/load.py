@@ -195,6 +195,8 @@ def clean_sample(row: Any, where: str) -> tuple[dict[str, Any] | None, str | Non
         json.dumps(parsed, ensure_ascii=False, default=str) if depth(parsed) <= MAX_DEPTH else parsed))
     scores = row.get("scores")
     s["scores"] = {text(k, 80): num(v) for k, v in list(scores.items())[:50]} if isinstance(scores, dict) else {}
+    if row.get("failure"):  # why the answer has no score (an LLM judge's unreadable reply, quoted)
+        s["failure"] = text(row["failure"], 300)
     return s, None
 
 

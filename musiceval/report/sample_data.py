@@ -91,6 +91,8 @@ def _row(s: dict[str, Any], clean: Callable[[str], str], fmt: Callable[[float | 
                            "condition": clean(s["condition"]), "parsed": clean(str(s["parsed"] if s["parsed"] is not None else "")),
                            "unmapped": bool(s["unmapped"]),
                            "scores": clean(", ".join(f"{k}={fmt(v)}" for k, v in s["scores"].items()))}
+    if s.get("failure"):
+        out["failure"] = clean(s["failure"])
     for field in ("prompt", "answer", "reference"):
         full = clean(s[field])
         short, cut = shorten(full, SHORT)

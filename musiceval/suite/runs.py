@@ -17,13 +17,14 @@ from musiceval.suite.config import AnswerSource, SuiteConfig
 from musiceval.suite.repeats import correct_texts
 
 
-def protocol_options(source: AnswerSource, config: SuiteConfig, *, cache_dir: str | Path | None = None) -> dict[str, Any]:
+def protocol_options(source: AnswerSource, config: SuiteConfig, *, cache_root: str | Path | None = None) -> dict[str, Any]:
     """What the source's protocol class makes of its config section and answers entry
-    (:meth:`~musiceval.protocols.base.Protocol.options_from`), plus the run's cache directory."""
+    (:meth:`~musiceval.protocols.base.Protocol.options_from`), plus its folder of the run's cache
+    (``cache_root`` / the class's :attr:`~musiceval.protocols.base.Protocol.cache_folder`)."""
     cls = PROTOCOLS.get(source.protocol)
     options = cls.options_from(config.thresholds.get(source.protocol, {}), source.options, source.task)
-    if cache_dir is not None:
-        options["cache_dir"] = str(cache_dir)
+    if cache_root is not None:
+        options["cache_dir"] = str(Path(cache_root) / cls.cache_folder)
     return options
 
 
@@ -92,12 +93,12 @@ def refuse_oversized(answers: AnswerSet, source: AnswerSource) -> None:
                       "answers entry)")
 
 
-def build_protocol(source: AnswerSource, config: SuiteConfig, *, seed: int = 0, cache_dir: str | Path | None = None,
+def build_protocol(source: AnswerSource, config: SuiteConfig, *, seed: int = 0, cache_root: str | Path | None = None,
                    record_mode: str = "none") -> Protocol:
     """Load ``source``'s answers (:func:`load_source`) and build its protocol, refused
     (:func:`~musiceval.protocols.base.check_headline`) when its headline is a finding."""
     answers = load_source(source)
-    options = protocol_options(source, config, cache_dir=cache_dir)
+    options = protocol_options(source, config, cache_root=cache_root)
     settings = ProtocolSettings(seed=seed, options=options, config_dir=str(config.path.parent if config.path else config.root),
                                 record_mode=record_mode)
     run = PROTOCOLS.get(source.protocol).from_answers(answers, settings)  # type: ignore[attr-defined]

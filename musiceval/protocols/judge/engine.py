@@ -21,9 +21,9 @@ keyed by the judge's identity, prompt and sample) and, for an endpoint, a vcrpy 
 (:mod:`musiceval.llm.cassettes`: credentials filtered). Replaying, a request the cassette does not
 hold raises :class:`JudgeCassetteMiss` naming the item: never a silent re-judge.
 
-**Read honestly.** :func:`parse_pointwise`, :func:`parse_pairwise` and :func:`parse_rubric` accept
-one line in the template's form, :func:`parse_mmau_pro` the scores MMAU-Pro's evaluator reads; any other
-reply is unreadable: kept, counted, never a 0 and never skipped.
+**Read honestly** (:mod:`.engine_replies`): :func:`parse_pointwise`, :func:`parse_pairwise` and
+:func:`parse_rubric` accept one line in the template's form, :func:`parse_mmau_pro` the scores
+MMAU-Pro's evaluator reads; any other reply is unreadable: kept, counted, never a 0 and never skipped.
 """
 from __future__ import annotations
 
@@ -35,30 +35,15 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from musiceval.llm.cache import JSONCache
+from musiceval.protocols.judge.engine_replies import (PARSER_VERSION, parse_mmau_pro, parse_pairwise,
+                                                      parse_pointwise, parse_rubric)
 from musiceval.redact import redact
 
-#: the version of the reply parsers; bump it when what a reply is read as changes
-PARSER_VERSION = "judge_parser_v1"
 PROMPTS = Path(__file__).parent / "prompts"
-#: judging mode -> its prompt template (a new wording is a new file and a new name)
-TEMPLATES = {"pointwise": "pointwise_v1", "pairwise": "pairwise_v1", "rubric": "rubric_v1", "mmau-pro": "mmau_pro_v1"}
-MODES = tuple(TEMPLATES)
 #: a dated snapshot (2024-08-06, 20241022) or a revision (@ and 7-40 hex digits) in a model id
 _SNAPSHOT = re.compile(r"(?<!\d)(?:\d{4}-\d{2}-\d{2}|20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
                        r"|@[0-9a-f]{7,40}$")
 _HEX_REVISION = re.compile(r"^[0-9a-f]{7,64}$")
-_VERDICT = re.compile(r"\bVERDICT\s*:\s*(CORRECT|INCORRECT)\b", re.IGNORECASE)
-_PREFERENCE = re.compile(r"\bPREFERENCE\s*:\s*(1|2|TIE)\b", re.IGNORECASE)
-#: a rubric reply: two integer scores, the first assistant's then the second's, and nothing else
-_RUBRIC = re.compile(r"(\d{1,2}) (\d{1,2})")
-#: the rubric's scale (AIR-Bench, Yang et al., ACL 2024, section 3.4: each answer scored 1 to 10)
-RUBRIC_MIN, RUBRIC_MAX = 1, 10
-#: MMAU-Pro's open-ended judge (Kumar et al. 2025, arXiv:2508.13992; ``evaluate_mmau_pro_comprehensive.py``
-#: in github.com/sonalkum/MMAUPro): its score patterns, read case-insensitively, and its 1-5 scale
-_MMAU_PRO_CRITERIA = {"correctness": r"CORRECTNESS:\s*(\d+)", "relevance": r"RELEVANCE:\s*(\d+)",
-                      "completeness": r"COMPLETENESS:\s*(\d+)", "clarity": r"CLARITY:\s*(\d+)"}
-_MMAU_PRO_OVERALL = r"OVERALL:\s*(\d+(?:\.\d+)?)"
-MMAU_PRO_MIN, MMAU_PRO_MAX = 1, 5
 #: the evaluator's judge writes up to 512 new tokens: five lines, each with its reasons
 MMAU_PRO_MAX_TOKENS = 512
 #: a pairwise preference, from the candidate's side: win 1, tie 1/2, loss 0
@@ -87,9 +72,9 @@ RECORD_HOW = ("record them: pytest evals/ --musiceval-record-mode once, with the
 
 
 def template(mode: str) -> str:
-    if mode not in TEMPLATES:
-        raise JudgeError(f"judge mode {mode!r}: choose {' or '.join(MODES)}")
-    return (PROMPTS / f"{TEMPLATES[mode]}.txt").read_text("utf-8")
+    if mode not in JUDGING:
+        raise JudgeError(f"judge mode {mode!r}: choose {' or '.join(JUDGING)}")
+    return (PROMPTS / f"{JUDGING[mode].template}.txt").read_text("utf-8")
 
 
 def template_sha256(mode: str) -> str:
@@ -110,53 +95,6 @@ def rubric_prompt(description: str, question: str, first: str, second: str) -> s
 
 def mmau_pro_prompt(question: str, reference: str, answer: str) -> str:
     return template("mmau-pro").format(question=question, reference=reference, answer=answer)
-
-
-def parse_mmau_pro(reply: str | None) -> float | None:
-    """The answer's 1-5 score as MMAU-Pro's evaluator reads it (``extract_scores_from_evaluation``):
-    the first ``OVERALL: <number>``, unless it is absent or exactly 3, and then the mean of the first
-    ``CORRECTNESS``, ``RELEVANCE``, ``COMPLETENESS`` and ``CLARITY`` integers. Where the evaluator puts
-    in a neutral 3 for a number the reply lacks, the reply is unreadable here (None), and so is one
-    whose numbers it reads fall outside 1-5."""
-    text = reply or ""
-    found = {name: re.search(pattern, text, re.IGNORECASE) for name, pattern in _MMAU_PRO_CRITERIA.items()}
-    overall = re.search(_MMAU_PRO_OVERALL, text, re.IGNORECASE)
-    values = [float(m.group(1)) for m in (*found.values(), overall) if m is not None]
-    if any(not MMAU_PRO_MIN <= v <= MMAU_PRO_MAX for v in values):
-        return None
-    if overall is not None and float(overall.group(1)) != 3.0:
-        return float(overall.group(1))
-    if any(m is None for m in found.values()):
-        return None
-    return sum(float(m.group(1)) for m in found.values()) / len(found)  # type: ignore[union-attr]
-
-
-def parse_pointwise(reply: str | None) -> float | None:
-    """1.0 for ``VERDICT: CORRECT``, 0.0 for ``VERDICT: INCORRECT``; None when the reply has no
-    verdict, or two that disagree (a reply that hedges is not read as either)."""
-    found = {m.upper() for m in _VERDICT.findall(reply or "")}
-    if not found:
-        bare = re.sub(r"[^A-Za-z]", "", reply or "").upper()
-        found = {bare} if bare in ("CORRECT", "INCORRECT") else set()
-    return None if len(found) != 1 else (1.0 if found == {"CORRECT"} else 0.0)
-
-
-def parse_pairwise(reply: str | None) -> str | None:
-    """``"1"``, ``"2"`` or ``"tie"`` from ``PREFERENCE: ...``; None when absent or contradictory."""
-    found = {m.lower() for m in _PREFERENCE.findall(reply or "")}
-    return found.pop() if len(found) == 1 else None
-
-
-def parse_rubric(reply: str | None) -> tuple[int, int] | None:
-    """``(first assistant's score, second's)`` from a reply that is one line of two integers 1-10
-    separated by a space (surrounding blanks allowed); None for anything else: a missing score, a
-    score out of range (0, 11), a third number, prose around them."""
-    found = _RUBRIC.fullmatch((reply or "").strip())
-    if found is None:
-        return None
-    first, second = int(found.group(1)), int(found.group(2))
-    ok = all(RUBRIC_MIN <= v <= RUBRIC_MAX for v in (first, second))
-    return (first, second) if ok else None
 
 
 def _endpoint(spec: str) -> tuple[str | None, str] | None:
@@ -192,10 +130,10 @@ class JudgeSettings:
             raise JudgeError("no judge configured: set [judge] model to a pinned judge, e.g. "
                              "\"openai-compatible:http://localhost:8000/v1#gpt-4o-mini-2024-07-18\" (docs/judge.md)")
         template(self.mode)
-        if self.mode == "mmau-pro" and self.max_tokens < MMAU_PRO_MAX_TOKENS:
-            raise JudgeError(f"[judge] max_tokens = {self.max_tokens} cuts MMAU-Pro's judge reply short (five lines "
-                             f"with reasons; its evaluator allows {MMAU_PRO_MAX_TOKENS} tokens): set [judge] max_tokens "
-                             f"= {MMAU_PRO_MAX_TOKENS}")
+        how = JUDGING[self.mode]
+        if self.max_tokens < how.min_max_tokens:
+            raise JudgeError(f"[judge] max_tokens = {self.max_tokens} cuts {how.long_reply} short: set [judge] "
+                             f"max_tokens = {how.min_max_tokens}")
         if self.samples > 1 and self.temperature == 0:
             raise JudgeError(f"[judge] samples = {self.samples} at temperature 0 asks the same greedy reply "
                              f"{self.samples} times; set [judge] temperature > 0 (the judge's own) or samples = 1")
@@ -226,7 +164,7 @@ class JudgeSettings:
         """What decides the judge's scores: model (and revision), template, decoding, parser (the seed
         is the run's, recorded beside them in the provenance)."""
         return {"model": self.model_id, "revision": revision, "mode": self.mode,
-                "template": TEMPLATES[self.mode], "template_sha256": template_sha256(self.mode),
+                "template": JUDGING[self.mode].template, "template_sha256": template_sha256(self.mode),
                 "decoding": {"temperature": self.temperature, "max_tokens": self.max_tokens, "samples": self.samples},
                 "parser": PARSER_VERSION}
 
@@ -295,7 +233,9 @@ class Judge:
     from the cache when it holds the reply, else from the backend, an endpoint's calls inside the
     cassettes of folder ``cassettes``.
 
-    ``revision`` is the adapter's revision for an adapter judge ("" for an endpoint)."""
+    ``cache_dir``: the folder of its cached replies (``<cache root>/judge`` in a run and in
+    ``musiceval score judge``); ``revision`` is the adapter's revision for an adapter judge ("" for
+    an endpoint)."""
 
     def __init__(self, settings: JudgeSettings, *, cache_dir: str | Path | None = None, cassettes: str | Path | None = None,
                  record_mode: str = "none"):
@@ -320,7 +260,7 @@ class Judge:
                                 "the judge is unpinned)")
         self.unpinned_reason = reason
         self._backend: Ask | None = None
-        self.cache = JSONCache(Path(cache_dir) / "judge") if cache_dir else None
+        self.cache = JSONCache(cache_dir) if cache_dir else None
         self.n_calls = 0
         self._identity = json.dumps(settings.facts(self.revision), sort_keys=True)
 
@@ -433,17 +373,35 @@ def _sign(x: float) -> int:
 
 @dataclass(frozen=True)
 class Mode:
-    """How one judging mode asks and reads (:data:`JUDGING`).
+    """How one judging mode asks and reads, and how it is described (:data:`JUDGING`): a new mode
+    is one entry there (with its prompt file under ``prompts/`` and its reply parser).
 
-    ``seats``: one prompt per seat from ``(question, reference, candidate, description)``;
-    ``read``: a reply and its seat -> the candidate's value and the reference's (None: unreadable,
-    or not scored); ``combine``: the seats' mean values (candidate's, reference's) -> the item's
-    score, whether its ordering followed the seat (None where the mode cannot tell) and the
-    reference's score (None where the mode does not score it)."""
+    ``template``: the prompt template's name (``prompts/<template>.txt``; a new wording is a new
+    file and a new name); ``seats``: one prompt per seat from ``(question, reference, candidate,
+    description)``; ``read``: a reply and its seat -> the candidate's value and the reference's
+    (None: unreadable, or not scored); ``combine``: the seats' mean values (candidate's,
+    reference's) -> the item's score, whether its ordering followed the seat (None where the mode
+    cannot tell) and the reference's score (None where the mode does not score it)."""
 
+    template: str
     seats: tuple[Callable[[str, str, str, str], str], ...]
     read: Callable[[str | None, int], tuple[float | None, float | None]]
     combine: Callable[[list[float], list[float]], tuple[float, bool | None, float | None]]
+    #: what the mode does, in the help of ``[judge] mode`` / ``--mode``
+    summary: str
+    #: the unit of ``judge_score`` in this mode (the report's metric table)
+    unit: str
+    #: the score is a CORRECT/INCORRECT verdict: where the answer is known (a multiple-choice item)
+    #: it is checked against exact scoring
+    verdicts: bool = False
+    #: the smallest ``max_tokens`` the mode's reply fits in (0: any), and that reply, named in the refusal
+    min_max_tokens: int = 0
+    long_reply: str = ""
+
+    @property
+    def two_seats(self) -> bool:
+        """The answer is asked in both seats (the position gate applies)."""
+        return len(self.seats) > 1
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -476,17 +434,39 @@ def _rubric_combine(means: list[float], ref_means: list[float]) -> tuple[float, 
 
 #: judging mode -> how it asks and reads (:func:`judge_items` documents each rule)
 JUDGING: dict[str, Mode] = {
-    "pointwise": Mode((lambda q, ref, cand, _d: pointwise_prompt(q, ref, cand),),
-                      lambda reply, _seat: (parse_pointwise(reply), None), _one_seat),
-    "pairwise": Mode((lambda q, ref, cand, _d: pairwise_prompt(q, cand, ref),
-                      lambda q, ref, cand, _d: pairwise_prompt(q, ref, cand)),
+    "pointwise": Mode("pointwise_v1", (lambda q, ref, cand, _d: pointwise_prompt(q, ref, cand),),
+                      lambda reply, _seat: (parse_pointwise(reply), None), _one_seat,
+                      summary="CORRECT/INCORRECT against the reference", unit="share judged correct (0-1)",
+                      verdicts=True),
+    "pairwise": Mode("pairwise_v1", (lambda q, ref, cand, _d: pairwise_prompt(q, cand, ref),
+                                     lambda q, ref, cand, _d: pairwise_prompt(q, ref, cand)),
                      lambda reply, seat: (_seat_value(parse_pairwise(reply), candidate_first=seat == 0), None),
-                     _pairwise_combine),
-    "rubric": Mode((lambda q, ref, cand, d: rubric_prompt(d, q, ref, cand),
-                    lambda q, ref, cand, d: rubric_prompt(d, q, cand, ref)), _rubric_read, _rubric_combine),
-    "mmau-pro": Mode((lambda q, ref, cand, _d: mmau_pro_prompt(q, ref, cand),),
-                     lambda reply, _seat: (parse_mmau_pro(reply), None), _one_seat),
+                     _pairwise_combine, summary="the answer against the reference, both seats",
+                     unit="win 1, tie 1/2, loss 0 vs the reference"),
+    "rubric": Mode("rubric_v1", (lambda q, ref, cand, d: rubric_prompt(d, q, ref, cand),
+                                 lambda q, ref, cand, d: rubric_prompt(d, q, cand, ref)), _rubric_read, _rubric_combine,
+                   summary="the answer and the reference each scored 1-10, both seats: AIR-Bench's rule",
+                   unit="the answer's 1-10 score, mean of both seats"),
+    "mmau-pro": Mode("mmau_pro_v1", (lambda q, ref, cand, _d: mmau_pro_prompt(q, ref, cand),),
+                     lambda reply, _seat: (parse_mmau_pro(reply), None), _one_seat,
+                     summary="the answer scored 1-5 against the reference: MMAU-Pro's rule",
+                     unit="the answer's 1-5 score (MMAU-Pro's OVERALL)", min_max_tokens=MMAU_PRO_MAX_TOKENS,
+                     long_reply=f"MMAU-Pro's judge reply (five lines with reasons; its evaluator allows "
+                                f"{MMAU_PRO_MAX_TOKENS} tokens)"),
 }
+MODES = tuple(JUDGING)
+
+
+def mode_help() -> str:
+    """The modes and what each does, for the help of ``[judge] mode``: "pointwise (...), ... or mmau-pro (...)"."""
+    said = [f"{mode} ({how.summary}{f'; max_tokens {how.min_max_tokens}' if how.min_max_tokens else ''})"
+            for mode, how in JUDGING.items()]
+    return ", ".join(said[:-1]) + " or " + said[-1] if len(said) > 1 else said[0]
+
+
+def modes_with(two_seats: bool) -> tuple[str, ...]:
+    """The modes that ask the answer in both seats (``two_seats``), or in one."""
+    return tuple(mode for mode, how in JUDGING.items() if how.two_seats == two_seats)
 
 
 def judge_items(judge: Judge, rows: Sequence[tuple[str, ...]], mode: str | None = None) -> list[Judged]:

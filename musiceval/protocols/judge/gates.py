@@ -21,8 +21,11 @@ rate; regression against a baseline judged by the same judge).
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from musiceval.protocols.judge.engine import modes_with
 from musiceval.protocols.judge.protocol import SCORE
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -44,8 +47,10 @@ def test_judge_reads_the_answer(run, gate):
 def test_judge_keeps_its_verdict_across_seats(run, gate, thresholds):
     same = run.audit()["same_verdict_both_seats"]
     if same is None:
-        gate.skip(f"{run.source}: the judge grades one answer at a time (mode pointwise or mmau-pro): no seats "
-                  "to swap; [judge] mode = \"pairwise\" or \"rubric\" compares the answer with the reference in both orders", applicable=False)
+        one, both = modes_with(two_seats=False), modes_with(two_seats=True)
+        gate.skip(f"{run.source}: the judge grades one answer at a time (mode {' or '.join(one)}): no seats to swap; "
+                  f"[judge] mode = {' or '.join(map(json.dumps, both))} compares the answer with the reference in both "
+                  "orders", applicable=False)
     bar = 1.0 - float(thresholds[PROTOCOL]["max_flip_rate"])
     gate.at_least(same, bar, name=f"{run.source}: the judge keeps its verdict when the answers swap seats "
                                   f"(at least {bar:g} of items)", protocol=PROTOCOL, metric="same_verdict_both_seats")

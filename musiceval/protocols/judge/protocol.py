@@ -30,13 +30,14 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from musiceval.cache_dir import JUDGE
 from musiceval.data.answers import AnswerSet
 from musiceval.keys import Key
 from musiceval.protocols.pairing import model_name, orphans, pairs
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol,
                                       ProtocolSettings, register_protocol)
-from musiceval.protocols.judge.engine import (MODES, PARSER_VERSION, TEMPLATES, Judge, Judged, JudgeSettings,
-                                              JudgeUnpinned, judge_items)
+from musiceval.protocols.judge.engine import (JUDGING, MODES, PARSER_VERSION, Judge, Judged, JudgeSettings,
+                                              JudgeUnpinned, judge_items, mode_help)
 from musiceval.protocols.scoring import ScoreReport, ScoreRequest, answers_report
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE
 from musiceval.records import Item, ItemFailure, ItemScores
@@ -107,17 +108,15 @@ def settings_of(options: Mapping[str, Any], seed: int = 0) -> JudgeSettings:
 class JudgeProtocol(Protocol):
     name = "judge"
     headline = SCORE
+    #: the judge's replies: ``<cache root>/judge``, for ``pytest --musiceval-cache-dir`` and ``--cache-dir`` alike
+    cache_folder = JUDGE
     answer_file = ("an answer file with references or correct options (the free-form and multiple-choice formats), "
                    "judged by an LLM")
     config_keys = {
         "min_parse_rate": Key((int, float), 0.8, "share of the judge's replies its parser must read", SHARE),
         "model": Key(str, "", "the judge: openai-compatible:<url>#<snapshot>, openai:<snapshot> or a model spec "
                               "(docs/judge.md)"),
-        "mode": Key(str, "pointwise", "pointwise (CORRECT/INCORRECT against the reference), pairwise (the answer "
-                                      "against the reference, both seats), rubric (the answer and the reference "
-                                      "each scored 1-10, both seats: AIR-Bench's rule) or mmau-pro (the answer "
-                                      "scored 1-5 against the reference: MMAU-Pro's rule; max_tokens 512)",
-                    choices=MODES),
+        "mode": Key(str, "pointwise", mode_help(), choices=MODES),
         "samples": Key(int, 1, "judge replies per prompt (self-consistency; more than one needs temperature > 0)",
                        AT_LEAST_ONE),
         "temperature": Key((int, float), 0.0, "the judge's sampling temperature", NON_NEGATIVE),
@@ -138,25 +137,31 @@ class JudgeProtocol(Protocol):
     }
     options_from_config = ("model", "mode", "samples", "temperature", "max_tokens", "allow_unpinned", "concurrency",
                            "cassettes")
-    #: ``musiceval score judge FILE`` (docs/judge.md): the judge's keys of the ``[judge]`` section, and
-    #: ``--replay``; the cassettes are found from the working directory
+    #: ``musiceval score judge FILE`` (docs/judge.md): the judge's keys of the ``[judge]`` section,
+    #: ``--replay`` and ``--cache-dir``; the cassettes are found from the working directory
     score_flags = {**dict(zip(options_from_config, map(config_keys.get, options_from_config))),
                    "replay": Key(bool, False, "replay the recorded LLM calls only (always on CI); a call they lack is an "
-                                              "error", switch=True)}
+                                              "error", switch=True),
+                   "cache_dir": Key(str, None, "root of the on-disk caches: the judge's replies in DIR/judge, so a "
+                                               "rescoring asks the judge nothing; default $MUSICEVAL_CACHE, else the "
+                                               "platform cache directory", metavar="DIR")}
 
     @classmethod
     def score(cls, request: ScoreRequest) -> ScoreReport:
         """The default scorer with the judge's calls recorded, or with ``--replay`` (and on CI) replayed
-        only (:func:`musiceval.llm.cassettes.command_mode`)."""
+        only (:func:`musiceval.llm.cassettes.command_mode`), and its replies cached under
+        ``--cache-dir`` (default :func:`musiceval.cache_dir.default_cache_dir`)."""
+        from musiceval.cache_dir import cache_folder
         from musiceval.llm.cassettes import command_mode
 
         options = dict(request.options)
         record = command_mode(bool(options.pop("replay", False)))
+        options["cache_dir"] = str(cache_folder(options.get("cache_dir"), JUDGE))
         return answers_report(cls, replace(request, options=options), record_mode=record)
 
     @classmethod
     def component_versions(cls) -> dict[str, str]:
-        return {"judge_parser": PARSER_VERSION, **{f"judge_template:{m}": t for m, t in TEMPLATES.items()}}
+        return {"judge_parser": PARSER_VERSION, **{f"judge_template:{m}": how.template for m, how in JUDGING.items()}}
 
     @classmethod
     def scorer(cls, section: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,10 +262,8 @@ class JudgeProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == SCORE:
-            unit = {"pointwise": "share judged correct (0-1)", "pairwise": "win 1, tie 1/2, loss 0 vs the reference",
-                    "rubric": "the answer's 1-10 score, mean of both seats",
-                    "mmau-pro": "the answer's 1-5 score (MMAU-Pro's OVERALL)"}[self.judge.settings.mode]
-            return MetricInfo(SCORE, True, unit, f"LLM judge {self.judge.settings.model_id} ({self.judge.settings.mode})")
+            mode = self.judge.settings.mode
+            return MetricInfo(SCORE, True, JUDGING[mode].unit, f"LLM judge {self.judge.settings.model_id} ({mode})")
         if metric == PARSE_RATE:
             return MetricInfo(PARSE_RATE, True, "share of the judge's replies its parser could read (0-1)")
         return super().metric_info(metric)
@@ -324,7 +327,7 @@ class JudgeProtocol(Protocol):
         flips = [(j.item_id, 0.0 if j.flipped else 1.0) for j in correct if j.flipped is not None]
         agree = [(j.item_id, j.consistency) for j in correct if j.consistency is not None]
         exact = []  # (item, judged correct, the option matcher's correct): items whose answer is known
-        if self.judge.settings.mode == "pointwise":
+        if JUDGING[self.judge.settings.mode].verdicts:
             for j in correct:
                 truth = exact_of(self.items[j.item_id], self.answers["correct"][j.item_id])
                 if truth is not None and j.score is not None:
