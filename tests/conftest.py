@@ -30,6 +30,11 @@ import os
 from pathlib import Path
 
 import pytest
+# PyYAML's C extension is loaded once per process: a test using pytester drops from sys.modules every
+# module first imported during it (yaml, through transformers or vcrpy), and the next cassette write
+# then pairs a fresh yaml with the old extension ("expected SCALAR, SEQUENCE-START, ..."). Imported
+# here, before any test, yaml stays one module for the whole session.
+import yaml  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(ROOT):
