@@ -124,9 +124,11 @@ def test_an_unreadable_judge_reply_is_counted_shown_in_the_drill_down_and_gated(
     with FakeOpenAIServer(reply=mumbling(3)) as server:  # every third distinct prompt: no verdict
         _config(project, server)
         out, run = _run(project, "--musiceval-record-mode", "once")
-    parse = [g for g in run["gates"] if g["protocol"] == "judge" and "parse rate at least 80%" in g["name"]]
+    parse = [g for g in run["gates"] if g["protocol"] == "judge" and "parse rate" in g["name"]]
+    assert [g["name"] for g in parse] == ["musicqa: the judge's replies are readable (parse rate at least 80%)"]
     assert [g["outcome"] for g in parse] == ["FAIL"] and 0.5 < parse[0]["estimate"] < 0.8, out.stdout.str()[-3000:]
-    assert run["verdict"] == "FAILED" and out.ret == 1  # the parse-rate gate is one of the model's (docs/judge.md)
+    # the parse rate is the judge's own gate: a judge that cannot be read is the scorer's fault (docs/judge.md)
+    assert run["verdict"] == "ERROR" and out.ret == 1
     rows = decode((project.path / "results" / "report.html").read_text("utf-8"))["judge"]
     unread = [r for r in rows if r.get("failure")]
     assert unread and all(r["unmapped"] and r["failure"].startswith("judge reply unreadable: 'I would rather not say.'")
@@ -263,9 +265,9 @@ max_tokens = 8
     out, run = _run(project)
     scorer = run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]
     assert scorer["model"] == f"hf:{model_dir}" and len(scorer["template_sha256"]) == 64
-    parse = [g for g in run["gates"] if "parse rate" in g["name"]]
+    parse = [g for g in run["gates"] if "the judge's replies are readable" in g["name"]]
     assert [g["outcome"] for g in parse] == ["FAIL"] and parse[0]["estimate"] < 0.8
-    assert run["verdict"] != "PASSED" and out.ret == 1 and "unpinned" not in run["verdict_detail"]["line"]
+    assert run["verdict"] == "ERROR" and out.ret == 1 and "unpinned" not in run["verdict_detail"]["line"]
     assert not (project.path / "cassettes").exists()  # a local judge is not recorded: its cache and weights are
     replies = sorted(p for p in (project.path / "cache").rglob("*") if p.is_file() and "judge" in p.parts)
     assert replies  # one file per reply

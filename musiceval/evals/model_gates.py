@@ -102,6 +102,9 @@ def _question_control_absent(run) -> str:
 
 
 def test_parse_rate(run, gate, thresholds):
+    if run.parse_rate_of_scorer:
+        gate.skip(f"{run.model} {run.source}: the {run.name} parse rate counts the scorer's replies, not the model's "
+                  "answers: it is one of the scorer's own gates", applicable=False)
     checks.parse_rate(gate, run, float(thresholds[run.name]["min_parse_rate"]))
 
 

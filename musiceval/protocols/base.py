@@ -114,6 +114,10 @@ class Protocol(abc.ABC):
     #: the sub-folder of the run's cache root (``pytest --musiceval-cache-dir``) given to it as its
     #: ``cache_dir`` option (:mod:`musiceval.cache_dir`: ``embeddings``, ``judge``)
     cache_folder: ClassVar[str] = "embeddings"
+    #: its ``parse_rate`` counts the scorer's own replies (an LLM judge's), not the model's answers: it is
+    #: gated among the scorer's self-checks, so a judge that cannot be read makes the verdict ERROR,
+    #: never the model's FAILED (docs/judge.md)
+    parse_rate_of_scorer: ClassVar[bool] = False
     #: its own keys in its section of the suite config (``[choice]``), beside the gate keys every
     #: answer protocol has (:data:`musiceval.keys.GATE_KEYS`)
     config_keys: ClassVar[Mapping[str, Key]] = {}

@@ -4,9 +4,12 @@ The judge is part of the scorer, so these are self-checks: reported apart from t
 run whenever a judged source is (``musiceval_scorer_check``), and a judge that fails one makes the
 verdict ERROR (its scores cannot be trusted). The model's own
 gates under the judge are the generic ones (:mod:`musiceval.evals.model_gates`: the judged score
-beats the answers moved to other items, the model listens, answers the question, the judge's parse
-rate; regression against a baseline judged by the same judge).
+beats the answers moved to other items, the model listens, answers the question; regression against
+a baseline judged by the same judge).
 
+- **the judge's replies are readable**: the share of its replies the parser could read is at least
+  ``[judge] min_parse_rate`` (an unreadable reply is a counted failure with the reply kept, never a
+  0); a judge that says nothing readable cannot grade the model;
 - **the judge reads the answer**: the item's own reference, read as the answer, scores above
   another clip's reference read as the answer (paired by item, clustered by clip); a judge that
   ignores the answer scores both alike and fails;
@@ -25,16 +28,24 @@ import json
 
 import pytest
 
+from musiceval.protocols.base import PARSE_RATE
 from musiceval.protocols.judge.engine import modes_with
 from musiceval.protocols.judge.protocol import SCORE
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
-__all__ = ["test_judge_reads_the_answer", "test_judge_keeps_its_verdict_across_seats", "test_judge_agrees_with_itself",
+__all__ = ["test_judge_replies_are_readable", "test_judge_reads_the_answer", "test_judge_keeps_its_verdict_across_seats", "test_judge_agrees_with_itself",
            "test_judge_agrees_with_exact_scoring"]
 PROTOCOL = "judge"
 
 #: the judge belongs to the scorer: its checks are the suite's own, never gates of the model
 pytestmark = [pytest.mark.musiceval_self_check, pytest.mark.musiceval_scorer_check]
+
+
+def test_judge_replies_are_readable(run, gate, thresholds):
+    bar = float(thresholds[PROTOCOL]["min_parse_rate"])
+    gate.at_least(run.scores(PARSE_RATE, "correct"), bar,
+                  name=f"{run.source}: the judge's replies are readable (parse rate at least {bar:.0%})",
+                  protocol=PROTOCOL, metric=PARSE_RATE)
 
 
 def test_judge_reads_the_answer(run, gate):

@@ -110,6 +110,8 @@ class JudgeProtocol(Protocol):
     headline = SCORE
     #: the judge's replies: ``<cache root>/judge``, for ``pytest --musiceval-cache-dir`` and ``--cache-dir`` alike
     cache_folder = JUDGE
+    #: the parse rate is the judge's: one of its own gates (:mod:`musiceval.protocols.judge.gates`)
+    parse_rate_of_scorer = True
     answer_file = ("an answer file with references or correct options (the free-form and multiple-choice formats), "
                    "judged by an LLM")
     config_keys = {
