@@ -174,6 +174,19 @@ def test_a_local_transformers_judge_answers_through_the_hf_adapter(answers_file,
     assert [j.replies for j in again.judged("correct").values()] == [j.replies for j in run.judged("correct").values()]
     assert again.judge.n_calls == 0  # every reply from the cache
     json.dumps(list(run.samples()))  # the drill-down rows are plain data
+    # the weights' revision is on the scorer side of the provenance: other weights at one path do not compare
+    from musiceval.protocols.judge.protocol import JudgeProtocol
+    from musiceval.provenance import check_comparable, fingerprint
+
+    before = JudgeProtocol.scorer({"model": f"hf:{model_dir}", "max_tokens": 8})
+    assert before["revision"] == run.judge.revision
+    config = json.loads((model_dir / "config.json").read_text("utf-8"))
+    (model_dir / "config.json").write_text(json.dumps({**config, "musiceval_test_edit": 1}), "utf-8")
+    after = JudgeProtocol.scorer({"model": f"hf:{model_dir}", "max_tokens": 8})
+    assert len(after["revision"]) == 16 and after["revision"] != before["revision"]
+    differences = check_comparable(fingerprint(protocols={"judge": {"scorer": before}}, seed=0),
+                                   fingerprint(protocols={"judge": {"scorer": after}}, seed=0))
+    assert any("revision" in d for d in differences), differences
 
 
 def test_on_multiple_choice_items_the_judge_is_checked_against_the_option_matcher(tmp_path, monkeypatch):

@@ -228,6 +228,24 @@ def _adapter_backend(adapter: Any, settings: JudgeSettings) -> Ask:
     return ask
 
 
+def adapter_revision(settings: JudgeSettings) -> str:
+    """The revision of an adapter judge (``hf:<dir>``: a hash of its config and its weight files'
+    names and sizes, :mod:`musiceval.models.hf`), read without loading the weights; "" for an
+    endpoint judge, whose model id pins it. It goes into the judge's facts, so two runs judged by
+    different weights at one path are told apart."""
+    if settings.endpoint is not None:
+        return ""
+    from musiceval.models.base import load_model
+
+    adapter = load_model(settings.spec)
+    try:
+        return str(getattr(adapter, "revision", "") or "")
+    finally:
+        close = getattr(adapter, "close", None)
+        if close is not None:
+            close()
+
+
 class Judge:
     """The configured judge: ``ask(prompts, sample)`` answers each prompt once per sample index,
     from the cache when it holds the reply, else from the backend, an endpoint's calls inside the

@@ -37,7 +37,7 @@ from musiceval.protocols.pairing import model_name, orphans, pairs
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol,
                                       ProtocolSettings, register_protocol)
 from musiceval.protocols.judge.engine import (JUDGING, MODES, PARSER_VERSION, Judge, Judged, JudgeSettings,
-                                              JudgeUnpinned, judge_items, mode_help)
+                                              JudgeUnpinned, adapter_revision, judge_items, mode_help)
 from musiceval.protocols.scoring import ScoreReport, ScoreRequest, answers_report
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE
 from musiceval.records import Item, ItemFailure, ItemScores
@@ -171,11 +171,12 @@ class JudgeProtocol(Protocol):
         config allows, why it is unpinned; an alias the config does not allow is refused
         (:class:`~musiceval.protocols.judge.engine.JudgeUnpinned`)."""
         settings = settings_of(section)
-        reason = settings.unpinned() if settings.endpoint is not None else None
+        revision = adapter_revision(settings)
+        reason = settings.unpinned(revision)
         if reason and not settings.allow_unpinned:
             raise JudgeUnpinned(f"{reason}; pin it, or set [judge] allow_unpinned = true (the verdict line then names "
                                 "the judge as unpinned)")
-        return {**settings.facts(), **({"unpinned": reason} if reason else {})}
+        return {**settings.facts(revision), **({"unpinned": reason} if reason else {})}
 
     def __init__(self, judge: Judge, items: list[Item], answers: dict[str, dict[str, str]], *,
                  failures: list[ItemFailure], model: str = "model", seed: int = 0):
