@@ -6,6 +6,8 @@ of the first rows are those of the real ``split-0`` files."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from musiceval.catalogue.prepare import MANIFEST_NAME, prepare, prepared_dir
 from musiceval.catalogue.spec import benchmark_names
 from musiceval.cli import main
 from musiceval.data.benchmarks import CMI_BENCH_TEST_ITEMS
+from musiceval.vocab.cmibench import TAG_VOCABULARIES
 from tests.catalogue.mirror import musiceval_cli, tone
 
 HEADER = "TRACK_ID\tARTIST_ID\tALBUM_ID\tPATH\tDURATION\tTAGS"
@@ -148,3 +151,32 @@ def test_data_list_shows_the_entries():
         row = rows[f"cmi-bench/{task}"]
         assert "CC BY-NC-SA 4.0" in row["licence"] and FILES[task] in json.dumps(row)
     assert rows["cmi-bench/MTG_genre"]["items"] == 11479 and rows["cmi-bench/MTG_top50tags"]["items"] is None
+
+
+OUTPUTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "cmi-bench" / "outputs"
+if not OUTPUTS.is_dir():
+    OUTPUTS = Path("/work/shared/data/cmi-bench/outputs")
+
+
+@pytest.mark.skipif(not OUTPUTS.is_dir(), reason="../shared/data is not here")
+@pytest.mark.parametrize("task", ["MTG_genre", "MTG_emotion", "MTG_instrument"])
+def test_the_published_records_are_what_the_rule_builds(task, tmp_path):
+    """MU-LLaMA's and LTU's published outputs of the real test split: as many records as the catalogue
+    says, each reference sorted and inside the task's vocabulary (why a tag outside it means another
+    file), each clip ``data/MTG/audio-low/<NN>/<track>.low.mp3``; the first real row of split 0's
+    ``autotagging_genre-test.tsv`` builds the first record exactly."""
+    vocab = set(TAG_VOCABULARIES[task])
+    for model in ("mullama", "ltu"):
+        records = json.loads((OUTPUTS / model / f"{model}_{task}.jsonl").read_text())
+        assert len(records) == CMI_BENCH_TEST_ITEMS[task]
+        for r in records:
+            tags = r["correct_answer"].split(", ")
+            assert tags == sorted(tags) and set(tags) <= vocab and r["question"] == INSTRUCTIONS[task]
+            assert re.search(r"data/MTG/audio-low/\d\d/\d+\.low\.mp3$", r["audioid"])
+        if task == "MTG_genre":
+            real = tmp_path / FILES[task]
+            real.write_text(HEADER + "\ntrack_0000214\tartist_000014\talbum_000031\t14/214.mp3\t124.6\tgenre---punkrock\n")
+            (q,) = questions_from_split(real, task)
+            first = records[0]
+            assert first["audioid"].endswith(q.audio_key) and (first["question"], first["correct_answer"]) == (
+                q.prompt, q.reference) and q.id == "0|data/MTG/audio-low/14/214.low.mp3"
