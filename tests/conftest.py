@@ -61,7 +61,7 @@ QUICK_MODULES = frozenset({
     "protocols/test_answer_reading.py", "protocols/test_formats.py", "protocols/test_triplet_formats.py",
     "protocols/test_protocols.py",
     "protocols/test_score_choice.py", "protocols/test_score_factual.py",
-    "suite/test_checks.py", "suite/test_config.py",
+    "protocols/test_checks.py", "suite/test_config.py",
     "test_answer_blind.py", "test_chance_order.py", "test_proportion_intervals.py",
     "test_audio.py", "test_cli.py", "test_compare.py", "test_conditions.py", "test_gates.py", "test_layers.py",
     "test_quick_loop.py", "test_redact.py", "test_report.py", "test_report_security.py", "test_stats.py",
