@@ -199,3 +199,19 @@ def test_unreadable_references_leave_the_item_out_or_stop_the_task():
 ])
 def test_section_answers_are_read_as_the_toolkit_reads_them(answer, sections):
     assert read_sections(answer) == sections
+
+
+def test_a_label_set_item_f1_is_named_in_its_own_unit_not_guzhengs_frame_f1(tmp_path):
+    """``item_f1`` means a label set's F1 in Lyra's tasks and a frame F1 in Guzheng_Tech's: the
+    report's unit follows the task's family."""
+    from musiceval.protocols import load_protocol
+
+    rows = [{"question": "Which genres?", "response": r, "correct_answer": ref, "audioid": f"c{k}.wav", "other": ""}
+            for k, (r, ref) in enumerate([("rock", "rock"), ("jazz", "rock, jazz"), ("pop", "blues"), ("rock", "rock")])]
+    path = tmp_path / "model_Lyra_genre.jsonl"
+    path.write_text(json.dumps(rows), "utf-8")
+    run = load_protocol("mir", path)
+    assert run.metric_info("item_f1").unit == "per-item label-set F1 (0-1)"
+    from musiceval.protocols.mir.protocol import UNITS
+
+    assert UNITS["item_f1"] == "per-item frame F1 (0-1)"  # Guzheng_Tech's, unchanged

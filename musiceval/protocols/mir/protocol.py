@@ -66,6 +66,8 @@ UNITS = {"accuracy": "accuracy (0-1)", "weighted_score": "MIREX weighted key sco
          "rand_index": "Rand index (0-1)", "ari": "adjusted Rand index", "deviation_ref_to_est":
          "median reference-to-estimate boundary deviation (s)", "deviation_est_to_ref":
          "median estimate-to-reference boundary deviation (s)"}
+#: (family, metric) -> its unit where one metric name means another thing in that family
+FAMILY_UNITS = {("label_set", "item_f1"): "per-item label-set F1 (0-1)"}
 
 
 def records_by_condition(answers: AnswerSet) -> dict[str, list[OutputRecord]]:
@@ -276,7 +278,8 @@ class MirProtocol(Protocol):
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
             return MetricInfo(PARSE_RATE, True, "share of responses the task's parser read (0-1)")
-        return MetricInfo(metric, metric not in LOWER_IS_BETTER, UNITS.get(metric, ""), f"{self.task} ({self.family})")
+        unit = FAMILY_UNITS.get((self.family, metric), UNITS.get(metric, ""))
+        return MetricInfo(metric, metric not in LOWER_IS_BETTER, unit, f"{self.task} ({self.family})")
 
     def _unparsed(self, condition: str) -> dict[str, str]:
         """item id -> reason of every response scored by the task's rule although it did not parse."""
