@@ -377,9 +377,17 @@ def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None
     """The benchmark's files (``{name: path}``) and the resolved revision (hub commit, else None).
 
     ``questions`` (``--questions FILE``) replaces the download with the user's copy of the question
-    file (a benchmark whose files are not on a hub, or an offline machine)."""
+    file (a benchmark whose files are not on a hub, or an offline machine); for a benchmark that reads
+    several files it may be the folder holding them, at the paths its ``question_files`` name."""
     source = benchmark.source
     if questions is not None:
+        if questions.is_dir() and len(benchmark.question_files) > 1:  # a folder of several files (MedleyDB's melody2/)
+            missing = [name for name in benchmark.question_files if not (questions / name).is_file()]
+            if missing:
+                raise FetchError(f"--questions {questions}: {len(missing)} of the {len(benchmark.question_files)} files "
+                                 f"{benchmark.name} reads are not under it (first: {missing[0]}); pass the folder "
+                                 "that holds them")
+            return {name: questions / name for name in benchmark.question_files}, None
         if not questions.is_file():
             raise FetchError(f"--questions {questions}: no such file; pass the benchmark's question file "
                              f"({', '.join(benchmark.question_files)})")

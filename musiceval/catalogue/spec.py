@@ -180,7 +180,7 @@ BENCHMARKS: Registry[Benchmark] = Registry(
         "musiceval.catalogue.captions", "musiceval.catalogue.cmibench", "musiceval.catalogue.mmau",
         "musiceval.catalogue.mmar", "musiceval.catalogue.rul", "musiceval.catalogue.hummusqa",
         "musiceval.catalogue.airbench", "musiceval.catalogue.airbench_foundation", "musiceval.catalogue.mtt",
-        "musiceval.catalogue.mtg",
+        "musiceval.catalogue.mtg", "musiceval.catalogue.medleydb",
     ),
     entry_point_group="musiceval.benchmarks",
 )
@@ -209,8 +209,8 @@ def get_benchmark(name: str) -> Benchmark:
 
 def benchmark_names(text: str | list[str] | tuple[str, ...]) -> list[Benchmark]:
     """``"a,b"`` (or a list) -> the entries, in order, each checked; ``cmi-bench`` alone means every CMI-Bench task
-    whose questions are fetched (``cmi-bench/MTT`` and ``cmi-bench/MTG_*``, built from the user's own files, are
-    named on their own)."""
+    whose questions are fetched (``cmi-bench/MTT``, ``cmi-bench/MTG_*`` and ``cmi-bench/MedleyDB``, built from the
+    user's own files, are named on their own)."""
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n and n.strip()]
     if not names:
         raise UnknownBenchmark("no benchmark named; pass --benchmarks a,b (run `musiceval data list` for the catalogue)")

@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         progress.add_progress_arguments(p)
         if name == "prepare":
             p.add_argument("--audio-dir", type=Path, default=None, help="folder holding the clips (benchmarks that ship none)")
-            p.add_argument("--questions", type=Path, default=None, help="use this copy of the question file instead of downloading it")
+            p.add_argument("--questions", type=Path, default=None, help="use this copy of the question file (or the folder holding the files of an entry that reads several) instead of downloading it")
         p.set_defaults(_run=func)
 
 
