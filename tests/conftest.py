@@ -101,6 +101,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 SUBSESSION_ADDOPTS = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
 
 
+@pytest.fixture(scope="session")
+def wheel_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``bin/`` of a fresh venv with the wheel of this checkout installed (no network), built once per
+    worker for every journey taken from outside the checkout (:mod:`tests.wheel_env`)."""
+    from tests import wheel_env
+
+    work = tmp_path_factory.mktemp("wheel")
+    bin_dir = wheel_env.fresh_venv(work / "venv")
+    wheel_env.install(bin_dir, str(wheel_env.build_wheel(work)))
+    return bin_dir
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _subprocess_environment(tmp_path_factory: pytest.TempPathFactory):
     """``$PYTEST_ADDOPTS`` and ``$MUSICEVAL_CACHE`` for the processes the tests start, each only

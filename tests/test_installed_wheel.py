@@ -39,12 +39,9 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
+def installed(wheel_bin) -> Path:
     """The python of a fresh venv with the wheel of this checkout installed (no network)."""
-    work = tmp_path_factory.mktemp("wheel")
-    bin_dir = wheel_env.fresh_venv(work / "venv")
-    wheel_env.install(bin_dir, str(wheel_env.build_wheel(work)))
-    return bin_dir / "python"
+    return wheel_bin / "python"
 
 
 @pytest.fixture

@@ -20,12 +20,9 @@ WORDS = ("NOTHING DECIDED", "INCONCLUSIVE", "PASSED", "FAILED", "ERROR")
 
 
 @pytest.fixture(scope="module")
-def musiceval_bin(tmp_path_factory) -> Path:
+def musiceval_bin(wheel_bin) -> Path:
     """``musiceval`` of a fresh venv with the wheel of this checkout installed (no network)."""
-    work = tmp_path_factory.mktemp("wheel")
-    bin_dir = wheel_env.fresh_venv(work / "venv")
-    wheel_env.install(bin_dir, str(wheel_env.build_wheel(work)))
-    return bin_dir / "musiceval"
+    return wheel_bin / "musiceval"
 
 
 def by_seed(body: dict) -> str:
