@@ -67,7 +67,10 @@ def question_file_paths(benchmark: Benchmark, directory: Path, lock) -> dict[str
     hub cache at the resolved revision (offline lookup), or ``<prepared>/downloads``."""
     source = lock.source
     if source.get("questions_from"):
-        return {benchmark.question_files[0]: Path(source["questions_from"])}
+        given = Path(source["questions_from"])
+        if given.is_dir():  # the folder of an entry that reads several files
+            return {qname: given / qname for qname in lock.question_files}
+        return {benchmark.question_files[0]: given}
     out: dict[str, Path] = {}
     if source.get("kind") == "hub":
         from huggingface_hub import try_to_load_from_cache

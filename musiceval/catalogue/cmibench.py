@@ -15,12 +15,11 @@ Prompt: the ``instruction`` as written; answers are written as the toolkit's out
 (``<model>_<task>.jsonl``: ``question, response, correct_answer, audioid, other``) and scored by
 the MIR protocol (``mir.compat`` chooses the toolkit's rules or the corrected ones). The toolkit's
 outputs carry no condition, so no control is asked: the listening gate uses the answer
-permutation. Guzheng_Tech, whose instruction file was not found in the stored copy of the repository
-(the toolkit ships only its generator, ``sft_guzheng.py``), is not registered; score its file with
-``--questions`` through a registered task of the same family, or add an entry. MTT is built from the
-user's MagnaTagATune annotations (:mod:`musiceval.catalogue.mtt`), the four MTG_* tasks from the user's
-mtg-jamendo-dataset split files (:mod:`musiceval.catalogue.mtg`), MedleyDB from the user's
-MedleyDB-Melody ``melody2`` CSVs (:mod:`musiceval.catalogue.medleydb`).
+permutation. MTT is built from the user's MagnaTagATune annotations (:mod:`musiceval.catalogue.mtt`),
+the four MTG_* tasks from the user's mtg-jamendo-dataset split files (:mod:`musiceval.catalogue.mtg`),
+MedleyDB from the user's MedleyDB-Melody ``melody2`` CSVs (:mod:`musiceval.catalogue.medleydb`) and
+Guzheng_Tech from the user's Guzheng_Tech99 label files (:mod:`musiceval.catalogue.guzheng`): the
+repository ships their generators, not their instruction files.
 
 The development branch (commit 35235cb, :data:`DEVELOPMENT_FILES`) adds nine tasks whose instruction
 files it ships, each with a README and its generator: Arab-Andalusian nawba, tab, form and mizan

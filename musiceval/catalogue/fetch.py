@@ -25,6 +25,7 @@ through ``urllib``, and unpacking the archives they come in.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import http.client
 import lzma
 import os
@@ -36,7 +37,7 @@ import urllib.request
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable
+from typing import Callable
 
 from musiceval.catalogue.network import UNREACHABLE, classify, describe, with_retries
 from musiceval.catalogue.offline import (
@@ -382,12 +383,7 @@ def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None
     source = benchmark.source
     if questions is not None:
         if questions.is_dir() and len(benchmark.question_files) > 1:  # a folder of several files (MedleyDB's melody2/)
-            missing = [name for name in benchmark.question_files if not (questions / name).is_file()]
-            if missing:
-                raise FetchError(f"--questions {questions}: {len(missing)} of the {len(benchmark.question_files)} files "
-                                 f"{benchmark.name} reads are not under it (first: {missing[0]}); pass the folder "
-                                 "that holds them")
-            return {name: questions / name for name in benchmark.question_files}, None
+            return files_in_folder(benchmark, questions), None
         if not questions.is_file():
             raise FetchError(f"--questions {questions}: no such file; pass the benchmark's question file "
                              f"({', '.join(benchmark.question_files)})")
@@ -404,5 +400,19 @@ def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None
     return files, None
 
 
-def iter_names(files: Iterable[str]) -> list[str]:
-    return sorted(files)
+def files_in_folder(benchmark: Benchmark, folder: Path) -> dict[str, Path]:
+    """``{name: path}`` of the question files under ``folder`` that ``benchmark`` reads: each name its
+    ``question_files`` give, a pattern (``data/label/train/*.csv``) standing for every file it matches;
+    FetchError names the first name that matches no file and the fix."""
+    found: dict[str, Path] = {}
+    missing = []
+    for name in benchmark.question_files:
+        paths = sorted(p for p in folder.glob(name) if p.is_file()) if glob.has_magic(name) else \
+            [folder / name] if (folder / name).is_file() else []
+        found.update({p.relative_to(folder).as_posix(): p for p in paths})
+        if not paths:
+            missing.append(name)
+    if missing:
+        raise FetchError(f"--questions {folder}: {len(missing)} of the {len(benchmark.question_files)} files "
+                         f"{benchmark.name} reads are not under it (first: {missing[0]}); pass the folder that holds them")
+    return found

@@ -180,7 +180,7 @@ BENCHMARKS: Registry[Benchmark] = Registry(
         "musiceval.catalogue.captions", "musiceval.catalogue.cmibench", "musiceval.catalogue.mmau",
         "musiceval.catalogue.mmar", "musiceval.catalogue.rul", "musiceval.catalogue.hummusqa",
         "musiceval.catalogue.airbench", "musiceval.catalogue.airbench_foundation", "musiceval.catalogue.mtt",
-        "musiceval.catalogue.mtg", "musiceval.catalogue.medleydb",
+        "musiceval.catalogue.mtg", "musiceval.catalogue.medleydb", "musiceval.catalogue.guzheng",
     ),
     entry_point_group="musiceval.benchmarks",
 )
