@@ -166,3 +166,16 @@ def test_one_answer_per_item_scores_as_before():
     binary = score_binary(rows, VOCAB, rule_extractor(VOCAB), seed=9)
     assert binary.metrics["chance"] == {"accuracy": 0.5, "p_value": binomial_test_greater(6, 8, 0.5)}
     assert binary.scores["accuracy"].ids == tuple(f"i{k}" for k in range(8))
+
+
+def test_a_malformed_repeat_is_that_rows_failure_naming_the_field():
+    rows = tf_records(tf_answer, 2)
+    rows[0][1]["repeat"] = "first"
+    tf = score_true_false(rows, VOCAB, n_permutations=20)
+    assert "field 'repeat' must be a non-negative integer" in tf.failures[0].reason and tf.failures[0].item_id == rows[0][0]
+    asked, answer = binary_rows(2, lambda it, r: True)
+    brows = [(f"r:{k}", {**row, **dict(it.meta), "labels": list(it.labels)})
+             for k, (row, it) in enumerate(zip(generated(asked, answer, 2), asked * 2))]
+    brows[3][1]["repeat"] = -1
+    binary = score_binary(brows, VOCAB, rule_extractor(VOCAB))
+    assert [f.item_id for f in binary.failures] == ["r:3"] and binary.metrics["correct"]["n"] == 15
