@@ -149,6 +149,6 @@ def live_closed(model, items: Sequence[Item], vocab: Vocabulary, variant: str, *
             records.append((it.id, {**dict(it.meta), "item_id": it.id, "text": answer, "labels": list(it.labels),
                                     "group": it.group or it.meta.get("item", it.id)}))
     failures = [*missing, *generation.failures, *chunked]
-    result = (score_binary(records, vocab, rule_extractor(vocab), failures=failures) if variant == "binary"
+    result = (score_binary(records, vocab, rule_extractor(vocab), failures=failures, seed=seed) if variant == "binary"
               else score_true_false(records, vocab, seed=seed, n_permutations=n_permutations, failures=failures))
     return LiveClosed(result, generation, asked)

@@ -146,7 +146,8 @@ def _score_variant(request: ScoreRequest, vocab: Vocabulary, extract) -> ScoreRe
     field = opts.get("labels_field") or "labels"
     result = (score_true_false(records, vocab, labels_field=field, seed=request.seed, n_permutations=opts["n_permutations"],
                                failures=bad)
-              if answers == "true-false" else score_binary(records, vocab, extract, labels_field=field, failures=bad))
+              if answers == "true-false" else score_binary(records, vocab, extract, labels_field=field, failures=bad,
+                                                        seed=request.seed))
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
     blocks = dict(result.metrics)
     extra = {"vocab": vocab.name, "answers": answers, "extractor": opts["extractor"] if answers == "binary" else "yes/no",

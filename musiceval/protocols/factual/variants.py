@@ -33,10 +33,20 @@ beside it; docs/cli.md, "One JSON shape"):
 
 Bad rows (missing ``asked``/``options``, labels outside the vocabulary, no true option, an item
 not asked every label of the table, a duplicate question) are per-item failures.
+
+K sampled answers per item (``musiceval generate --repeats K``; docs/evaluate-your-model.md,
+"Sampled answers"): a row carrying ``repeat`` answers the item ``<item>#r<k>`` in its item's group
+(its clip), as every answer reader makes it (:func:`musiceval.data.answers.repeated_row`; true/false:
+of the row's ``item``), so every repeat is scored and intervals resample clips. The true/false
+permutation null moves the K repeats of an item together (:func:`musiceval.metrics.sets.permutation_null_f1`
+with ``items``); the binary ``p_value`` is the clustered sign-flip test of ``correct - 1/2`` over
+clips (:func:`musiceval.stats.sign_flip_test`) instead of the binomial test, which would count K
+answers to one question as K questions. ``repeat_of`` and ``repeat_texts`` of the result feed
+:func:`musiceval.suite.repeats.agreement`. Without ``repeat`` rows the output is the same as before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -44,7 +54,7 @@ import numpy as np
 from musiceval.extraction import Vocabulary, parse_yes_no
 from musiceval.metrics.sets import binary_choice_correct, permutation_null_f1, true_false_scores
 from musiceval.records import ItemFailure, ItemScores
-from musiceval.data.answers import split_labels
+from musiceval.data.answers import repeated_row, split_labels
 
 ANSWER_KINDS = ("open", "true-false", "binary")
 
@@ -59,6 +69,10 @@ class VariantResult:
     failures: list[ItemFailure]
     #: true/false: the permutation null means of macro F1 (for ``gate.beats_permutation_null``)
     null_f1: np.ndarray | None = None
+    #: sampled answers: scored id ``<id>#r<k>`` -> the item it repeats, and each repeat's answer text
+    #: (true/false: its answers in table order), for :func:`musiceval.suite.repeats.agreement`
+    repeat_of: dict[str, str] = field(default_factory=dict)
+    repeat_texts: dict[str, str] = field(default_factory=dict)
 
 
 def _truth(rec: dict, labels_field: str, vocab: Vocabulary) -> tuple[str, ...]:
@@ -84,8 +98,14 @@ def score_true_false(records: list[tuple[str, dict]], vocab: Vocabulary, *, labe
     failures = list(failures)
     items: dict[str, dict] = {}
     table: dict[str, None] = {}
+    repeat_of: dict[str, str] = {}
     for where, rec in records:
-        parent = str(rec.get("item") or rec["item_id"])
+        try:
+            rec = repeated_row({**rec, "item": rec.get("item") or rec["item_id"]}, "item", repeat_of)
+        except ValueError as exc:
+            failures.append(ItemFailure(where, f"{where}: bad record: {exc}"))
+            continue
+        parent = str(rec["item"])
         asked = rec.get("asked")
         label = vocab.canonical(asked) if isinstance(asked, str) else None
         try:
@@ -101,9 +121,10 @@ def score_true_false(records: list[tuple[str, dict]], vocab: Vocabulary, *, labe
         if label in row["answers"]:
             row["error"] = f"{where}: {label!r} asked twice"
         row["answers"][label] = parse_yes_no(rec["text"])
+        row.setdefault("texts", {})[label] = rec["text"]
         table.setdefault(label)
     labels = list(table)
-    ids, answers, truths, groups = [], [], [], []
+    ids, answers, truths, groups, texts = [], [], [], [], {}
     for parent, row in items.items():
         missing = [x for x in labels if x not in row["answers"]]
         error = row.get("error") or (f"not asked about {missing}; ask every item every label of the table" if missing else None)
@@ -115,36 +136,48 @@ def score_true_false(records: list[tuple[str, dict]], vocab: Vocabulary, *, labe
         answers.append(row["answers"])
         truths.append(row["truth"])
         groups.append(row["group"])
+        if parent in repeat_of:
+            texts[parent] = "\n".join(row["texts"][x] for x in labels)
     if not ids:
         return VariantResult({}, {"correct": {"n": 0}, "chance": {"f1": None}}, [], failures)
     s = true_false_scores(answers, truths, labels)
     cell_acc = [np.mean([a[x] is not None and a[x] == (x in set(t)) for x in labels]) for a, t in zip(answers, truths)]
     yes = [[x for x in labels if a[x] is True] for a in answers]
-    null = permutation_null_f1(yes, [[x for x in t if x in table] for t in truths], n_permutations=n_permutations, seed=seed) \
-        if len(ids) >= 2 else np.array([np.nan])
+    # the K repeats of an item move together: a row never meets another repeat's truth (musiceval.stats.permutation)
+    of_item = [repeat_of.get(i, i) for i in ids]
+    enough = len(set(of_item)) >= 2
+    null = permutation_null_f1(yes, [[x for x in t if x in table] for t in truths], n_permutations=n_permutations, seed=seed,
+                               items=of_item) if enough else np.array([np.nan])
+    together = ", the repeats of an item together" if len(set(of_item)) < len(of_item) else ""
     metrics = {
         "correct": {"accuracy": s["accuracy"], "n_cells": s["n_cells"], "n_unanswered": s["n_unanswered"],
                     **{m: s["macro"][m] for m in ("precision", "recall", "f1")},
                     **{f"micro_{m}": s["micro"][m] for m in ("precision", "recall", "f1")}, "n": len(ids), "labels": labels},
-        "chance": {"f1": float(np.mean(null)) if len(ids) >= 2 else None, "f1_sd": float(np.std(null)) if len(ids) >= 2 else None,
-                   "method": f"permutation of yes-sets across items ({n_permutations}, seed {seed})"},
+        "chance": {"f1": float(np.mean(null)) if enough else None, "f1_sd": float(np.std(null)) if enough else None,
+                   "method": f"permutation of yes-sets across items{together} ({n_permutations}, seed {seed})"},
     }
     scores = {"accuracy": _item_scores("accuracy", ids, cell_acc, groups, failures),
               "f1": _item_scores("f1", ids, s["per_item"]["f1"], groups, failures)}
     per_item = [{"item_id": i, "yes": y, "accuracy": float(a), "f1": float(f)}
                 for i, y, a, f in zip(ids, yes, cell_acc, s["per_item"]["f1"])]
-    return VariantResult(scores, metrics, per_item, failures, null)
+    return VariantResult(scores, metrics, per_item, failures, null, repeat_of, texts)
 
 
 def score_binary(records: list[tuple[str, dict]], vocab: Vocabulary, extract: Callable, *,
-                 labels_field: str = "labels", failures: Sequence[ItemFailure] = ()) -> VariantResult:
+                 labels_field: str = "labels", failures: Sequence[ItemFailure] = (), seed: int = 0) -> VariantResult:
     """Score a binary-choice answer file (layout in the module docstring); ``failures`` as in
-    :func:`score_true_false`."""
-    from musiceval.stats import binomial_test_greater
+    :func:`score_true_false`; ``seed`` seeds the sign-flip test of sampled answers over more than 16 clips."""
+    from musiceval.stats import binomial_test_greater, sign_flip_test
 
     failures = list(failures)
     rows = []
+    repeat_of: dict[str, str] = {}
     for where, rec in records:
+        try:
+            rec = repeated_row(rec, "item_id", repeat_of)
+        except ValueError as exc:
+            failures.append(ItemFailure(where, f"{where}: bad record: {exc}"))
+            continue
         item_id = rec["item_id"]
         options = rec.get("options")
         try:
@@ -180,9 +213,15 @@ def score_binary(records: list[tuple[str, dict]], vocab: Vocabulary, extract: Ca
         per_item.append({"item_id": item_id, "labels": list(labels), "true": true_label, "distractor": distractor,
                          "accuracy": values[-1]})
     k, scored = int(sum(values)), set(ids)
+    chance: dict = {"accuracy": 0.5, "p_value": binomial_test_greater(k, len(ids), 0.5) if ids else None}
+    if repeat_of and ids:  # K answers to one question are not K questions: whole clips flip, the repeats in them together
+        chance["p_value"] = sign_flip_test(np.asarray(values) - 0.5, groups=groups, seed=seed)
+        chance["method"] = "clustered sign-flip test of correct - 1/2 over clips, the repeats of an item together"
     metrics = {
         "correct": {"accuracy": k / len(ids) if ids else None, "n": len(ids),
                     "n_true_first": sum(r[4] for r in rows if r[0] in scored), "n_neither": neither, "n_both": both},
-        "chance": {"accuracy": 0.5, "p_value": binomial_test_greater(k, len(ids), 0.5) if ids else None},
+        "chance": chance,
     }
-    return VariantResult({"accuracy": _item_scores("accuracy", ids, values, groups, failures)}, metrics, per_item, failures)
+    texts = {r[0]: r[1] for r in rows if r[0] in repeat_of}
+    return VariantResult({"accuracy": _item_scores("accuracy", ids, values, groups, failures)}, metrics, per_item, failures,
+                         repeat_of=repeat_of, repeat_texts=texts)
