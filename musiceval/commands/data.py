@@ -53,7 +53,22 @@ def _row(bench) -> dict:
             "protocol": bench.protocol, "answer_format": bench.answer_format, "prompt": bench.prompt,
             "parser": bench.parser, "controls": list(bench.controls), "verified": bench.verified,
             "human_baselines": {k: b.as_table() for k, b in bench.human_baselines.items()},
-            "prepared_as": bench.prepared_as, "digests": dict(bench.digests)}
+            "prepared_as": bench.prepared_as, "source_kind": bench.source.kind,
+            # every file it reads: its sha256 at the pinned revision, or None where none is pinned
+            "digests": {name: bench.digests.get(name) for name in (*bench.question_files, *bench.digests)}}
+
+
+def _digest_lines(row: dict) -> list[str]:
+    """``data list``'s lines on the sha256 of the files an entry reads: each pinned one, then the
+    others in one line saying why none is pinned."""
+    lines = [f"sha256 of {name}: {digest}" for name, digest in row["digests"].items() if digest]
+    unpinned = [name for name, digest in row["digests"].items() if not digest]
+    if unpinned:
+        names = ", ".join(unpinned) if len(unpinned) <= 3 else f"{unpinned[0]} and {len(unpinned) - 1} more"
+        why = ("your own files, none upstream to pin (the lock records each one's)" if row["source_kind"] == "local"
+               else "not read here (the lock records the fetched file)")
+        lines.append(f"sha256 of {names}: {why}")
+    return lines
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -66,8 +81,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{row['name']:<28} {row['protocol']:<9} {items:>14} items  {row['licence'].split(';')[0]}")
         print(f"{'':<28} source: {row['source']}")
         print(f"{'':<28} audio: {row['audio']}; controls: {', '.join(row['controls']) or 'none'}")
-        for file, digest in row["digests"].items():
-            print(f"{'':<28} sha256 of {file}: {digest if digest else 'not read here (the lock records the fetched file)'}")
+        for line in _digest_lines(row):
+            print(f"{'':<28} {line}")
         if row["prepared_as"]:
             print(f"{'':<28} reads the prepared folder of {row['prepared_as']} (the same questions and clips)")
         for subset, human in row["human_baselines"].items():

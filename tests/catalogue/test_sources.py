@@ -35,6 +35,20 @@ def test_every_entry_declares_what_the_catalogue_promises():
             "airbench-foundation-music"} <= set(BENCHMARKS.names())
 
 
+def test_data_list_says_of_every_file_an_entry_reads_whether_its_sha256_is_pinned(capsys):
+    from musiceval.cli import main
+
+    assert main(["data", "list", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["benchmarks"]}
+    for name, bench in BENCHMARKS.items():
+        assert set(rows[name]["digests"]) == {*bench.question_files, *bench.digests}, name
+    assert main(["data", "list"]) == 0
+    text = capsys.readouterr().out
+    assert "sha256 of CMI_GTZAN.jsonl: not read here (the lock records the fetched file)" in text
+    assert "sha256 of data/label/train/*.csv and 11 more: your own files, none upstream to pin" in text
+    assert text.count("sha256 of ") == len(rows)  # one line each: no entry pins a digest yet
+
+
 def test_an_unknown_name_is_one_line_naming_the_closest_and_the_fix():
     with pytest.raises(UnknownBenchmark) as info:
         get_benchmark("muchomuzic")
