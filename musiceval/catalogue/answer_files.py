@@ -10,6 +10,7 @@ answer format          one record per response
 ``musiceval-freeform`` ``id, question, reference, response, condition, group, prompt, model``, ``description``
                        (the item's audio description, where it has one: the rubric judge reads it)
 ``cmi-bench``          ``question, response, correct_answer, audioid, other`` (``<model>_<task>.jsonl``,
+                       ``<model>_<task>_<variant>.jsonl`` for a task's variant,
                        Correct only: the toolkit's outputs hold no condition)
 =====================  ==============================================================================
 
@@ -43,7 +44,7 @@ def safe_label(text: str) -> str:
 
 def answer_path(benchmark: Benchmark, out_dir: Path, model: str) -> Path:
     if benchmark.answer_format == "cmi-bench":
-        return out_dir / "cmi-bench" / f"{safe_label(model)}_{benchmark.task}.jsonl"
+        return out_dir / "cmi-bench" / f"{safe_label(model)}_{benchmark.task_label}.jsonl"
     return out_dir / f"{benchmark.name.replace('/', '_')}.jsonl"
 
 
@@ -114,7 +115,7 @@ def answers_entry(benchmark: Benchmark, path: Path, report: PrepareReport) -> di
                    "expected_items": int(report.lock.items)}
     if benchmark.answer_format == "cmi-bench":
         entry["file"] = str(path)
-        entry["label"] = benchmark.task
+        entry["label"] = benchmark.task_label
     else:
         entry["file"] = str(path)
     entry.update({k: v for k, v in benchmark.options.items() if k in ("matcher", "vocab", "options_as_published")})

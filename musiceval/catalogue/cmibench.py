@@ -30,8 +30,12 @@ the clips are YouTube excerpts the user cuts with its ``download_audio.py``) and
 (``data/songformer/``, song structure, whole tracks). Those files are 0.4 to 2.7 million characters
 each and could not be read whole here, so their sha256 is not pinned (:data:`UNREAD_DIGEST`, shown by
 ``musiceval data list``; the lock records the sha256 of the file fetched) and their item count is
-the test records of the fetched file. Lyra's ``CMI_Lyra_<task>_test_available.jsonl`` (the clips the
-authors could download) are not registered. Scoring: :mod:`musiceval.protocols.mir.metrics.development_branch`.
+the test records of the fetched file. Lyra's ``CMI_Lyra_<task>_test_available.jsonl`` (the test rows whose
+clips the authors could download, ``sft_lyra.py --split test --available-only``; 0.23 to 0.47 million
+characters, likewise unread whole) are the entries ``cmi-bench/Lyra_<task>_test_available``
+(:data:`VARIANT_FILES`): task ``Lyra_<task>``, scored by its rules, variant ``test_available``, answers
+written ``<model>_Lyra_<task>_test_available.jsonl`` as the toolkit names them; ``cmi-bench`` alone leaves
+them out (the task's own entry asks their items). Scoring: :mod:`musiceval.protocols.mir.metrics.development_branch`.
 """
 from __future__ import annotations
 
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Mapping
 
 from musiceval.data.benchmarks import CMI_BENCH_DEFAULTS, CMI_BENCH_TEST_ITEMS
+from musiceval.data.cmibench_names import TASK_VARIANTS
 from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 REPO = "https://raw.githubusercontent.com/nicolaus625/CMI-bench"
@@ -69,6 +74,14 @@ DEVELOPMENT_FILES = {
     **{f"Lyra_{t}": (f"data/lyra/CMI_Lyra_{t}.jsonl", DEVELOPMENT_COMMIT) for t in ("instrument", "genre", "place", "dance")},
     "SongFormBench": ("data/songformer/CMI_SongFormBench.jsonl", DEVELOPMENT_COMMIT),
 }
+#: (task, variant) -> (path in the repository, commit) of a development-branch task's variant file,
+#: ``CMI_<task>_<variant>.jsonl`` beside the task's own (data/lyra at 35235cb)
+VARIANT_FILES = {
+    (task, variant): (DEVELOPMENT_FILES[task][0].replace(".jsonl", f"_{variant}.jsonl"), DEVELOPMENT_COMMIT)
+    for variant, tasks in TASK_VARIANTS.items() for task in tasks
+}
+#: variant -> what its file holds, for the entry's title
+VARIANT_TITLES = {"test_available": "test clips the authors could download"}
 #: the sha256 of a pinned file that could not be read whole here
 UNREAD_DIGEST = None
 #: the audio each development-branch dataset needs, where the generator's README says it comes from
@@ -143,6 +156,27 @@ def _register() -> None:
             verified=f"columns and ids vs the first rows of {path} and its generator at {commit[:7]}; "
                      f"{name}'s sha256 and test-split count not read here (the file could not be read whole)",
         )(_reader(task, name))
+    for (task, variant), (path, commit) in VARIANT_FILES.items():
+        _register_variant(task, variant, path, commit)
+
+
+def _register_variant(task: str, variant: str, path: str, commit: str) -> None:
+    name, dataset = Path(path).name, task.split("_")[0]
+    register_benchmark(
+        name=f"cmi-bench/{task}_{variant}",
+        title=f"CMI-Bench {task}, {VARIANT_TITLES[variant]} (development branch, test split)",
+        source=Source("url", urls=(f"{REPO}/{commit}/{path}",), revision=commit),
+        licence=f"CC BY 4.0 (instructions); audio: the {dataset} dataset's licence (not verified here)",
+        items=None, audio=DEVELOPMENT_AUDIO[dataset],
+        protocol="mir", answer_format="cmi-bench", prompt="the CMI-Bench instruction as written",
+        parser=f"MIR parser of {task} (musiceval.protocols.mir.metrics.development_branch; mir.compat for "
+               "evaluate.py's rules at 35235cb)", controls=(),
+        question_files=(name,), locate_audio=locate, version=commit[:7], task=task, variant=variant,
+        digests={name: UNREAD_DIGEST},
+        verified=f"columns, split and ids vs the first rows of {path} at {commit[:7]} (every row read there in the "
+                 f"test split, the fields of CMI_{task}.jsonl) and sft_lyra.py's --available-only rule; "
+                 f"{name}'s sha256 and test-split count not read here (the file could not be read whole)",
+    )(_reader(task, name))
 
 
 _register()

@@ -126,6 +126,9 @@ class Benchmark:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: the CMI-Bench task of a MIR benchmark (its answer file is ``<model>_<task>.jsonl``)
     task: str = ""
+    #: the task's file variant (``musiceval.data.cmibench.TASK_VARIANTS``): the answer file is
+    #: ``<model>_<task>_<variant>.jsonl``, as the toolkit names it, scored by the task's rules
+    variant: str = ""
     #: ``(files, prepared_dir, progress) -> files``: unpack shipped audio into ``<prepared>/audio``
     #: (and name the question files found inside archives)
     unpack: Callable[[Mapping[str, Path], Path, bool], dict[str, Path]] | None = None
@@ -143,6 +146,11 @@ class Benchmark:
     @property
     def ships_audio(self) -> bool:
         return self.audio == "shipped"
+
+    @property
+    def task_label(self) -> str:
+        """The task as its answer file names it: ``<task>`` or ``<task>_<variant>``."""
+        return f"{self.task}_{self.variant}" if self.variant else self.task
 
 
 class AudioIndex:
@@ -209,15 +217,17 @@ def get_benchmark(name: str) -> Benchmark:
 
 def benchmark_names(text: str | list[str] | tuple[str, ...]) -> list[Benchmark]:
     """``"a,b"`` (or a list) -> the entries, in order, each checked; ``cmi-bench`` alone means every CMI-Bench task
-    whose questions are fetched (``cmi-bench/MTT``, ``cmi-bench/MTG_*`` and ``cmi-bench/MedleyDB``, built from the
-    user's own files, are named on their own)."""
+    whose questions are fetched (``cmi-bench/MTT``, ``cmi-bench/MTG_*``, ``cmi-bench/MedleyDB`` and
+    ``cmi-bench/Guzheng_Tech``, built from the user's own files, are named on their own, as are a task's
+    variants, ``cmi-bench/Lyra_<task>_test_available``, whose items the task's own entry already asks)."""
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n and n.strip()]
     if not names:
         raise UnknownBenchmark("no benchmark named; pass --benchmarks a,b (run `musiceval data list` for the catalogue)")
     out: list[Benchmark] = []
     for name in names:
         if name == "cmi-bench":
-            out.extend(b for n, b in BENCHMARKS.items() if n.startswith("cmi-bench/") and b.source.kind != "local")
+            out.extend(b for n, b in BENCHMARKS.items()
+                       if n.startswith("cmi-bench/") and b.source.kind != "local" and not b.variant)
         else:
             out.append(get_benchmark(name))
     return list({b.name: b for b in out}.values())

@@ -9,8 +9,9 @@ Layouts (nicolaus625/CMI-bench):
 - Outputs ``<model>_<task>.jsonl``: despite the extension, ONE JSON array of objects
   ``{question, response, correct_answer, audioid, other}``. Real JSON-lines files are read too.
 
-The task is the longest name in :data:`TASKS` that the file name ends with, so model names may
-contain underscores (``ltu_as_GTZAN.jsonl``). One malformed record (not an object, a missing or
+The task and its variant come from the file name (:mod:`musiceval.data.cmibench_names`, whose
+``TASKS``, ``TASK_VARIANTS``, ``parse_filename`` and ``task_from_filename`` are importable from here
+too). One malformed record (not an object, a missing or
 non-text ``response``, a missing ``correct_answer``, an empty one outside the tagging and label-set
 tasks) is an :class:`~musiceval.records.ItemFailure`,
 never a crash; a file that is not JSON at all raises :class:`CmiBenchFormatError` naming the file
@@ -29,20 +30,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musiceval.data.answers import AnswerSet, split_labels
+from musiceval.data.cmibench_names import TASKS, FileName, parse_filename
+from musiceval.data.cmibench_names import TASK_VARIANTS as TASK_VARIANTS  # re-exported: the names' home
+from musiceval.data.cmibench_names import task_from_filename as task_from_filename
 from musiceval.data.jsonl import NotARegularFile, check_regular_file, has_lone_surrogate, parse_json_line
 from musiceval.vocab.cmibench import LABEL_SET_VOCABULARIES, TAG_VOCABULARIES
 from musiceval.records import Item, ItemFailure, Response
 from musiceval.schemas import OutputRecord
 
-TASKS = (
-    "GTZAN", "GS_key", "EMO_arousal", "EMO_valence", "Nsynth_instrument", "Nsynth_pitch",
-    "VocalSet_tech", "gtzan_beat", "gtzan_downbeat", "ballroom_beat", "ballroom_downbeat",
-    "DSing", "Guzheng_Tech", "MTT", "MTG_genre", "MTG_emotion", "MTG_instrument", "MTG_top50tags",
-    "MusicCaps", "SDD", "MedleyDB",
-    # the development branch (nicolaus625/CMI-bench@35235cb)
-    "ArabAndalusian_nawba", "ArabAndalusian_tab", "ArabAndalusian_form", "ArabAndalusian_mizan",
-    "Lyra_instrument", "Lyra_genre", "Lyra_place", "Lyra_dance", "SongFormBench",
-)
 #: Files larger than this are refused (the largest real output file is about 4 MB).
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
@@ -58,6 +53,8 @@ class OutputFile:
     path: str
     records: tuple[OutputRecord, ...]
     failures: tuple[ItemFailure, ...] = ()
+    #: the task's variant the file name gives (``TASK_VARIANTS``), ``""`` for the task's own file
+    variant: str = ""
 
     @property
     def n(self) -> int:
@@ -82,27 +79,6 @@ class Instruction:
     other: Mapping[str, Any] = field(default_factory=dict)
 
 
-def task_from_filename(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """``(model, task)`` of ``<model>_<task>.jsonl`` (``("CMI", task)`` for instruction files).
-
-    Raises
-    ------
-    ValueError
-        When the name ends with no known task; pass ``--task`` then.
-    """
-    stem = Path(path).name
-    stem = re.sub(r"\.(jsonl|json)$", "", stem, flags=re.I)
-    for task in sorted(TASKS, key=len, reverse=True):
-        if stem == task:
-            return "", task
-        if stem.endswith("_" + task):
-            return stem[: -len(task) - 1], task
-    raise ValueError(
-        f"{Path(path).name}: cannot tell the CMI-Bench task from the file name (expected "
-        f"'<model>_<task>.jsonl' with task one of {', '.join(TASKS)}); pass --task"
-    )
-
-
 @dataclass(frozen=True)
 class OutputsEntry:
     """One task file of a CMI-Bench outputs directory."""
@@ -110,6 +86,12 @@ class OutputsEntry:
     path: Path
     model: str
     task: str
+    variant: str = ""
+
+    @property
+    def label(self) -> str:
+        """The task as the file names it, the variant included (the source label of its gates)."""
+        return FileName(self.model, self.task, self.variant).label
 
 
 def outputs_dir(folder: str | os.PathLike[str]) -> list[OutputsEntry]:
@@ -118,7 +100,8 @@ def outputs_dir(folder: str | os.PathLike[str]) -> list[OutputsEntry]:
     Files whose name ends with no known task are not outputs and are left out (``notes.jsonl``).
     A gate is about one model, so a directory holding several models' files
     (``mullama_GTZAN.jsonl`` beside ``ltu_GTZAN.jsonl``) is refused, as are two files of one task
-    (their gates would carry the same name). A file named by its task alone (``GTZAN.jsonl``)
+    (their gates would carry the same name); a task's file and its variant's
+    (``Lyra_genre``, ``Lyra_genre_test_available``) are two sources. A file named by its task alone (``GTZAN.jsonl``)
     names no model and joins the directory's model.
 
     Raises
@@ -130,10 +113,10 @@ def outputs_dir(folder: str | os.PathLike[str]) -> list[OutputsEntry]:
     entries = []
     for path in sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*.json")):
         try:
-            model, task = task_from_filename(path)
+            name = parse_filename(path)
         except ValueError:
             continue
-        entries.append(OutputsEntry(path, model, task))
+        entries.append(OutputsEntry(path, name.model, name.task, name.variant))
     models = sorted({e.model for e in entries if e.model})
     if len(models) > 1:
         raise CmiBenchFormatError(
@@ -142,10 +125,10 @@ def outputs_dir(folder: str | os.PathLike[str]) -> list[OutputsEntry]:
             "one [[model]] per model in musiceval.toml, each with its own [[model.answers]] dir")
     seen: dict[str, Path] = {}
     for e in entries:
-        if e.task in seen:
-            raise CmiBenchFormatError(f"{folder}: two files hold task {e.task} ({seen[e.task].name}, {e.path.name}); "
+        if e.label in seen:
+            raise CmiBenchFormatError(f"{folder}: two files hold task {e.label} ({seen[e.label].name}, {e.path.name}); "
                                       "keep one file per task")
-        seen[e.task] = e.path
+        seen[e.label] = e.path
     return entries
 
 
@@ -252,7 +235,15 @@ def _parse_items(text: str, path: Path) -> list[tuple[int, Any]]:
 def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> OutputFile:
     """Read a CMI-Bench output file into records and per-item failures."""
     p = Path(path)
-    model, file_task = ("", task) if task else task_from_filename(p)
+    if task:  # the variant still comes from a name that gives this task
+        try:
+            named = parse_filename(p)
+        except ValueError:
+            named = None
+        model, file_task, variant = "", task, named.variant if named and named.task == task else ""
+    else:
+        named = parse_filename(p)
+        model, file_task, variant = named.model, named.task, named.variant
     if file_task not in TASKS:
         raise ValueError(f"unknown CMI-Bench task {file_task!r}; one of {', '.join(TASKS)}")
     records: list[OutputRecord] = []
@@ -286,7 +277,8 @@ def load_outputs(path: str | os.PathLike[str], *, task: str | None = None) -> Ou
             item_id=item_id, index=index, question=_as_text(obj.get("question")) or "", response=response,
             correct_answer=answer, audioid=audioid, group=key or str(index), other=obj.get("other", ""),
         ))
-    return OutputFile(task=file_task, model=model, path=str(p), records=tuple(records), failures=tuple(failures))
+    return OutputFile(task=file_task, model=model, path=str(p), records=tuple(records), failures=tuple(failures),
+                      variant=variant)
 
 
 def _tuple_of_str(value: Any) -> tuple[str, ...]:
@@ -337,10 +329,11 @@ def load_instructions(path: str | os.PathLike[str]) -> tuple[list[Instruction], 
 
 
 def answer_set(out: OutputFile) -> AnswerSet:
-    """A CMI-Bench ``OutputFile`` -> AnswerSet (``extra["task"]``; labels split on commas)."""
+    """A CMI-Bench ``OutputFile`` -> AnswerSet (``extra["task"]``, ``extra["variant"]`` for a variant's
+    file; labels split on commas)."""
     items = [Item(id=r.item_id, question=r.question, reference=r.correct_answer, labels=split_labels(r.correct_answer),
                   group=r.group, meta={"index": r.index, "audioid": r.audioid, "other": r.other}) for r in out.records]
     responses = [Response(item_id=r.item_id, condition="correct", model=out.model, prompt=r.question, text=r.response)
                  for r in out.records]
     return AnswerSet(items, responses, list(out.failures), model=out.model, source=str(out.path), format="cmi-bench",
-                     extra={"task": out.task})
+                     extra={"task": out.task, **({"variant": out.variant} if out.variant else {})})

@@ -169,8 +169,14 @@ class Protocol(abc.ABC):
     @classmethod
     def task_of(cls, path: Path) -> str:
         """The task an answer file holds, for a protocol with several per file name (CMI-Bench's
-        ``<model>_<task>.jsonl``); ``""`` for the others. It labels the file's source."""
+        ``<model>_<task>.jsonl``); ``""`` for the others."""
         return ""
+
+    @classmethod
+    def label_of(cls, path: Path) -> str:
+        """The source label an answer file gets when its entry names none: the task, with the file's
+        variant where the name gives one (CMI-Bench's ``<model>_<task>_test_available.jsonl``)."""
+        return cls.task_of(path)
 
     @classmethod
     def options_from(cls, section: Mapping[str, Any], entry: Mapping[str, Any], task: str = "") -> dict[str, Any]:

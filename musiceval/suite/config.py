@@ -158,13 +158,14 @@ def _expand(model: str, entry: Mapping[str, Any], root: Path) -> list[AnswerSour
         options["vocab"] = str(root / vocab)
     protocol, fmt = entry["protocol"], entry.get("format")
     if "dir" in entry:
-        return [AnswerSource(model, protocol, e.path, e.task, fmt, options, task=e.task)
+        return [AnswerSource(model, protocol, e.path, e.label, fmt, options, task=e.task)
                 for e in _outputs_dir(root / entry["dir"], f"model {model!r}")]
     path = root / entry["file"]
     from musiceval.protocols import PROTOCOLS
 
-    task = PROTOCOLS.get(protocol).task_of(path)
-    label = str(entry.get("label") or task or path.stem)
+    cls = PROTOCOLS.get(protocol)
+    task = cls.task_of(path)
+    label = str(entry.get("label") or cls.label_of(path) or path.stem)
     return [AnswerSource(model, protocol, path, label, fmt, options, task=task)]
 
 

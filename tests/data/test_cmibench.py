@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from musiceval.data.cmibench import TASKS, CmiBenchFormatError, audio_key, load_instructions, load_outputs, task_from_filename
+from musiceval.data.cmibench import (
+    TASKS, CmiBenchFormatError, audio_key, load_instructions, load_outputs, parse_filename, task_from_filename,
+)
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mir"
 
@@ -130,3 +132,56 @@ def test_any_json_array_loads_into_records_or_failures(tmp_path, items):
     p.write_text(json.dumps(items), encoding="utf-8")
     out = load_outputs(p)
     assert len(out.records) + len(out.failures) == len(items)
+
+
+@pytest.mark.parametrize("name,model,task,variant", [
+    # the toolkit's name for the output of CMI_Lyra_genre_test_available.jsonl (build_output_path at 35235cb)
+    ("qwen2_Lyra_genre_test_available.jsonl", "qwen2", "Lyra_genre", "test_available"),
+    ("CMI_Lyra_dance_test_available.jsonl", "CMI", "Lyra_dance", "test_available"),
+    ("Lyra_place_test_available.json", "", "Lyra_place", "test_available"),
+    ("my_Lyra_genre_model_Lyra_instrument_test_available.jsonl", "my_Lyra_genre_model", "Lyra_instrument", "test_available"),
+    ("test_available_Lyra_genre.jsonl", "test_available", "Lyra_genre", ""),   # a model of that name
+    ("x_Lyra_genre_test_available_Lyra_dance.jsonl", "x_Lyra_genre_test_available", "Lyra_dance", ""),
+    ("qwen2_Lyra_genre_test_available.JSONL", "qwen2", "Lyra_genre", "test_available"),
+])
+def test_a_variant_file_is_its_task_with_the_variant_named(name, model, task, variant):
+    named = parse_filename(name)
+    assert (named.model, named.task, named.variant) == (model, task, variant)
+    assert named.label == (f"{task}_{variant}" if variant else task)
+    assert task_from_filename(name) == (model, task)  # scored by the task's rules
+
+
+@pytest.mark.parametrize("name", [
+    "ltu_GTZAN_test_available.jsonl",                 # GTZAN ships no such file
+    "qwen2_SongFormBench_test_available.jsonl",
+    "qwen2_Lyra_genre_test_available_test_available.jsonl",
+    "qwen2_Lyra_genretest_available.jsonl",           # no separator
+    "qwen2_Lyra_genre_TEST_AVAILABLE.jsonl",          # tasks and variants are case-sensitive
+    "qwen2_Lyra_genre_available.jsonl",               # a variant no file of 35235cb has
+    "qwen2_test_available.jsonl", "test_available.jsonl", "_test_available.jsonl",
+])
+def test_a_variant_without_its_task_is_refused_naming_the_variants(name):
+    with pytest.raises(ValueError, match=r"'_test_available' after Lyra_instrument, .*Lyra_dance\); pass --task") as exc:
+        parse_filename(name)
+    assert str(exc.value).startswith(f"{name}: cannot tell the CMI-Bench task")
+
+
+def test_a_variant_output_loads_as_its_task_and_keeps_the_variant(tmp_path):
+    records = [{"question": "q", "response": "yes", "correct_answer": "no", "audioid": "data/lyra/audio/a.wav"}]
+    path = tmp_path / "qwen2_Lyra_dance_test_available.jsonl"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    out = load_outputs(path)
+    assert (out.model, out.task, out.variant, len(out.records)) == ("qwen2", "Lyra_dance", "test_available", 1)
+    assert load_outputs(path, task="Lyra_dance").variant == "test_available"  # --task of the same task
+    assert load_outputs(path, task="GTZAN").variant == ""                     # --task overrides the name
+    from musiceval.data.cmibench import answer_set
+
+    assert answer_set(out).extra == {"task": "Lyra_dance", "variant": "test_available"}
+    assert answer_set(load_outputs(FIX / "outputs" / "ltu" / "ltu_GTZAN.jsonl")).extra == {"task": "GTZAN"}
+
+
+def test_every_variant_is_of_a_known_task():
+    from musiceval.data.cmibench import TASK_VARIANTS
+
+    assert TASK_VARIANTS == {"test_available": ("Lyra_instrument", "Lyra_genre", "Lyra_place", "Lyra_dance")}
+    assert all(set(tasks) <= set(TASKS) for tasks in TASK_VARIANTS.values())

@@ -122,6 +122,12 @@ class MirProtocol(Protocol):
         return task_from_filename(path)[1]
 
     @classmethod
+    def label_of(cls, path) -> str:
+        from musiceval.data.cmibench import parse_filename
+
+        return parse_filename(path).label
+
+    @classmethod
     def options_from(cls, section, entry, task: str = "") -> dict[str, Any]:
         """Besides the base options, ``max_items``: the cap of the task's family (``tagging_items``,
         ``captioning_items``; the answers entry's wins over the section's; ``None`` = every record)."""

@@ -116,7 +116,8 @@ def score_mir(cls: type, request: ScoreRequest) -> ScoreReport:
     return ScoreReport(
         n=len(answers.items) + len(answers.failures), metrics=result.metrics, per_item=per_item, failures=failures,
         headline=headline, chances=chance_rows(protocol, headline),
-        extra={"task": result.task, "model": answers.model, "compat": result.compat, **excluded_entry(protocol),
+        extra={"task": result.task, **({"variant": answers.extra["variant"]} if answers.extra.get("variant") else {}),
+               "model": answers.model, "compat": result.compat, **excluded_entry(protocol),
                "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes,
                **result.models},
     )
