@@ -155,9 +155,14 @@ def questions_from_files(files: Mapping[str, Path]) -> list[Question]:
 
 
 def locate(q: Question, index: AudioIndex) -> str | None:
+    """The clip under the audio root: CMI-Bench's tree (its root, ``data/`` or ``data/Guzheng/``) or
+    Guzheng_Tech99's own folder (itself or its ``data/``)."""
     key = q.audio_key or ""
-    inside = key.removeprefix(AUDIO_PREFIX)
-    return index.find(key) or index.find(inside) or index.find(inside.removeprefix("data/"))
+    inside = key.removeprefix(AUDIO_PREFIX)  # data/audio/test/<track>.flac
+    for candidate in (key, key.removeprefix("data/"), key.removeprefix("data/Guzheng/"), inside, inside.removeprefix("data/")):
+        if index.find(candidate):
+            return candidate
+    return None
 
 
 register_benchmark(

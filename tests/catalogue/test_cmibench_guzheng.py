@@ -254,3 +254,18 @@ def test_musiceval_run_asks_the_tiny_model_and_scores_guzheng(tiny_qwen, mirror,
     used = results["meta"]["provenance"]["scorer"]["datasets"]["cmi-bench/Guzheng_Tech"]
     assert used["items"] == 94 and len(used["questions_sha256"]) == 12 and not used["revision"]
     assert "unpinned: Guzheng_Tech" in done.stdout  # built from the user's files: no upstream pin
+
+
+@pytest.mark.parametrize("under", ["", "data/", "data/Guzheng/", "data/Guzheng/Guzheng_Tech99/",
+                                   "data/Guzheng/Guzheng_Tech99/data/"])
+def test_the_clip_is_found_in_cmi_benchs_tree_or_guzheng_tech99s_folder(tmp_path, under):
+    from musiceval.catalogue.guzheng import locate
+    from musiceval.catalogue.spec import AudioIndex
+
+    clip = clip_of("17")
+    tone(tmp_path / "data/Guzheng/Guzheng_Tech99/data/audio/test/17.flac", rate=8000, fmt="FLAC")
+    root = tmp_path / under
+    q = questions_from_files({**{label_file(t): _write(tmp_path / "labels", t, _notes(1, 12.0)) for t in TEST_TRACKS},
+                              label_file("1", "train"): _write(tmp_path / "labels", "1", _notes(2, 5.0), "train")})[2]
+    assert q.audio_key == clip and q.meta["track"] == "17"
+    assert (root / locate(q, AudioIndex(root))).resolve() == (tmp_path / clip).resolve()
