@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -87,3 +88,33 @@ def tiny_run(name: str, checkpoint: Path, mirror: dict, tmp_path: Path, *options
     return ["run", "--model", f"hf:{checkpoint}", "--benchmarks", name, "--out", str(tmp_path / "run"),
             "--model-args", "max_new_tokens=4,device=cpu,num_threads=1", "--data-root", str(mirror["data"]),
             "--cache-dir", str(tmp_path / "cache"), "--no-progress", *options]
+
+
+def finished_run(done: subprocess.CompletedProcess, out: Path) -> dict:
+    """``results.json`` of a finished ``musiceval run --out OUT``, checked for what every run must show:
+    the results written, the exit code and the last line of the terminal saying the verdict, no traceback."""
+    results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
+    assert results, done.stdout[-3000:] + done.stderr[-3000:]
+    assert results["verdict"] in ("PASSED", "FAILED", "INCONCLUSIVE", "ERROR")
+    assert done.returncode == (0 if results["verdict"] == "PASSED" else 1)
+    assert results["verdict"] in done.stdout.strip().splitlines()[-1]
+    assert "Traceback" not in done.stderr
+    return results
+
+
+def tiny_run_of_own_files(name: str, checkpoint: Path, mirror: dict, tmp_path: Path, questions: Path,
+                          audio: Path) -> tuple[dict, subprocess.CompletedProcess]:
+    """An entry built from the user's own files, taken as the user takes it: ``musiceval data prepare
+    NAME --questions Q --audio-dir A``, then ``musiceval run`` on the tiny checkpoint; ``(results, run)``,
+    checked by :func:`finished_run` and for what such an entry records (the files' sha256, no upstream
+    revision, "unpinned" in the verdict line)."""
+    prepared = musiceval_cli("data", "prepare", name, "--data-root", str(mirror["data"]), "--questions", str(questions),
+                             "--audio-dir", str(audio), "--no-progress", env=offline(mirror))
+    assert prepared.returncode == 0, prepared.stdout[-2000:] + prepared.stderr[-2000:]
+    done = musiceval_cli(*tiny_run(name, checkpoint, mirror, tmp_path),
+                         env={**offline(mirror), "MUSICEVAL_CACHE": str(tmp_path / "cache"), "CI": ""})
+    results = finished_run(done, tmp_path / "run")
+    used = results["meta"]["provenance"]["scorer"]["datasets"][name]
+    assert used["questions_sha256"] and not used["revision"]
+    assert f"unpinned: {name.split('/', 1)[1]}" in done.stdout.strip().splitlines()[-1]
+    return results, done

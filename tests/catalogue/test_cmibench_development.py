@@ -15,7 +15,7 @@ from musiceval.catalogue import get_benchmark
 from musiceval.catalogue.cmibench import DEVELOPMENT_COMMIT, DEVELOPMENT_FILES, REPO
 from musiceval.catalogue.digests import file_sha256
 from musiceval.catalogue.prepare import PrepareError, prepare
-from tests.catalogue.mirror import musiceval_cli, offline, tiny_run, tone, url_file
+from tests.catalogue.mirror import finished_run, musiceval_cli, offline, tiny_run, tone, url_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "instructions" / "development"
 
@@ -91,11 +91,7 @@ def test_musiceval_run_asks_the_tiny_model_and_scores_lyra_dance(tiny_qwen, mirr
                     f"cmi-bench/Lyra_dance={tmp_path / 'cmi'}")
     done = musiceval_cli(*args, env={**offline(mirror), "MUSICEVAL_URL_MIRROR": str(mirror["urls"]),
                                      "MUSICEVAL_CACHE": str(tmp_path / "cache"), "CI": ""})
-    results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
-    assert results, done.stdout[-3000:] + done.stderr[-3000:]
-    assert results["verdict"] in ("PASSED", "FAILED", "INCONCLUSIVE")
-    assert done.returncode == (0 if results["verdict"] == "PASSED" else 1)
-    assert "Traceback" not in done.stderr
+    results = finished_run(done, out)
     text = json.dumps(results)
     assert "Lyra_dance" in text and "accuracy" in text
     assert results["meta"]["provenance"]["scorer"]["datasets"]["cmi-bench/Lyra_dance"]["revision"] == DEVELOPMENT_COMMIT

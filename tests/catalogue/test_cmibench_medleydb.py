@@ -18,7 +18,7 @@ from musiceval.catalogue.medleydb import (GENERATOR_COMMIT, INSTRUCTION, TEST_TR
 from musiceval.catalogue.prepare import MANIFEST_NAME, prepare, prepared_dir
 from musiceval.catalogue.spec import benchmark_names
 from musiceval.cli import main
-from tests.catalogue.mirror import tone
+from tests.catalogue.mirror import tiny_run_of_own_files, tone
 
 HOP = 256 / 44100
 
@@ -182,3 +182,16 @@ def test_a_built_reference_answered_with_itself_scores_full_marks_in_the_melody_
     for compat in (None, "cmi-bench"):
         res = score_task("MedleyDB", recs, **({"compat": compat} if compat else {}))
         assert list(res.per_item["overall_accuracy"].values) == pytest.approx([1.0] * 4) and not res.failures
+
+
+@pytest.mark.slow
+def test_musiceval_run_asks_the_tiny_model_and_scores_medleydb(tiny_qwen, mirror, tmp_path):
+    folder = _folder(tmp_path, TEST_TRACKS[:3])
+    for k, track in enumerate(TEST_TRACKS[:3]):
+        tone(folder / "audio" / f"{track}_MIX.wav", seconds=13.0 + k, rate=8000, fmt="WAV")
+    for track in TEST_TRACKS[3:]:  # the other tracks' annotations, without their mixes
+        _write(folder, track, _melody(7, 3.0))
+    results, _ = tiny_run_of_own_files("cmi-bench/MedleyDB", tiny_qwen, mirror, tmp_path, folder, folder)
+    text = json.dumps(results)
+    assert "MedleyDB" in text and "overall_accuracy" in text and "covers 6 of 29 items" in text
+    assert len(results["meta"]["provenance"]["scorer"]["datasets"]["cmi-bench/MedleyDB"]["questions_sha256"]) == 26

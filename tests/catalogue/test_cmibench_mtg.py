@@ -19,7 +19,7 @@ from musiceval.catalogue.spec import benchmark_names
 from musiceval.cli import main
 from musiceval.data.benchmarks import CMI_BENCH_TEST_ITEMS
 from musiceval.vocab.cmibench import TAG_VOCABULARIES
-from tests.catalogue.mirror import musiceval_cli, tone
+from tests.catalogue.mirror import musiceval_cli, tiny_run_of_own_files, tone
 
 HEADER = "TRACK_ID\tARTIST_ID\tALBUM_ID\tPATH\tDURATION\tTAGS"
 #: task -> rows (path, tags as written in the file: unsorted, with their category)
@@ -180,3 +180,14 @@ def test_the_published_records_are_what_the_rule_builds(task, tmp_path):
             first = records[0]
             assert first["audioid"].endswith(q.audio_key) and (first["question"], first["correct_answer"]) == (
                 q.prompt, q.reference) and q.id == "0|data/MTG/audio-low/14/214.low.mp3"
+
+
+@pytest.mark.slow
+def test_musiceval_run_asks_the_tiny_model_and_scores_an_mtg_task(tiny_qwen, mirror, tmp_path):
+    audio = tmp_path / "audio-low"
+    for track, _ in ROWS["MTG_top50tags"]:
+        tone(audio / track.replace(".mp3", ".low.mp3"), fmt="WAV")
+    results, _ = tiny_run_of_own_files("cmi-bench/MTG_top50tags", tiny_qwen, mirror, tmp_path,
+                                       _write(tmp_path, "MTG_top50tags"), audio)
+    text = json.dumps(results)
+    assert "MTG_top50tags" in text and "roc_auc" in text and "covers 3 of" in text

@@ -16,7 +16,7 @@ from musiceval.catalogue.fetch import FetchError
 from musiceval.catalogue.prepare import prepare
 from musiceval.data.benchmarks import CMI_BENCH_TEST_ITEMS
 from musiceval.vocab.cmibench import MTT_TOP50_TAGS
-from tests.catalogue.mirror import tone
+from tests.catalogue.mirror import tiny_run_of_own_files, tone
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 if not SHARED.is_dir():
@@ -107,3 +107,15 @@ def test_the_split_rule_gives_the_toolkits_test_tsv():
     assert {split_of(path) for _, path in rows} == {"test"}
     indices = [int(i) for i, _ in rows]
     assert indices == sorted(indices) and len(set(indices)) == len(indices)
+
+
+@pytest.mark.slow
+def test_musiceval_run_asks_the_tiny_model_and_scores_mtt(tiny_qwen, mirror, tmp_path):
+    import json
+
+    for mp3, _, _ in CLIPS[:4]:
+        tone(tmp_path / "mtt" / mp3, fmt="WAV")
+    results, _ = tiny_run_of_own_files("cmi-bench/MTT", tiny_qwen, mirror, tmp_path, _write(tmp_path / FILE),
+                                       tmp_path / "mtt")
+    text = json.dumps(results)
+    assert "MTT" in text and "roc_auc" in text and "covers 2 of 5,329 items" in text

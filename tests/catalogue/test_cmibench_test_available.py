@@ -17,7 +17,7 @@ from musiceval.catalogue.digests import file_sha256
 from musiceval.catalogue.prepare import prepare
 from musiceval.catalogue.spec import benchmark_names
 from musiceval.data.cmibench import parse_filename
-from tests.catalogue.mirror import musiceval_cli, tone, url_file
+from tests.catalogue.mirror import finished_run, musiceval_cli, tone, url_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mir" / "instructions" / "development"
 TASKS = ("Lyra_instrument", "Lyra_genre", "Lyra_place", "Lyra_dance")
@@ -117,9 +117,7 @@ def test_musiceval_run_asks_the_task_and_its_variant_side_by_side(tiny_qwen, mir
     done = musiceval_cli(*args, env={**offline(mirror), "MUSICEVAL_URL_MIRROR": str(mirror["urls"]),
                                      "MUSICEVAL_CACHE": str(tmp_path / "cache"), "CI": ""})
     out = tmp_path / "run"
-    results = json.loads((out / "results" / "results.json").read_text("utf-8")) if (out / "results").is_dir() else {}
-    assert results, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "Traceback" not in done.stderr
+    results = finished_run(done, out)
     written = sorted(p.name for p in out.rglob("*_Lyra_dance*.jsonl"))
     assert len(written) == 2 and sum(n.endswith("_Lyra_dance_test_available.jsonl") for n in written) == 1, written
     datasets = results["meta"]["provenance"]["scorer"]["datasets"]
