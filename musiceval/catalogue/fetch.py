@@ -382,7 +382,10 @@ def fetch(benchmark: Benchmark, prepared: Path, *, questions: Path | None = None
     several files it may be the folder holding them, at the paths its ``question_files`` name."""
     source = benchmark.source
     if questions is not None:
-        if questions.is_dir() and len(benchmark.question_files) > 1:  # a folder of several files (MedleyDB's melody2/)
+        if len(benchmark.question_files) > 1:  # a folder of several files (MedleyDB's melody2/)
+            if not questions.is_dir():
+                raise FetchError(f"--questions {questions}: {benchmark.name} reads {len(benchmark.question_files)} files "
+                                 f"({benchmark.question_files[0]}, ...); pass the folder that holds them")
             return files_in_folder(benchmark, questions), None
         if not questions.is_file():
             raise FetchError(f"--questions {questions}: no such file; pass the benchmark's question file "

@@ -192,6 +192,9 @@ def test_data_prepare_builds_the_manifest_and_data_check_reads_the_folder_again(
     with pytest.raises(FetchError, match="pass --questions FILE"):
         prepare(bench, mirror["data"], progress=False, log=lambda _: None)
     folder = _dataset(tmp_path)
+    with pytest.raises(FetchError, match="reads 12 files \\(data/label/train/\\*.csv, ...\\); pass the folder"):
+        prepare(bench, mirror["data"], questions=folder / label_file("74"), audio_dir=folder, progress=False,
+                log=lambda _: None)
     validation = folder / label_file("1", "validation")
     validation.rename(validation.with_suffix(".bak"))
     with pytest.raises(FetchError, match="1 of the 12 files .* \\(first: data/label/validation/\\*.csv\\)"):
