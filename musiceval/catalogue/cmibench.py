@@ -141,30 +141,20 @@ def _register() -> None:
             verified=f"columns and ids vs shared/data/cmi-bench/instructions/{name} (4c15f41)",
         )(_reader(task, name))
     for task, (path, commit) in DEVELOPMENT_FILES.items():
-        name = Path(path).name
-        dataset = task.split("_")[0]
-        register_benchmark(
-            name=f"cmi-bench/{task}", title=f"CMI-Bench {task} (development branch, test split)",
-            source=Source("url", urls=(f"{REPO}/{commit}/{path}",), revision=commit),
-            licence=f"CC BY 4.0 (instructions); audio: the {dataset} dataset's licence (not verified here)",
-            items=None, audio=DEVELOPMENT_AUDIO[dataset],
-            protocol="mir", answer_format="cmi-bench", prompt="the CMI-Bench instruction as written",
-            parser=f"MIR parser of {task} (musiceval.protocols.mir.metrics.development_branch; mir.compat for "
-                   "evaluate.py's rules at 35235cb)", controls=(),
-            question_files=(name,), locate_audio=locate, version=commit[:7], task=task,
-            digests={name: UNREAD_DIGEST},
-            verified=f"columns and ids vs the first rows of {path} and its generator at {commit[:7]}; "
-                     f"{name}'s sha256 and test-split count not read here (the file could not be read whole)",
-        )(_reader(task, name))
+        _register_development(task, path, commit)
     for (task, variant), (path, commit) in VARIANT_FILES.items():
-        _register_variant(task, variant, path, commit)
+        _register_development(task, path, commit, variant)
 
 
-def _register_variant(task: str, variant: str, path: str, commit: str) -> None:
+def _register_development(task: str, path: str, commit: str, variant: str = "") -> None:
+    """The entry of a development-branch instruction file: a task's own, or its ``variant``'s."""
     name, dataset = Path(path).name, task.split("_")[0]
+    read = (f"columns, split and ids vs the first rows of {path} at {commit[:7]} (every row read there in the test "
+            f"split, the fields of CMI_{task}.jsonl) and sft_lyra.py's --available-only rule" if variant else
+            f"columns and ids vs the first rows of {path} and its generator at {commit[:7]}")
     register_benchmark(
-        name=f"cmi-bench/{task}_{variant}",
-        title=f"CMI-Bench {task}, {VARIANT_TITLES[variant]} (development branch, test split)",
+        name=f"cmi-bench/{task}{f'_{variant}' if variant else ''}",
+        title=f"CMI-Bench {task}{f', {VARIANT_TITLES[variant]}' if variant else ''} (development branch, test split)",
         source=Source("url", urls=(f"{REPO}/{commit}/{path}",), revision=commit),
         licence=f"CC BY 4.0 (instructions); audio: the {dataset} dataset's licence (not verified here)",
         items=None, audio=DEVELOPMENT_AUDIO[dataset],
@@ -173,9 +163,7 @@ def _register_variant(task: str, variant: str, path: str, commit: str) -> None:
                "evaluate.py's rules at 35235cb)", controls=(),
         question_files=(name,), locate_audio=locate, version=commit[:7], task=task, variant=variant,
         digests={name: UNREAD_DIGEST},
-        verified=f"columns, split and ids vs the first rows of {path} at {commit[:7]} (every row read there in the "
-                 f"test split, the fields of CMI_{task}.jsonl) and sft_lyra.py's --available-only rule; "
-                 f"{name}'s sha256 and test-split count not read here (the file could not be read whole)",
+        verified=f"{read}; {name}'s sha256 and test-split count not read here (the file could not be read whole)",
     )(_reader(task, name))
 
 

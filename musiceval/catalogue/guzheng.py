@@ -42,6 +42,7 @@ from typing import Mapping
 
 import numpy as np
 
+from musiceval.catalogue.clip_questions import clip_questions
 from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 #: the toolkit's generator, at the commit it was read
@@ -142,16 +143,8 @@ def clips(path: Path) -> list[tuple[float, str]]:
 
 def questions_from_files(files: Mapping[str, Path]) -> list[Question]:
     earlier = sorted(name for name in files if not name.startswith("data/label/test/"))
-    line = sum(len(clips(files[name])) for name in earlier)
-    out = []
-    for track in TEST_TRACKS:
-        audio = clip_of(track)
-        for offset, reference in clips(files[label_file(track)]):
-            out.append(Question(id=f"{line}|{audio}", prompt=INSTRUCTION, question=INSTRUCTION, audio_key=audio,
-                                reference=reference, group=audio, audio_start=offset, audio_end=offset + CLIP_SECONDS,
-                                meta={"task": TASK, "line": line, "track": track}))
-            line += 1
-    return out
+    return clip_questions(TASK, INSTRUCTION, ((t, clip_of(t), clips(files[label_file(t)])) for t in TEST_TRACKS),
+                          first_line=sum(len(clips(files[name])) for name in earlier), seconds=CLIP_SECONDS)
 
 
 def locate(q: Question, index: AudioIndex) -> str | None:

@@ -36,6 +36,7 @@ from typing import Mapping
 
 import numpy as np
 
+from musiceval.catalogue.clip_questions import clip_questions
 from musiceval.catalogue.spec import AudioIndex, Question, Source, register_benchmark
 
 #: the toolkit's generator, at the commit it was read
@@ -117,15 +118,8 @@ def clips(path: Path) -> list[tuple[float, str]]:
 
 
 def questions_from_files(files: Mapping[str, Path]) -> list[Question]:
-    out, line = [], 0
-    for track in TEST_TRACKS:
-        audio = clip_of(track)
-        for offset, reference in clips(files[csv_name(track)]):
-            out.append(Question(id=f"{line}|{audio}", prompt=INSTRUCTION, question=INSTRUCTION, audio_key=audio,
-                                reference=reference, group=audio, audio_start=offset, audio_end=offset + CLIP_SECONDS,
-                                meta={"task": TASK, "line": line, "track": track}))
-            line += 1
-    return out
+    return clip_questions(TASK, INSTRUCTION, ((t, clip_of(t), clips(files[csv_name(t)])) for t in TEST_TRACKS),
+                          seconds=CLIP_SECONDS)
 
 
 def locate(q: Question, index: AudioIndex) -> str | None:
