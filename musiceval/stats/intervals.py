@@ -3,7 +3,11 @@
 The bootstrap BCa interval of :mod:`musiceval.stats` under-covers one tail of skewed,
 zero-inflated per-item scores (BLEU/CIDEr-like) and of clustered data; measured by
 ``benchmarks/bench_calibration.py``. Gates therefore pick the interval by data shape
-(:func:`classify`), and record the shape in ``GateResult.test``:
+(:func:`classify`), and record the shape in ``GateResult.test``. Whether the values are 0/1
+outcomes (``binary``) and the range an interval is bounded by are the metric's declaration
+(``scale=``, :mod:`musiceval.stats.scales`), passed by every gate of the suite; without one they
+are read from the values (0/1 values, values in [0, 1]), which mistakes seconds that happen to be
+0 or 1 for a proportion:
 
 ========================  =====================================================================
 shape                     interval / p-value
@@ -17,9 +21,8 @@ shape                     interval / p-value
                           at alpha/2 when ``|skewness| >`` :data:`SKEW_LIMIT`
 ``continuous+clustered``  the same on cluster pseudo-values (CR1 variance, G-1 dof), at alpha/2
                           with fewer than :data:`FEW_CLUSTERS` clusters
-``tiny-n``                fewer than :data:`TINY_N` units: the empirical Bernstein bound when
-                          the values lie in [0, 1] (valid at any n), else the skew-corrected t
-                          at alpha/2
+``tiny-n``                fewer than :data:`TINY_N` units: the empirical Bernstein bound on the
+                          declared range (valid at any n), else the skew-corrected t at alpha/2
 ``...+few-clusters``      paired differences (0/1 or continuous) in fewer than
                           :data:`SIGN_FLIP_CLUSTERS` clusters: the cluster sign-flip
                           (randomization) test of Fisher [9]_ over cluster totals, exact up to
@@ -27,10 +30,10 @@ shape                     interval / p-value
                           (:func:`cluster_sign_flip`, [11]_ [12]_ [13]_), at alpha/2
 ========================  =====================================================================
 
-Every interval of a metric known to lie in [0, 1] (a proportion, F1, BLEU) stays in [0, 1] (in
-[-1, 1] for a paired difference), and an interval of a proportion never has zero width: a
-proportion of 39 of 39 is not known to be exactly 1 (Bowyer et al. [8]_). Values with no spread on
-a known range use the empirical Bernstein bound, whose width is positive at any n.
+Every interval of a metric with a known range stays in it (a proportion, F1, BLEU in [0, 1]; a
+paired difference in ``[low - high, high - low]``), and an interval of a proportion never has zero
+width: a proportion of 39 of 39 is not known to be exactly 1 (Bowyer et al. [8]_). Values with no
+spread on a known range use the empirical Bernstein bound, whose width is positive at any n.
 
 All functions here are deterministic (no resampling; the Monte-Carlo sign patterns of
 :func:`cluster_sign_flip` beyond 16 clusters are seeded): the same data give the same interval.
