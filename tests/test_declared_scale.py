@@ -262,3 +262,18 @@ def test_compare_scores_on_seconds_decides_on_a_continuous_interval():
     c = compare_scores(new, old, margin=0.1, name="r", higher_is_better=True, scale=SECONDS)
     assert "Tango" not in c.non_inferior.test and c.non_inferior.scale == "continuous in [0, inf)"
     assert "points" not in c.non_inferior.detail  # seconds are said in seconds, not in points of a [0, 1] metric
+
+
+def test_musiceval_score_prints_the_interval_on_the_declared_scale():
+    from musiceval.commands.summary import summarize
+    from musiceval.protocols.choice import ChoiceProtocol
+    from musiceval.protocols.scoring import ScoreRequest
+
+    report = ChoiceProtocol.score(ScoreRequest(file=str(ROOT / "fixtures/choice/dev_midashenglm.jsonl"), format=None,
+                                               options={}))
+    assert report.scales["accuracy"] == BINARY
+    seconds = {"lead_s": _scores(MOSTLY_ONE, metric="lead_s")}
+    declared, _ = summarize("demo", seconds, {}, scales={"lead_s": SECONDS})
+    read, _ = summarize("demo", seconds, {})
+    assert declared["lead_s"]["high"] > 1.0 and "shape=continuous" in declared["lead_s"]["method"]
+    assert read["lead_s"]["high"] <= 1.0 and "Clopper-Pearson" in read["lead_s"]["method"]

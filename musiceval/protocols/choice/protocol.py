@@ -33,7 +33,7 @@ from musiceval.protocols.pairing import model_name
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol, ProtocolSettings,
                                       register_protocol)
 from musiceval.data.errors import InputError
-from musiceval.protocols.scoring import ScoreReport, chance_rows, headline_scores
+from musiceval.protocols.scoring import ScoreReport, chance_rows, declared_scales, headline_scores
 from musiceval.ranges import AT_LEAST_ONE, SHARE, Range
 from musiceval.records import ItemFailure, ItemScores
 from musiceval.stats.scales import BINARY, Scale
@@ -114,7 +114,7 @@ class ChoiceProtocol(Protocol):
         headline = headline_scores(self) if "correct" in self.conditions else {}
         return ScoreReport(len(self.result.select("correct")), metrics, conditions=conditions, failures=failures,
                            per_item=[s.as_row() for s in self.result.scored] + failures, headline=headline,
-                           chances=chance_rows(self, headline),
+                           chances=chance_rows(self, headline), scales=declared_scales(self, headline),
                            extra={"matcher": self.result.matcher, "format": answers.format, "model": self.model})
 
     # ------------------------------------------------------------------ interface
