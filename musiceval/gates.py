@@ -21,7 +21,11 @@ Intervals are chosen by the shape of the data (``GateConfig.ci_method="auto"``, 
 Hall's skew-corrected t for continuous scores, CR1 cluster units when items share a track (paired
 items in fewer than 20 tracks: the exact cluster sign-flip test), a finite-sample bound for tiny n,
 proportions in [0, 1] with positive width; the shape is
-recorded in ``GateResult.test``. ``"bca"`` and ``"percentile"`` select bootstrap intervals.
+recorded in ``GateResult.test``. Whether the scores are 0/1 outcomes, and the range an interval is
+bounded by, is the metric's declaration: every gate takes ``scale=``
+(:class:`~musiceval.stats.scales.Scale`, from :attr:`musiceval.protocols.base.MetricInfo.scale`) and
+records it in ``GateResult.scale``; without one it is read from the values, and the result says so
+(docs/regression-gates.md, "Binary or continuous: the metric declares it"). ``"bca"`` and ``"percentile"`` select bootstrap intervals.
 
 Regression gates against a baseline run: :meth:`Gate.regression` (non-inferiority, with
 superiority beside it; :mod:`musiceval.stats.regression`, the engine ``musiceval compare`` uses too),
@@ -46,6 +50,7 @@ import numpy as np
 from musiceval import stats
 from musiceval.records import GateResult, ItemScores, Outcome, to_jsonable
 from musiceval.stats import gate_tests
+from musiceval.stats.scales import Scale
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,8 @@ class Gate:
     # ------------------------------------------------------------------ gates
 
     def paired_greater(
-        self, a: ItemScores, b: ItemScores, *, name: str, margin: float = 0.0, protocol: str = "", metric: str = ""
+        self, a: ItemScores, b: ItemScores, *, name: str, margin: float = 0.0, protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """``mean(a - b) > margin`` on the items both conditions scored (paired by item id):
         :func:`musiceval.stats.gate_tests.paired_greater`.
@@ -143,22 +149,24 @@ class Gate:
         an answer-blind baseline on every item carries no evidence of beating it).
         """
         result = gate_tests.paired_greater(a, b, name=name, margin=margin, protocol=protocol, metric=metric,
-                                           settings=self.config.settings, seed=self._seed(name))
+                                           settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (a, b))
 
     def greater_than_chance(
-        self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = ""
+        self, scores: ItemScores, chance: float, *, name: str, protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """``mean(scores) > chance`` for a known chance level: the calibrated one-sample interval
         (:func:`musiceval.stats.intervals.one_sample_interval`), or a bootstrap interval of the mean and a
         sign-flip test of ``scores - chance``. The estimate is the mean minus chance
         (:func:`musiceval.stats.gate_tests.greater_than_chance`)."""
         result = gate_tests.greater_than_chance(scores, chance, name=name, protocol=protocol, metric=metric,
-                                                settings=self.config.settings, seed=self._seed(name))
+                                                settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (scores,))
 
     def beats_permutation_null(
-        self, scores: ItemScores, null_means: Sequence[float] | np.ndarray, *, name: str, protocol: str = "", metric: str = ""
+        self, scores: ItemScores, null_means: Sequence[float] | np.ndarray, *, name: str, protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """``mean(scores)`` above the chance level estimated by permutation
         (:func:`musiceval.stats.gate_tests.beats_permutation_null`).
@@ -169,11 +177,12 @@ class Gate:
         permutation p-value.
         """
         result = gate_tests.beats_permutation_null(scores, null_means, name=name, protocol=protocol, metric=metric,
-                                                   settings=self.config.settings, seed=self._seed(name))
+                                                   settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (scores,))
 
     def binomial_greater(
-        self, correct: ItemScores, p0: float, *, name: str, protocol: str = "", metric: str = ""
+        self, correct: ItemScores, p0: float, *, name: str, protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """Accuracy (0/1 per item) above the chance rate ``p0``
         (:func:`musiceval.stats.gate_tests.binomial_greater`).
@@ -185,11 +194,12 @@ class Gate:
         the plain binomial would overstate the evidence.
         """
         result = gate_tests.binomial_greater(correct, p0, name=name, protocol=protocol, metric=metric,
-                                             settings=self.config.settings, seed=self._seed(name))
+                                             settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (correct,))
 
     def mcnemar_greater(
-        self, a: ItemScores, b: ItemScores, *, name: str, protocol: str = "", metric: str = ""
+        self, a: ItemScores, b: ItemScores, *, name: str, protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """Paired 0/1 outcomes: condition ``a`` right more often than ``b`` on the same items
         (:func:`musiceval.stats.gate_tests.mcnemar_greater`).
@@ -199,12 +209,13 @@ class Gate:
         :meth:`paired_greater`.
         """
         result = gate_tests.mcnemar_greater(a, b, name=name, protocol=protocol, metric=metric,
-                                            settings=self.config.settings, seed=self._seed(name))
+                                            settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (a, b))
 
     def regression(
         self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
         new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
+        scale: Scale | None = None,
     ):
         """Regression gate: ``new`` is not worse than ``old`` by more than ``margin`` (metric units),
         with superiority reported beside it; returns the
@@ -215,23 +226,25 @@ class Gate:
         comparison = compare_scores(
             new, old, margin=margin, name=name, higher_is_better=higher_is_better, new_label=new_label,
             old_label=old_label, protocol=protocol, metric=metric, alpha=self.config.alpha, power=self.config.power,
-            baseline=baseline,
+            baseline=baseline, scale=scale,
         )
         return replace(comparison, non_inferior=self._conclude(comparison.non_inferior, (new, old)))
 
     def non_inferior(
         self, new: ItemScores, old: ItemScores, *, margin: float, name: str, higher_is_better: bool = True,
         new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
+        scale: Scale | None = None,
     ) -> GateResult:
         """``new`` is not worse than ``old`` by more than ``margin``: the non-inferiority claim of
         :meth:`regression` (see :mod:`musiceval.stats.regression`), as the gate's result."""
         return self.regression(new, old, margin=margin, name=name, higher_is_better=higher_is_better,
                                new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
-                               baseline=baseline).non_inferior
+                               baseline=baseline, scale=scale).non_inferior
 
     def superior(
         self, new: ItemScores, old: ItemScores, *, margin: float = 0.0, name: str, higher_is_better: bool = True,
         new_label: str = "new", old_label: str = "old", protocol: str = "", metric: str = "", baseline: str = "",
+        scale: Scale | None = None,
     ) -> GateResult:
         """Improvement claim: ``new`` beats ``old`` by more than ``margin`` (lower bound above
         ``+margin``); same pairing and interval as :meth:`regression`."""
@@ -240,17 +253,18 @@ class Gate:
         result = regression_result(
             "superior", new, old, margin=margin, name=name, higher_is_better=higher_is_better,
             new_label=new_label, old_label=old_label, protocol=protocol, metric=metric,
-            alpha=self.config.alpha, power=self.config.power, baseline=baseline,
+            alpha=self.config.alpha, power=self.config.power, baseline=baseline, scale=scale,
         )
         return self._conclude(result, (new, old))
 
     def at_least(
-        self, scores: ItemScores, threshold: float, *, name: str, protocol: str = "", metric: str = ""
+        self, scores: ItemScores, threshold: float, *, name: str, protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """``mean(scores) >= threshold``: PASS when the interval's lower bound is at or above it
         (:func:`musiceval.stats.gate_tests.at_least`)."""
         result = gate_tests.at_least(scores, threshold, name=name, protocol=protocol, metric=metric,
-                                     settings=self.config.settings, seed=self._seed(name))
+                                     settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (scores,))
 
     def finding(
@@ -263,40 +277,48 @@ class Gate:
         protocol: str = "",
         metric: str = "",
         n: int = 0,
+        scale: Scale | None = None,
     ) -> GateResult:
-        """Record a finding (a known property of a metric or model), shown in the report; never fails."""
+        """Record a finding (a known property of a metric or model), shown in the report; never fails.
+        ``scale``: the declared scale its ``ci`` was computed on (:meth:`interval`), recorded with it."""
         return self._conclude(
             GateResult(
                 name=name, outcome=Outcome.FINDING, estimate=float(estimate), ci=tuple(map(float, ci)),  # type: ignore[arg-type]
                 p_value=None, n=n, threshold=math.nan, test="finding", protocol=protocol, metric=metric, detail=detail,
+                scale=scale.label if scale is not None else "",
             )
         )
 
     def paired_finding(
-        self, a: ItemScores, b: ItemScores, *, name: str, detail: str = "", protocol: str = "", metric: str = ""
+        self, a: ItemScores, b: ItemScores, *, name: str, detail: str = "", protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """Record ``mean(a - b)`` on the items both scored, with the interval a gate would use,
         as a FINDING: for known properties ("n-gram metrics score Adversarial >= Skyline") that
         the report should show with their uncertainty but that must never pass or fail a run
         (:func:`musiceval.stats.gate_tests.paired_finding`)."""
         result = gate_tests.paired_finding(a, b, name=name, detail=detail, protocol=protocol, metric=metric,
-                                           settings=self.config.settings, seed=self._seed(name))
+                                           settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (a, b))
 
     def interval_finding(
-        self, scores: ItemScores, *, name: str, minus: float = 0.0, detail: str = "", protocol: str = "", metric: str = ""
+        self, scores: ItemScores, *, name: str, minus: float = 0.0, detail: str = "", protocol: str = "", metric: str = "",
+        scale: Scale | None = None
     ) -> GateResult:
         """Record ``mean(scores) - minus`` with the interval a gate would use, as a FINDING: the
         one-sample counterpart of :meth:`paired_finding` (a weak model against chance, a metric
         that is reported but not gated; :func:`musiceval.stats.gate_tests.interval_finding`)."""
         result = gate_tests.interval_finding(scores, name=name, minus=minus, detail=detail, protocol=protocol,
-                                             metric=metric, settings=self.config.settings, seed=self._seed(name))
+                                             metric=metric, settings=self.config.settings, seed=self._seed(name), scale=scale)
         return self._conclude(result, (scores,))
 
-    def interval(self, values: Sequence[float] | np.ndarray, groups: Sequence[str] | None = None, *, name: str) -> stats.Interval:
+    def interval(self, values: Sequence[float] | np.ndarray, groups: Sequence[str] | None = None, *, name: str,
+                 scale: Scale | None = None) -> stats.Interval:
         """The interval every gate reports (the run's alpha, resamples and method; whole clusters
-        resampled when items share a group), seeded from the run seed and ``name``."""
-        return gate_tests.mean_interval(np.asarray(values, dtype=float), groups, self.config.settings, self._seed(name))
+        resampled when items share a group; the values' declared ``scale``), seeded from the run seed
+        and ``name``."""
+        return gate_tests.mean_interval(np.asarray(values, dtype=float), groups, self.config.settings, self._seed(name),
+                                        scale)
 
     # ------------------------------------------------------------------ extra report content
 

@@ -175,6 +175,10 @@ class GateResult:
     verdict: str = ""
     #: the check id (``<protocol>/<check>/<model>/<source>/<metric>[/<what>]``) of a bound check
     check: str = ""
+    #: what the metric's per-item values are, as the metric declares it (``binary (0/1 outcomes)``,
+    #: ``continuous in [0, 1]``, ``continuous in [0, inf)``...: :mod:`musiceval.stats.scales`), which
+    #: chose the interval; a scale read from the values says so
+    scale: str = ""
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -53,6 +53,8 @@ class ScoreOutput:
     paired_difference: dict[str, Any] = field(default_factory=dict)
     #: what was read, named when nothing could be scored (default: FILE)
     source: str = ""
+    #: ``{metric: Scale}``: each metric's declared scale, so :meth:`summarize` prints the gate's interval
+    scales: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_failed(self) -> int:
@@ -78,7 +80,7 @@ class ScoreOutput:
         from musiceval.commands.summary import summarize
 
         self.intervals, self.paired_difference = summarize(self.protocol, self.headline, self.paired, seed=seed,
-                                                           on_metric=on_metric)
+                                                           on_metric=on_metric, scales=self.scales)
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,8 @@ def protocol_scorer(cls: type) -> Scorer:
         report = cls.score(request)
         return ScoreOutput(cls.name, report.n, report.metrics, per_item=report.per_item, failures=report.failures,
                            extra=report.extra, conditions=report.conditions, headline=report.headline,
-                           paired=report.paired, chances=report.chances, source=report.source or (request.file or ""))
+                           paired=report.paired, chances=report.chances, source=report.source or (request.file or ""),
+                           scales=report.scales)
 
     return Scorer(name=cls.name, configure=configure, score=score, help=_summary(cls), reads_answers=bool(cls.answer_file))
 

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from musiceval.records import ItemScores
 from musiceval.stats.pairing import align_paired
+from musiceval.stats.scales import Scale
 
 #: failure reasons of items that are scored (by the protocol's rule for an unreadable answer)
 IMPUTED = ("unparsed", "imputed")
@@ -30,43 +31,49 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def interval_of(scores: ItemScores, *, seed: int = 0, name: str) -> dict[str, Any]:
+def interval_of(scores: ItemScores, *, seed: int = 0, name: str, scale: Scale | None = None) -> dict[str, Any]:
     """Mean of ``scores`` with the gates' interval: ``{estimate, low, high, n, n_failed, n_unparsed,
     method}`` (``n_unparsed``: answers scored by the protocol's rule although unreadable)
-    (``low``/``high`` None when there are too few items for a finite interval)."""
+    (``low``/``high`` None when there are too few items for a finite interval). ``scale``: the
+    metric's declaration (:mod:`musiceval.stats.scales`), as the gates pass it."""
     reasons = {f.item_id: f.reason for f in scores.failures}
     # scored by an imputation rule (an unparsed answer counted wrong) vs not scored at all
     n_unparsed = sum(r.startswith(IMPUTED) for r in reasons.values())
     base = {"n_failed": len(reasons) - n_unparsed, "n_unparsed": n_unparsed}
     if not scores.n:
         return {"estimate": None, "low": None, "high": None, "n": 0, **base, "method": "no scored item"}
-    ci = _gate(seed).interval(scores.values, scores.groups, name=name)
+    ci = _gate(seed).interval(scores.values, scores.groups, name=name, scale=scale)
     return {"estimate": float(scores.values.mean()), "low": _finite(ci.low), "high": _finite(ci.high), "n": scores.n,
             **base, "method": ci.method}
 
 
-def paired_difference(a: ItemScores, b: ItemScores, *, seed: int = 0, name: str) -> dict[str, Any]:
+def paired_difference(a: ItemScores, b: ItemScores, *, seed: int = 0, name: str,
+                      scale: Scale | None = None) -> dict[str, Any]:
     """``mean(a - b)`` on the items both scored, with the gates' interval (clustered by ``a``'s
     groups): ``{estimate, low, high, n, method}`` (:meth:`Gate.paired_finding`'s numbers)."""
     va, vb, groups, _ = align_paired(a, b)
     diff = va - vb
     if not diff.size:
         return {"estimate": None, "low": None, "high": None, "n": 0, "method": "no item scored under both"}
-    ci = _gate(seed).interval(diff, groups, name=name)
+    ci = _gate(seed).interval(diff, groups, name=name, scale=scale.difference() if scale is not None else None)
     return {"estimate": float(diff.mean()), "low": _finite(ci.low), "high": _finite(ci.high), "n": int(diff.size),
             "method": ci.method}
 
 
 def summarize(protocol: str, headline: Mapping[str, ItemScores], paired: Mapping[str, tuple[ItemScores, ItemScores]],
-              *, seed: int = 0, on_metric=None) -> tuple[dict[str, dict], dict[str, dict]]:
-    """Intervals of every headline metric and every paired contrast (``on_metric()`` after each)."""
+              *, seed: int = 0, on_metric=None, scales: Mapping[str, Scale] | None = None
+              ) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Intervals of every headline metric and every paired contrast (``on_metric()`` after each), on
+    each metric's declared scale in ``scales`` (read from the values for a metric left out)."""
+    scales = scales or {}
     intervals, diffs = {}, {}
     for metric, scores in headline.items():
-        intervals[metric] = interval_of(scores, seed=seed, name=f"{protocol}:{metric}")
+        intervals[metric] = interval_of(scores, seed=seed, name=f"{protocol}:{metric}", scale=scales.get(metric))
         if on_metric:
             on_metric()
     for metric, (a, b) in paired.items():
-        diffs[metric] = paired_difference(a, b, seed=seed, name=f"{protocol}:{metric}:{a.condition}-{b.condition}")
+        diffs[metric] = paired_difference(a, b, seed=seed, name=f"{protocol}:{metric}:{a.condition}-{b.condition}",
+                                          scale=scales.get(metric))
         if on_metric:
             on_metric()
     return intervals, diffs

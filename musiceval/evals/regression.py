@@ -73,7 +73,7 @@ def test_not_worse_than_the_baseline(run, gate, baseline, thresholds, musiceval_
                      name=f"{run.model} {run.source} {metric} not worse than {baseline.label} by {margin:g}"
                           + (f" ({paired_note})" if paired_note else ""),
                      new_label=run.model, old_label=baseline.label, protocol=run.name, metric=metric,
-                     baseline=baseline.label)
+                     baseline=baseline.label, scale=info.scale)
         compared += 1
     if not compared:
         gate.skip(f"the baseline {baseline.label} holds no per-item scores for {run.name}/{run.source}", applicable=False)

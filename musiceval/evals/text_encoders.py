@@ -116,7 +116,7 @@ def test_text_encoder_triplet_accuracy_beats_chance(encoder_spec, subtree, evalu
     gate.record_bars(PROTOCOL, f"{name}: {subtree} accuracy per prompt", per_prompt,
                      ylabel=f"triplet accuracy (mean {mean:.3f}, std {std:.3f})")
     gate.greater_than_chance(result.item_scores(f"{subtree}_triplet_accuracy"), CHANCE,
-                             name=f"{name} {subtree} triplet accuracy > chance")
+                             name=f"{name} {subtree} triplet accuracy > chance", scale=result.scale)
 
 
 def test_text_encoder_negation_accuracy_at_or_below_chance_is_recorded(
@@ -127,11 +127,11 @@ def test_text_encoder_negation_accuracy_at_or_below_chance_is_recorded(
     chance = CHANCE
     scores = result.item_scores(f"{subtree}_negation_accuracy")
     assert scores.n > 0, f"no negation triplets generated for {subtree}"
-    ci = gate.interval(scores.values, scores.groups, name=f"{name} {subtree} negation")
+    ci = gate.interval(scores.values, scores.groups, name=f"{name} {subtree} negation", scale=result.scale)
     verdict = "holds" if ci.low <= chance else "does not hold: the interval lies above chance"
     per_prompt = ", ".join(f"{p!r}: {v:.3f}" for p, v in result.per_prompt().items())
     gate.finding(
         f"{name} {subtree} negation triplet accuracy at or below chance",
-        estimate=scores.mean(), ci=(ci.low, ci.high), n=scores.n, metric=scores.metric,
+        estimate=scores.mean(), ci=(ci.low, ci.high), n=scores.n, metric=scores.metric, scale=result.scale,
         detail=f"finding {verdict}; chance={chance}; clustered by anchor ({ci.method}); per prompt: {per_prompt}",
     )

@@ -41,8 +41,11 @@ def fense_metric(candidates: Sequence[str], references: Sequence[Sequence[str]],
 def register() -> None:
     """Register ``fense`` in ``musiceval.metrics.registry`` (idempotent for one process)."""
     from musiceval.metrics.registry import register_metric  # the registry module; absent in older trees
+    from musiceval.stats.scales import bounded
 
+    # Sentence-BERT cosine times (1 - 0.9 * error): in [-1, 1]
     register_metric("fense", protocol="freeform", higher_is_better=True, role="gate", unit="", replace=True,
+                    scale=bounded(-1, 1),
                     description=DESCRIPTION)(fense_metric)
 
 

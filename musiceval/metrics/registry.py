@@ -11,13 +11,17 @@ data. Registering a name makes it a metric of the free-form protocol
 
     from sacrebleu.metrics import CHRF
     from musiceval.metrics.registry import register_metric
+    from musiceval.stats.scales import bounded
 
-    @register_metric("chrf", role="finding", unit="chrF (0-100)", description="character n-gram F-score")
+    @register_metric("chrf", role="finding", unit="chrF (0-100)", description="character n-gram F-score",
+                     scale=bounded(0, 100))
     def chrf(candidates, references, context):
         scorer = CHRF()
         return np.array([scorer.sentence_score(c, r).score for c, r in zip(candidates, references)])
 
-``role`` is ``"gate"`` (compared by release gates by default) or ``"finding"`` (recorded with its
+``scale`` (:mod:`musiceval.stats.scales`) says what one value is: 0/1 outcomes (``BINARY``) or a
+number in a known range (``bounded(0, 100)``); the gates choose their interval by it, never by the
+values (a chrF of 0 or 1 on every item is not a proportion). ``role`` is ``"gate"`` (compared by release gates by default) or ``"finding"`` (recorded with its
 interval, never failing; the n-gram metrics, whose Correct-vs-Random gap is the paper's negative
 result). A package outside musiceval registers its module under the entry-point group
 ``musiceval.metrics``.
@@ -30,6 +34,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from musiceval.registry import Registry
+from musiceval.stats.scales import Scale
 
 MetricFn = Callable[[list, list, "MetricContext"], np.ndarray]
 
@@ -86,6 +91,9 @@ class MetricSpec:
     model_based: bool = False
     #: bumped by the metric's author when its values change (recorded in the run's provenance)
     version: str = ""
+    #: what one item's value is (0/1 outcomes or a number in a known range,
+    #: :mod:`musiceval.stats.scales`): the gates' intervals follow it (None: read from the values)
+    scale: Scale | None = None
 
 
 METRICS: Registry[MetricSpec] = Registry(
@@ -97,17 +105,20 @@ METRICS: Registry[MetricSpec] = Registry(
 
 def register_metric(name: str, *, protocol: str = "freeform", higher_is_better: bool = True, role: str = "gate",
                     unit: str = "", description: str = "", reference_free: bool = False, model_based: bool = False,
-                    version: str = "", replace: bool = False) -> Callable[[MetricFn], MetricFn]:
+                    version: str = "", replace: bool = False, scale: Scale | None = None
+                    ) -> Callable[[MetricFn], MetricFn]:
     """Decorator: register ``fn(candidates, references, context) -> np.ndarray`` as metric ``name``.
     ``version`` (bump it when the metric's values change) goes into every run's provenance, so runs
-    scored by two versions of a metric are refused as not comparable."""
+    scored by two versions of a metric are refused as not comparable. ``scale`` declares what one
+    item's value is (:data:`~musiceval.stats.scales.BINARY` for 0/1 outcomes,
+    :func:`~musiceval.stats.scales.bounded` for a known range): the gates' intervals follow it."""
     if role not in ("gate", "finding"):
         raise ValueError(f"metric {name!r}: role must be 'gate' or 'finding', got {role!r}")
 
     def wrap(fn: MetricFn) -> MetricFn:
         doc = description or (fn.__doc__ or "").strip().split("\n")[0]
         METRICS.register(name, MetricSpec(name, fn, protocol, higher_is_better, role, unit, doc, reference_free, model_based,
-                                          version), replace=replace)
+                                          version, scale), replace=replace)
         return fn
 
     return wrap

@@ -47,6 +47,7 @@ from musiceval.protocols.scoring import (  # noqa: F401  (ProtocolSettings: impo
     ProtocolSettings, ScoreReport, ScoreRequest, answers_report, evaluated_report)
 from musiceval.records import Accounting, ItemFailure, ItemScores
 from musiceval.registry import Registry
+from musiceval.stats.scales import BINARY, Scale
 
 #: control conditions: the model hears something other than the item's audio (or nothing)
 CONTROL_CONDITIONS = ("random", "noise", "text_only", "silence")
@@ -69,6 +70,13 @@ class MetricInfo:
     #: never failing; e.g. the n-gram metrics' Correct vs Random, the paper's negative result).
     #: The suite config can promote a finding to a gate and back.
     role: str = "gate"
+    #: what one item's value is: 0/1 outcomes (:data:`~musiceval.stats.scales.BINARY`) or a number
+    #: in a known range (:data:`~musiceval.stats.scales.UNIT`, :func:`~musiceval.stats.scales.bounded`,
+    #: :data:`~musiceval.stats.scales.SECONDS`). Every gate passes it down: it, not the values, picks a
+    #: proportion's interval (exact binomial, McNemar) and bounds the interval
+    #: (docs/regression-gates.md, "Binary or continuous: the metric declares it"). None: not declared
+    #: (a plugin's metric), read from the values, and the gate result says so.
+    scale: Scale | None = None
 
 
 @dataclass(frozen=True)
@@ -295,12 +303,20 @@ class Protocol(abc.ABC):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
-            return MetricInfo(PARSE_RATE, True, "share of answers the parser could read (0-1)")
+            return MetricInfo(PARSE_RATE, True, "share of answers the parser could read (0-1)", scale=BINARY)
         return MetricInfo(metric)
 
     def chances(self, metric: str) -> tuple[Chance, ...]:
         """The chance levels and trivial baselines ``metric`` is gated against (may be empty)."""
         return ()
+
+    def scale(self, metric: str, condition: str = "correct") -> Scale | None:
+        """What one item's value of ``metric`` under ``condition`` is (:mod:`musiceval.stats.scales`):
+        the metric's declaration (:attr:`MetricInfo.scale`), unless a derived condition scores an
+        item otherwise (an answer permutation averaged over other items' answers gives an expected
+        accuracy, not a 0/1 outcome). The gates compare two conditions on the join of their scales
+        (:meth:`~musiceval.stats.scales.Scale.join`)."""
+        return self.metric_info(metric).scale
 
     def check(self, metric: str, condition: str = "correct") -> None:
         """Raise ``KeyError`` naming the choices when ``metric``/``condition`` is unknown."""

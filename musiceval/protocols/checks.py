@@ -35,6 +35,7 @@ from musiceval.gates import Gate
 from musiceval.keys import CheckRule
 from musiceval.protocols.base import PARSE_RATE, Chance, Protocol
 from musiceval.records import GateResult, ItemScores, Outcome
+from musiceval.stats.scales import Scale, from_values
 
 _DECIDED = (Outcome.PASS, Outcome.FAIL, Outcome.INCONCLUSIVE)
 
@@ -48,7 +49,9 @@ class CheckGate(Gate):
 
     def __init__(self, parent: Gate, *, check: str, model: str = "", source: str = "", protocol: str = "",
                  default_role: str = "gate", unit: str = "", higher_is_better: bool = True,
-                 rule: CheckRule | None = None):
+                 rule: CheckRule | None = None, scale: Scale | None = None, metric: str = ""):
+        """``scale`` and ``metric``: the bound metric's declared scale, recorded with its per-item
+        scores (``musiceval compare`` reads it back and picks the same interval as the gate)."""
         self.check = check
         self.rule = rule
         self.default_role = default_role
@@ -65,6 +68,8 @@ class CheckGate(Gate):
                 row = {**row, **extra}
             elif row.get("type") == "scores":  # per-item scores: joinable with a later run's by source
                 row = {**row, "model": model, "source": source, "check": check, "higher_is_better": higher_is_better}
+                if scale is not None and row.get("metric") == metric:  # musiceval compare reads the declaration back
+                    row["scale"] = scale.label
             parent_sink(row)
 
         config = replace(parent.config, protocol=protocol or parent.config.protocol)
@@ -105,38 +110,49 @@ def bind(gate: Gate, run: Protocol, check: str, metric: str = "", what: str = ""
     return CheckGate(gate, check=cid, model=run.model, source=run.source, protocol=run.name,
                      default_role=default_role or (info.role if info else "gate"),
                      unit=info.unit if info else "", higher_is_better=info.higher_is_better if info else True,
-                     rule=lookup(cid) if lookup else None)
+                     rule=lookup(cid) if lookup else None, scale=info.scale if info else None, metric=metric)
 
 
-def _is_binary(values: np.ndarray) -> bool:
-    return bool(values.size) and bool(np.all((values == 0) | (values == 1)))
+def paired_scale(run: Protocol, metric: str, other: str, condition: str = "correct") -> Scale | None:
+    """The scale two conditions of ``metric`` are compared on: the join of each condition's
+    (:meth:`~musiceval.protocols.base.Protocol.scale`), None when either is not declared."""
+    mine, theirs = run.scale(metric, condition), run.scale(metric, other)
+    return mine.join(theirs) if mine is not None and theirs is not None else None
 
 
 def compare_with_chance(g: Gate, run: Protocol, metric: str, chance: Chance, *, margin: float = 0.0) -> GateResult:
     """One answer-blind strategy's comparison, decided on ``g``: ``metric`` on Correct beats
     ``chance`` by ``margin`` (the metric's units). The statistic follows the strategy's kind: an
     exact binomial test for 0/1 outcomes against a fixed rate (else the one-sample interval), the
-    permutation null, or a paired comparison with a baseline's per-item scores.
+    permutation null, or a paired comparison with a baseline's per-item scores. Whether the metric
+    gives 0/1 outcomes is its declaration (:attr:`~musiceval.protocols.base.MetricInfo.scale`, passed
+    to every comparison), never its values: seconds that happen to be 0 or 1 on every item get no
+    binomial test.
     :func:`beats_chance` runs one per strategy on a gate that records nothing and combines them."""
     scores = run.scores(metric, "correct")
     info = run.metric_info(metric)
+    scale = run.scale(metric, "correct")
     name = f"{run.model} {run.source} {metric} beats {chance.name}" + (f" by {margin:g}" if margin else "")
     if chance.kind == "baseline":
         base = chance.scores
         if base is None:
             raise ValueError(f"{run.name}: chance {chance.name!r} of kind 'baseline' carries no per-item scores")
         a, b = (scores, base) if info.higher_is_better else (base, scores)
-        return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+        return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric,
+                                scale=paired_scale(run, metric, base.condition))
     if chance.kind == "permutation":
         null = np.asarray(chance.null, dtype=float) + margin
-        return g.beats_permutation_null(scores, null, name=name, protocol=run.name, metric=metric)
+        return g.beats_permutation_null(scores, null, name=name, protocol=run.name, metric=metric, scale=scale)
     level = chance.value + margin if info.higher_is_better else chance.value - margin
-    if _is_binary(scores.values) and info.higher_is_better and 0 < level < 1:
-        return g.binomial_greater(scores, level, name=name, protocol=run.name, metric=metric)
+    # a protocol's metric without a declared scale (a plugin's): read from the values, and the result says so
+    binary = scale.binary if scale is not None else from_values(scores.values).binary
+    if binary and info.higher_is_better and 0 < level < 1:
+        return g.binomial_greater(scores, level, name=name, protocol=run.name, metric=metric, scale=scale)
     if not info.higher_is_better:
         flipped = replace(scores, values=-scores.values)
-        return g.greater_than_chance(flipped, -level, name=name, protocol=run.name, metric=metric)
-    return g.greater_than_chance(scores, level, name=name, protocol=run.name, metric=metric)
+        return g.greater_than_chance(flipped, -level, name=name, protocol=run.name, metric=metric,
+                                     scale=scale.negated() if scale is not None else None)
+    return g.greater_than_chance(scores, level, name=name, protocol=run.name, metric=metric, scale=scale)
 
 
 #: how a strategy's comparison reads in the chance gate's detail (never the gate words PASS / FAIL:
@@ -262,7 +278,8 @@ def listens(gate: Gate, run: Protocol, metric: str | None = None, *, margin: flo
     correct = without_excluded(run, correct, other.condition)
     a, b = (correct, other) if info.higher_is_better else (other, correct)
     name = f"{run.model} {run.source} listens: {metric} Correct beats {against}"
-    return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+    return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric,
+                            scale=paired_scale(run, metric, other.condition))
 
 
 def answers_the_question(gate: Gate, run: Protocol, metric: str | None = None, *,
@@ -293,7 +310,8 @@ def answers_the_question(gate: Gate, run: Protocol, metric: str | None = None, *
     a, b = (correct, moved) if info.higher_is_better else (moved, correct)
     name = (f"{run.model} {run.source} answers the question: {metric} Correct beats the same answers moved to other "
             "questions about the same clip")
-    return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric)
+    return g.paired_greater(a, b, name=name, margin=margin, protocol=run.name, metric=metric,
+                            scale=paired_scale(run, metric, moved.condition))
 
 
 def _only(scores: ItemScores, ids: set[str]) -> ItemScores:
@@ -310,7 +328,7 @@ def parse_rate(gate: Gate, run: Protocol, minimum: float) -> GateResult:
     minimum = g.margin(minimum) if g.rule is not None and g.rule.margin is not None else minimum
     return g.at_least(run.scores(PARSE_RATE, "correct"), minimum,
                       name=f"{run.model} {run.source} parse rate at least {minimum:.0%}", protocol=run.name,
-                      metric=PARSE_RATE)
+                      metric=PARSE_RATE, scale=run.metric_info(PARSE_RATE).scale)
 
 
 def without_excluded(run: Protocol, scores: ItemScores, condition: str) -> ItemScores:
@@ -336,16 +354,17 @@ def correct_beats(gate: Gate, run: Protocol, metric: str, other: str, *, check: 
     if not info.higher_is_better:
         x, y = y, x
     return g.paired_greater(x, y, name=f"{run.model} {run.source} {metric}: {a} > {other}", margin=margin,
-                            protocol=run.name, metric=metric)
+                            protocol=run.name, metric=metric, scale=paired_scale(run, metric, other, a))
 
 
 def census_at_least(gate: Gate, scores, threshold: float, *, name: str, check: str, protocol: str = "",
-                    model: str = "") -> GateResult:
+                    model: str = "", scale: Scale | None = None) -> GateResult:
     """``mean(scores) >= threshold`` when ``scores`` is a census (every item of a fixed set, such as
-    "every instruction was answered"): PASS or FAIL on the exact mean, never a sampling interval."""
+    "every instruction was answered"): PASS or FAIL on the exact mean, never a sampling interval
+    (``scale``: what one item's value is, checked and recorded)."""
     g = CheckGate(gate, check=check, model=model, protocol=protocol, rule=getattr(gate, "rule_for", lambda c: None)(check))
     g.census = True
-    return g.at_least(scores, threshold, name=name, protocol=protocol)
+    return g.at_least(scores, threshold, name=name, protocol=protocol, scale=scale)
 
 
 def readable(gate: Gate, run: Protocol, allowed: int) -> GateResult:

@@ -75,6 +75,9 @@ class ScoreReport:
     chances: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: what was read, for a message when nothing could be scored (default: FILE)
     source: str = ""
+    #: ``{metric: Scale}``: each headline metric's declared scale (:func:`declared_scales`), so the
+    #: printed interval is the gate's (:mod:`musiceval.stats.scales`); a metric left out: read from the values
+    scales: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_format(path, fmt: str | None, protocol: str) -> str:
@@ -131,6 +134,12 @@ def headline_scores(protocol: Any, metrics: Iterable[str] | None = None, conditi
     return out
 
 
+def declared_scales(protocol: Any, metrics: Iterable[str]) -> dict[str, Any]:
+    """``{metric: protocol.scale(metric)}`` of the metrics that declare one (:meth:`Protocol.scale`)."""
+    out = {m: protocol.scale(m) for m in metrics}
+    return {m: s for m, s in out.items() if s is not None}
+
+
 def chance_rows(protocol: Any, metrics: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
     """``{metric: [{"name", "kind", "value"}, ..]}``: :meth:`Protocol.chances` as plain data."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -182,4 +191,5 @@ def evaluated_report(run: Any, answers: Any) -> ScoreReport:
     headline = headline_scores(run) if "correct" in run.conditions else {}
     return ScoreReport(n, metrics, conditions=control_means(run), failures=failures, headline=headline,
                        chances=chance_rows(run, headline), per_item=list(run.score_rows()),
+                       scales=declared_scales(run, headline),
                        extra={"format": answers.format, "model": run.model, **excluded_entry(run), **run.score_extra()})

@@ -42,6 +42,7 @@ from musiceval.provenance import check_comparable, dataset_notes, model_side, re
 from musiceval.records import ItemScores
 from musiceval.stats.pairing import align_paired
 from musiceval.stats.regression import compare_scores
+from musiceval.stats.scales import Scale, parse
 from musiceval.results.files import Run, load
 
 if TYPE_CHECKING:
@@ -192,6 +193,13 @@ class ScoreSet:
     scores: ItemScores
     #: the direction the gates recorded with the scores (None: not recorded)
     higher_is_better: bool | None
+    #: the metric's declared scale the gates recorded with the scores (None: not recorded, read from the values)
+    scale: Scale | None = None
+
+    def item_means(self) -> "ScoreSet":
+        """Each item's mean over its repeats (:func:`item_means`): 0/1 outcomes averaged are 0/1 no more."""
+        return ScoreSet(item_means(self.scores), self.higher_is_better,
+                        self.scale.averaged() if self.scale is not None else None)
 
 
 def _per_item(run: LoadedRun) -> tuple[dict[ScoreKey, ScoreSet], list[str]]:
@@ -212,9 +220,14 @@ def _per_item(run: LoadedRun) -> tuple[dict[ScoreKey, ScoreSet], list[str]]:
         if direction is not None:
             known = frame["higher_is_better"].dropna()
             hib = bool(known.iloc[0]) if not known.empty else None
+        declared = {s for s in frame["scale"].dropna()} if "scale" in frame else set()
+        if len(declared) > 1:
+            notes.append(f"{run.label}: {'/'.join(k for k in key if k)} was recorded with several scales "
+                         f"({', '.join(sorted(declared))}); the interval reads it from the values")
         out[key] = ScoreSet(ItemScores(str(key[2]), ids=frame.item_id.tolist(), values=frame.value.astype(float).to_numpy(),
                                        groups=[str(g) for g in frame["group"]] if has_groups else None,
-                                       condition=str(key[3])), hib)
+                                       condition=str(key[3])), hib,
+                            parse(next(iter(declared))) if len(declared) == 1 else None)
     return out, notes
 
 
@@ -303,7 +316,7 @@ def compare_runs(
     for r in loaded:
         scores, run_notes = _per_item(r)
         if per_item_mean and repeats_of(r.meta) > 1:
-            scores = {k: ScoreSet(item_means(v.scores), v.higher_is_better) for k, v in scores.items()}
+            scores = {k: v.item_means() for k, v in scores.items()}
             run_notes.append(f"{r.label}: each item's mean over its {repeats_of(r.meta)} sampled repeats (--per-item-mean)")
         per_run.append(scores)
         notes += run_notes
@@ -355,7 +368,8 @@ def _row(new: ScoreSet, old: ScoreSet, new_run: LoadedRun, old_run: LoadedRun, k
     c = compare_scores(new.scores, old.scores, margin=margin, name=f"{where} {metric} not worse than {old_run.label}",
                        higher_is_better=hib, new_label=new_run.label, old_label=old_run.label,
                        protocol="/".join(x for x in (where, condition if condition != "correct" else "") if x),
-                       metric=metric, alpha=alpha, power=power, baseline=old_run.path or old_run.label)
+                       metric=metric, alpha=alpha, power=power, baseline=old_run.path or old_run.label,
+                       scale=new.scale if new.scale is not None else old.scale)
     ni, sup = c.non_inferior, c.superior
     return {
         "protocol": where, "metric": metric, "condition": condition,

@@ -90,7 +90,8 @@ class Run:
     #: one row per gate: name, outcome, estimate, ci_low, ci_high, p_value, p_value_holm, n, ...
     gates: pd.DataFrame
     #: one row per item and metric: item_id, condition, metric, value, group, gate, protocol, model, source,
-    #: higher_is_better (model / source: None for the suite's self-checks, which are about no model)
+    #: higher_is_better, scale (model / source: None for the suite's self-checks, which are about no model;
+    #: scale: the metric's declared :attr:`musiceval.stats.scales.Scale.label`, None when not recorded)
     scores: pd.DataFrame
     #: per-item failures: item_id, reason, metric, condition, gate
     failures: pd.DataFrame
@@ -180,7 +181,8 @@ def _score_rows(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         if not isinstance(failures, list) or not all(isinstance(f, dict) and "item_id" in f and "reason" in f for f in failures):
             raise ResultsError(f"{where}: field 'failures' must be an array of {{item_id, reason}} objects")
         base = {"metric": rec["metric"], "condition": rec["condition"], "gate": rec.get("gate"), "protocol": rec.get("protocol"),
-                "model": rec.get("model"), "source": rec.get("source"), "higher_is_better": rec.get("higher_is_better")}
+                "model": rec.get("model"), "source": rec.get("source"), "higher_is_better": rec.get("higher_is_better"),
+                "scale": rec.get("scale")}
         score_rows += [{"item_id": i, "value": v, "group": g, **base} for i, v, g in zip(ids, values, groups)]
         failure_rows += [{"item_id": f["item_id"], "reason": f["reason"], **base} for f in failures]
     return score_rows, failure_rows
@@ -226,7 +228,7 @@ def load(results_dir: str | Path) -> Run:
     if scores_path.exists():
         score_rows, failure_rows = _score_rows(scores_path)
     scores = pd.DataFrame(score_rows, columns=["item_id", "condition", "metric", "value", "group", "gate", "protocol",
-                                               "model", "source", "higher_is_better"])
+                                               "model", "source", "higher_is_better", "scale"])
     failures = pd.DataFrame(failure_rows, columns=["item_id", "reason", "metric", "condition", "gate", "protocol",
                                                    "model", "source"])
     sources = [r for r in run.get("sources", []) if isinstance(r, dict)] if isinstance(run.get("sources"), list) else []

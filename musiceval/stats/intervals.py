@@ -3,7 +3,11 @@
 The bootstrap BCa interval of :mod:`musiceval.stats` under-covers one tail of skewed,
 zero-inflated per-item scores (BLEU/CIDEr-like) and of clustered data; measured by
 ``benchmarks/bench_calibration.py``. Gates therefore pick the interval by data shape
-(:func:`classify`), and record the shape in ``GateResult.test``:
+(:func:`classify`), and record the shape in ``GateResult.test``. Whether the values are 0/1
+outcomes (``binary``) and the range an interval is bounded by are the metric's declaration
+(``scale=``, :mod:`musiceval.stats.scales`), passed by every gate of the suite; without one they
+are read from the values (0/1 values, values in [0, 1]), which mistakes seconds that happen to be
+0 or 1 for a proportion:
 
 ========================  =====================================================================
 shape                     interval / p-value
@@ -17,9 +21,8 @@ shape                     interval / p-value
                           at alpha/2 when ``|skewness| >`` :data:`SKEW_LIMIT`
 ``continuous+clustered``  the same on cluster pseudo-values (CR1 variance, G-1 dof), at alpha/2
                           with fewer than :data:`FEW_CLUSTERS` clusters
-``tiny-n``                fewer than :data:`TINY_N` units: the empirical Bernstein bound when
-                          the values lie in [0, 1] (valid at any n), else the skew-corrected t
-                          at alpha/2
+``tiny-n``                fewer than :data:`TINY_N` units: the empirical Bernstein bound on the
+                          declared range (valid at any n), else the skew-corrected t at alpha/2
 ``...+few-clusters``      paired differences (0/1 or continuous) in fewer than
                           :data:`SIGN_FLIP_CLUSTERS` clusters: the cluster sign-flip
                           (randomization) test of Fisher [9]_ over cluster totals, exact up to
@@ -27,10 +30,10 @@ shape                     interval / p-value
                           (:func:`cluster_sign_flip`, [11]_ [12]_ [13]_), at alpha/2
 ========================  =====================================================================
 
-Every interval of a metric known to lie in [0, 1] (a proportion, F1, BLEU) stays in [0, 1] (in
-[-1, 1] for a paired difference), and an interval of a proportion never has zero width: a
-proportion of 39 of 39 is not known to be exactly 1 (Bowyer et al. [8]_). Values with no spread on
-a known range use the empirical Bernstein bound, whose width is positive at any n.
+Every interval of a metric with a known range stays in it (a proportion, F1, BLEU in [0, 1]; a
+paired difference in ``[low - high, high - low]``), and an interval of a proportion never has zero
+width: a proportion of 39 of 39 is not known to be exactly 1 (Bowyer et al. [8]_). Values with no
+spread on a known range use the empirical Bernstein bound, whose width is positive at any n.
 
 All functions here are deterministic (no resampling; the Monte-Carlo sign patterns of
 :func:`cluster_sign_flip` beyond 16 clusters are seeded): the same data give the same interval.
@@ -71,6 +74,8 @@ from typing import Sequence
 
 import numpy as np
 
+from musiceval.stats.scales import Scale
+
 #: fewer analysis units (items, or clusters when items share a track) than this is "tiny-n"
 TINY_N = 20
 #: |sample skewness| of the units above which the skew-corrected t runs at alpha/2
@@ -106,17 +111,22 @@ def is_binary(*values: np.ndarray) -> bool:
     return all(v.size > 0 and bool(np.all((v == 0) | (v == 1))) for v in values)
 
 
-def classify(*values: np.ndarray, groups: Sequence[object] | None = None, paired: bool = False) -> str:
+def classify(*values: np.ndarray, groups: Sequence[object] | None = None, paired: bool = False,
+             scale: Scale | None = None) -> str:
     """The shape of the data a gate sees: ``binary`` / ``continuous``, ``+clustered`` when items
     share a group, or ``tiny-n`` when there are fewer than :data:`TINY_N` units (items or clusters).
 
-    For paired data pass both score arrays: ``binary`` only when both are 0/1. With
+    ``binary`` or ``continuous`` is the metric's declaration (``scale``, :mod:`musiceval.stats.scales`)
+    when one is given; without one it is read from the values (``binary`` when every value is 0 or 1),
+    which mistakes seconds that happen to be 0 or 1 for a proportion. For paired data pass both
+    score arrays (and the scale of each). With
     ``paired=True``, clustered data in fewer than :data:`SIGN_FLIP_CLUSTERS` clusters are
     ``binary+few-clusters`` / ``continuous+few-clusters`` (the cluster sign-flip test decides them).
     """
     clustered = has_clusters(groups)
     units = len(set(map(str, groups))) if clustered else (values[0].size if values else 0)
-    kind = "binary" if is_binary(*values) else "continuous"
+    binary = scale.binary if scale is not None else is_binary(*values)
+    kind = "binary" if binary else "continuous"
     if paired and clustered and units < SIGN_FLIP_CLUSTERS:
         return kind + "+few-clusters"
     if units < TINY_N:
@@ -147,6 +157,7 @@ def skew_t(
     alpha: float = 0.05,
     margin: float = 0.0,
     tiny_n: int = TINY_N,
+    scale: Scale | None = None,
 ) -> Bound:
     """Hall's (1992) skewness-corrected t interval for the mean of ``x`` (clustered via CR1 units).
 
@@ -163,7 +174,7 @@ def skew_t(
     units = cluster_units(x, groups)
     n = units.size
     clustered = has_clusters(groups)
-    shape = classify(x, groups=groups)
+    shape = classify(x, groups=groups, scale=scale)
     label = "skew-corrected t (Hall 1992" + (", CR1 cluster units)" if clustered else ")")
     xbar = float(x.mean())
     if n < 2:
@@ -262,9 +273,14 @@ def tango_interval(a_correct: np.ndarray, b_correct: np.ndarray, *, alpha: float
 
 
 def paired_interval(
-    new: np.ndarray, old: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
+    new: np.ndarray, old: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05,
+    margin: float = 0.0, scale: Scale | None = None,
 ) -> Bound:
     """The calibrated interval for ``mean(new - old)`` chosen by :func:`classify` (see module table).
+
+    ``scale`` is the metric's declaration (:mod:`musiceval.stats.scales`): 0/1 outcomes get Tango's
+    interval / McNemar, a known range bounds the difference (``[low - high, high - low]``); without
+    one both are read from the values (0/1 values, values in [0, 1]).
 
     With fewer than :data:`SIGN_FLIP_CLUSTERS` clusters: the cluster sign-flip test and the
     interval that inverts it (:func:`cluster_sign_flip`), at alpha/2 like every few-cluster rule
@@ -273,46 +289,79 @@ def paired_interval(
     liberal at alpha (measured in docs/regression-gates.md, "Few clusters"), which the halved
     level absorbs. With fewer than 7 clusters (``2^C < 4 / alpha``) no shift can be rejected.
     """
-    shape = classify(new, old, groups=groups, paired=True)
+    if scale is not None:
+        scale.check(new, old)
+    diff_range = _difference_range(scale, new, old)
+    shape = classify(new, old, groups=groups, paired=True, scale=scale)
     if shape.endswith("+few-clusters"):
-        value_range = (-1.0, 1.0) if _unit_range(new, old) else None
         bound = cluster_sign_flip(new - old, groups,  # type: ignore[arg-type]
-                                  alpha=alpha / 2, margin=margin, value_range=value_range, shape=shape)
+                                  alpha=alpha / 2, margin=margin, value_range=_finite(diff_range), shape=shape)
         p = None if bound.p_value is None else min(1.0, 2 * bound.p_value)
         return Bound(bound.low, bound.high, p, bound.method + " at alpha/2 (few clusters)", shape)
-    shape = classify(new, old, groups=groups)
+    shape = classify(new, old, groups=groups, scale=scale)
     if shape == "binary":
         return tango_interval(new == 1, old == 1, alpha=alpha, margin=margin)
-    bounded = _unit_range(new, old)
-    if shape == "tiny-n" and bounded:
-        return empirical_bernstein(new - old, value_range=(-1.0, 1.0), alpha=alpha, margin=margin)
-    bound = skew_t(new - old, groups=groups, alpha=alpha, margin=margin)
+    if shape == "tiny-n" and _finite(diff_range):
+        return empirical_bernstein(new - old, value_range=diff_range, alpha=alpha, margin=margin,  # type: ignore[arg-type]
+                                   scale=scale.difference() if scale is not None else None)
+    bound = skew_t(new - old, groups=groups, alpha=alpha, margin=margin,
+                   scale=scale.difference() if scale is not None else None)
     method = bound.method
     if shape == "binary+clustered":
         method = "Obuchowski clustered McNemar via " + method
     bound = Bound(bound.low, bound.high, bound.p_value, method, shape)
-    return _clipped(bound, (-1.0, 1.0)) if bounded else bound
+    return _clipped(bound, diff_range) if diff_range is not None else bound
 
 
 def one_sample_interval(
-    x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
+    x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0,
+    scale: Scale | None = None,
 ) -> Bound:
-    """The calibrated interval for ``mean(x)``: :func:`proportion_interval` for 0/1 values
-    (clustered or not), the empirical Bernstein bound for tiny n or no spread on a known [0, 1]
-    range, the skew-corrected t otherwise (clustered via CR1 units, clipped to [0, 1] for metrics
-    known to lie there)."""
-    shape = classify(x, groups=groups)
+    """The calibrated interval for ``mean(x)``: :func:`proportion_interval` for 0/1 outcomes
+    (clustered or not), the empirical Bernstein bound for tiny n or no spread on a known range,
+    the skew-corrected t otherwise (clustered via CR1 units, clipped to the metric's known range).
+
+    ``scale`` is the metric's declaration (:mod:`musiceval.stats.scales`); without one, 0/1 values
+    are taken for outcomes and values in [0, 1] for a metric known to lie there."""
+    if scale is not None:
+        scale.check(x)
+    shape = classify(x, groups=groups, scale=scale)
     if shape.startswith("binary"):
-        return proportion_interval(x, groups=groups, alpha=alpha, margin=margin)
-    bounded = _unit_range(x)
-    if bounded and (shape == "tiny-n" or float(np.ptp(x)) == 0.0):
-        return empirical_bernstein(x, value_range=(0.0, 1.0), alpha=alpha, margin=margin)
-    bound = skew_t(x, groups=groups, alpha=alpha, margin=margin)
-    return _clipped(bound, (0.0, 1.0)) if bounded else bound
+        return proportion_interval(x, groups=groups, alpha=alpha, margin=margin, scale=scale)
+    value_range = _value_range(scale, x)
+    known = _finite(value_range)
+    if known and (shape == "tiny-n" or float(np.ptp(x)) == 0.0):
+        return empirical_bernstein(x, value_range=known, alpha=alpha, margin=margin, scale=scale)
+    bound = skew_t(x, groups=groups, alpha=alpha, margin=margin, scale=scale)
+    return _clipped(bound, value_range) if value_range is not None else bound
+
+
+def _value_range(scale: Scale | None, *values: np.ndarray) -> tuple[float, float] | None:
+    """The range a mean of the values cannot leave: the declared one (either end may be infinite),
+    else [0, 1] when every value lies there, else None."""
+    if scale is not None:
+        return (scale.low, scale.high) if math.isfinite(scale.low) or math.isfinite(scale.high) else None
+    return (0.0, 1.0) if _unit_range(*values) else None
+
+
+def _difference_range(scale: Scale | None, *values: np.ndarray) -> tuple[float, float] | None:
+    """The range of a mean paired difference: ``[low - high, high - low]`` of the declared range,
+    else [-1, 1] when every value lies in [0, 1], else None."""
+    if scale is not None:
+        return _value_range(scale.difference())
+    return (-1.0, 1.0) if _unit_range(*values) else None
+
+
+def _finite(value_range: tuple[float, float] | None) -> tuple[float, float] | None:
+    """``value_range`` when both of its ends are known (what a bounded interval needs), else None."""
+    if value_range is None or not (math.isfinite(value_range[0]) and math.isfinite(value_range[1])):
+        return None
+    return value_range
 
 
 def proportion_interval(
-    x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0
+    x: np.ndarray, *, groups: Sequence[object] | None = None, alpha: float = 0.05, margin: float = 0.0,
+    scale: Scale | None = None,
 ) -> Bound:
     """Clopper-Pearson interval and exact binomial p-value (``P(mean > margin)``) for a proportion
     of 0/1 outcomes [6]_; with clusters, on the effective sample size ``n / deff`` (Korn and
@@ -346,11 +395,12 @@ def proportion_interval(
     method = "exact binomial test + Clopper-Pearson CI"
     if clustered:
         method += f" on the effective sample size {n_eff:.0f} of {n} (clustered, Korn-Graubard)"
-    return Bound(low, high, p, method, classify(x, groups=groups))
+    return Bound(low, high, p, method, classify(x, groups=groups, scale=scale))
 
 
 def _clipped(bound: Bound, value_range: tuple[float, float]) -> Bound:
-    """``bound`` restricted to the metric's known range (a mean cannot leave it)."""
+    """``bound`` restricted to the metric's known range (a mean cannot leave it; an infinite end
+    restricts nothing)."""
     return Bound(max(bound.low, value_range[0]), min(bound.high, value_range[1]), bound.p_value, bound.method, bound.shape)
 
 
@@ -364,7 +414,8 @@ def _bernstein_radius(var: float, n: int, width: float, delta: float) -> float:
 
 
 def empirical_bernstein(
-    x: Sequence[float] | np.ndarray, *, value_range: tuple[float, float], alpha: float = 0.05, margin: float = 0.0
+    x: Sequence[float] | np.ndarray, *, value_range: tuple[float, float], alpha: float = 0.05, margin: float = 0.0,
+    scale: Scale | None = None,
 ) -> Bound:
     """Finite-sample interval for the mean of values known to lie in ``value_range``:
     ``xbar -/+ (sqrt(2 V log(2/d) / n) + 7 R log(2/d) / (3 (n - 1)))`` with ``d = alpha / 2`` per
@@ -374,7 +425,7 @@ def empirical_bernstein(
     x = np.asarray(x, dtype=float)
     n = x.size
     width = float(value_range[1] - value_range[0])
-    shape = classify(x)
+    shape = classify(x, scale=scale)
     label = f"empirical Bernstein bound (values in [{value_range[0]:g}, {value_range[1]:g}], tiny n={n})"
     if n < 2:
         return Bound(-math.inf, math.inf, None, label, shape)

@@ -10,7 +10,9 @@ The two scores are joined by item id, the difference is oriented so that positiv
 better" (``new - old``, or ``old - new`` when lower is better: WER, error rates), and both claims are
 decided on the calibrated interval of :func:`musiceval.stats.intervals.paired_interval` (Tango + exact
 McNemar for 0/1 outcomes, Obuchowski's clustered form for 0/1 outcomes clustered by track, Hall's
-skew-corrected t otherwise, clustered by track via CR1 units):
+skew-corrected t otherwise, clustered by track via CR1 units; 0/1 outcomes and the metric's known
+range are the metric's declared ``scale``, :mod:`musiceval.stats.scales`, read from the values only
+when none is passed):
 
 - **non-inferiority** (the release gate): bar ``-margin``; PASS iff the interval's lower bound is
   above it, FAIL iff its upper bound is below it, INCONCLUSIVE otherwise, with about how many items
@@ -38,6 +40,7 @@ from musiceval import stats
 from musiceval.records import GateResult, ItemScores, Outcome
 from musiceval.stats import intervals
 from musiceval.stats.pairing import align_paired
+from musiceval.stats.scales import Scale, describe
 
 #: how many unmatched ids a detail line names before it says "+N more"
 NAMED_IDS = 5
@@ -112,12 +115,13 @@ def compare_scores(
     power: float = 0.8,
     baseline: str = "",
     superiority_margin: float = 0.0,
+    scale: Scale | None = None,
 ) -> Comparison:
     """Non-inferiority at ``margin`` and superiority at ``superiority_margin`` of ``new`` over
     ``old`` (see the module docstring). The non-inferiority result's detail names the superiority
     outcome and the one-word verdict."""
     common = dict(name=name, higher_is_better=higher_is_better, new_label=new_label, old_label=old_label,
-                  protocol=protocol, metric=metric, alpha=alpha, power=power, baseline=baseline)
+                  protocol=protocol, metric=metric, alpha=alpha, power=power, baseline=baseline, scale=scale)
     ni = regression_result("non_inferior", new, old, margin=margin, **common)
     sup = regression_result("superior", new, old, margin=superiority_margin, **common)
     word = verdict_word(ni, sup)
@@ -141,6 +145,7 @@ def regression_result(
     alpha: float = 0.05,
     power: float = 0.8,
     baseline: str = "",
+    scale: Scale | None = None,
 ) -> GateResult:
     """The :class:`GateResult` of one claim, ``non_inferior`` or ``superior`` (see the module docstring)."""
     if kind not in ("non_inferior", "superior"):
@@ -149,6 +154,8 @@ def regression_result(
         raise ValueError(f"{name}: margin must be a finite number >= 0 in the metric's units, got {margin}")
 
     metric = metric or new.metric
+    if scale is not None:
+        scale.check(new.values, old.values, metric=metric)
     va, vb, groups, _ = align_paired(new, old)
     n_unmatched, unmatched_note = unmatched(new, old, new_label, old_label)
     n_failed = len(new.failures) + len(old.failures) + n_unmatched
@@ -156,7 +163,7 @@ def regression_result(
     direction = "higher is better" if higher_is_better else "lower is better"
     where = f" on {protocol} {metric}" if protocol else f" on {metric}"
     common = dict(name=name, threshold=bar, bar=bar, protocol=protocol, metric=metric, n_failed=n_failed,
-                  baseline=baseline or old_label)
+                  baseline=baseline or old_label, scale=describe(scale, *(v for v in (va, vb) if v.size)))
     if va.size == 0:
         detail = f"no item scored in both {new_label} and {old_label}: nothing to compare"
         return GateResult(outcome=Outcome.INCONCLUSIVE, estimate=math.nan, ci=(math.nan, math.nan), p_value=None, n=0,
@@ -164,7 +171,7 @@ def regression_result(
                           **common)
     better, worse = (va, vb) if higher_is_better else (vb, va)
     diff = better - worse
-    points = in_points(va, vb)
+    points = scale.bounds == (0.0, 1.0) if scale is not None else in_points(va, vb)
     clustered = groups if intervals.has_clusters(groups) else None
     n_clusters = len(set(groups)) if clustered is not None and groups is not None else None
     if np.array_equal(va, vb):
@@ -176,7 +183,7 @@ def regression_result(
         return GateResult(outcome=outcome, estimate=0.0, ci=(0.0, 0.0), p_value=None, n=int(va.size),
                           test=f"{kind} ({direction}): exact, identical on every item", detail="; ".join(notes), mde=0.0,
                           **common)
-    bound = intervals.paired_interval(better, worse, groups=groups, alpha=alpha, margin=bar)
+    bound = intervals.paired_interval(better, worse, groups=groups, alpha=alpha, margin=bar, scale=scale)
     mde = stats.minimum_detectable_effect(diff, clusters=clustered, alpha=alpha, power=power)
     outcome = stats.decide((bound.low, bound.high), bar)
     notes = [f"{new_label} {va.mean():.3f} vs {old_label} {vb.mean():.3f}{where}"

@@ -70,12 +70,13 @@ def test_accuracy_against_published_human_accuracy(source, run, gate):
     scores = run.scores("accuracy")
     for subset, human in figures.items():
         name = f"{run.model} {run.source}: accuracy against published human accuracy ({subset})"
-        ci = gate.interval(scores.values, scores.groups, name=name)  # the interval interval_finding records
+        scale = run.metric_info("accuracy").scale
+        ci = gate.interval(scores.values, scores.groups, name=name, scale=scale)  # the interval interval_finding records
         people = f", {human.n} people" if human.n is not None else ""
         detail = (f"model {scores.values.mean():.2f} [{ci.low:.2f}, {ci.high:.2f}] vs human {human.accuracy:.2f}{people}, "
                   f"the human figure lies {position(human.accuracy, ci.low, ci.high)} the model's interval; "
                   f"source: {human.source}; a reference line, not a gate")
-        gate.interval_finding(scores, name=name, detail=detail, protocol=PROTOCOL, metric="accuracy")
+        gate.interval_finding(scores, name=name, detail=detail, protocol=PROTOCOL, metric="accuracy", scale=scale)
 
 
 @pytest.fixture(scope="module")

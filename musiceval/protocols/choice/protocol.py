@@ -33,9 +33,10 @@ from musiceval.protocols.pairing import model_name
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, Chance, MetricInfo, Protocol, ProtocolSettings,
                                       register_protocol)
 from musiceval.data.errors import InputError
-from musiceval.protocols.scoring import ScoreReport, chance_rows, headline_scores
+from musiceval.protocols.scoring import ScoreReport, chance_rows, declared_scales, headline_scores
 from musiceval.ranges import AT_LEAST_ONE, SHARE, Range
 from musiceval.records import ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY, Scale
 from musiceval.schemas import LETTERS, UNANSWERED
 
 
@@ -113,7 +114,7 @@ class ChoiceProtocol(Protocol):
         headline = headline_scores(self) if "correct" in self.conditions else {}
         return ScoreReport(len(self.result.select("correct")), metrics, conditions=conditions, failures=failures,
                            per_item=[s.as_row() for s in self.result.scored] + failures, headline=headline,
-                           chances=chance_rows(self, headline),
+                           chances=chance_rows(self, headline), scales=declared_scales(self, headline),
                            extra={"matcher": self.result.matcher, "format": answers.format, "model": self.model})
 
     # ------------------------------------------------------------------ interface
@@ -133,9 +134,10 @@ class ChoiceProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == "accuracy":
-            return MetricInfo("accuracy", True, "accuracy (0-1)", "the matched option is the correct one")
+            return MetricInfo("accuracy", True, "accuracy (0-1)", "the matched option is the correct one", scale=BINARY)
         if metric == PARSE_RATE:
-            return MetricInfo(PARSE_RATE, True, "share of outputs mapped to an option (0-1)", "MuChoMusic's IFR")
+            return MetricInfo(PARSE_RATE, True, "share of outputs mapped to an option (0-1)", "MuChoMusic's IFR",
+                              scale=BINARY)
         return super().metric_info(metric)
 
     def scores(self, metric: str, condition: str = "correct") -> ItemScores:
@@ -179,6 +181,12 @@ class ChoiceProtocol(Protocol):
             out.append(Chance("baseline", permuted.mean(), name="answer permutation", scores=permuted,
                               description="the file's own chosen options moved to questions about other tracks"))
         return tuple(out)
+
+    def scale(self, metric: str, condition: str = "correct") -> Scale | None:
+        """The answer permutation scores each item by its expected accuracy over the other tracks'
+        answers (:func:`~musiceval.metrics.choice.answer_permutation_accuracy`): in [0, 1], not 0/1."""
+        declared = super().scale(metric, condition)
+        return declared.averaged() if condition == "answer permutation" and declared is not None else declared
 
     def answer_permutation(self, metric: str) -> ItemScores | None:
         if metric != "accuracy":

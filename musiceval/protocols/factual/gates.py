@@ -28,6 +28,8 @@ import pytest
 from musiceval.extraction import load_vocabulary
 from musiceval.skip_reasons import NOT_APPLICABLE
 from musiceval.protocols.factual.engine import FactualResult
+from musiceval.protocols.factual.protocol import METRIC_SCALES
+from musiceval.stats.scales import BINARY
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [
@@ -123,7 +125,8 @@ def test_live_factual_f1_beats_permutation_chance(name, live, gate, thresholds):
                      estimate=float(thresholds["factual"]["fma_small_chance"]), protocol=PROTOCOL, metric="f1",
                      detail=f"permutation chance {result.metrics['chance']['f1']:.3f}")
     gate.beats_permutation_null(result.scores["correct"]["f1"], result.null_f1,
-                                name=f"{name}: factual F1 beats permutation chance", protocol=PROTOCOL, metric="f1")
+                                name=f"{name}: factual F1 beats permutation chance", protocol=PROTOCOL, metric="f1",
+                                scale=METRIC_SCALES["f1"])
 
 
 @pytest.mark.parametrize("name", LIVE_CASES)
@@ -131,7 +134,8 @@ def test_live_factual_f1_beats_permutation_chance(name, live, gate, thresholds):
 def test_live_factual_f1_correct_beats_random(name, live, gate):
     result = live(name)
     gate.paired_greater(result.scores["correct"]["f1"], result.scores["random"]["f1"],
-                        name=f"{name}: factual F1 Correct > Random audio", protocol=PROTOCOL, metric="f1")
+                        name=f"{name}: factual F1 Correct > Random audio", protocol=PROTOCOL, metric="f1",
+                        scale=METRIC_SCALES["f1"])
 
 
 @pytest.fixture
@@ -165,7 +169,7 @@ def test_live_true_false_f1_beats_permutation_chance(name, live_closed_run, gate
     result = live_closed_run(name, "true-false")
     gate.record_table(PROTOCOL, f"{name}: true/false table", [{k: v for k, v in result.metrics["correct"].items() if k != "labels"}])
     gate.beats_permutation_null(result.scores["f1"], result.null_f1, name=f"{name}: true/false F1 beats permutation chance",
-                                protocol=PROTOCOL, metric="f1")
+                                protocol=PROTOCOL, metric="f1", scale=METRIC_SCALES["f1"])
 
 
 @pytest.mark.parametrize("name", LIVE_CASES)
@@ -176,7 +180,7 @@ def test_live_binary_choice_beats_a_coin_flip(name, live_closed_run, gate):
     result = live_closed_run(name, "binary")
     gate.record_table(PROTOCOL, f"{name}: binary choice", [result.metrics["correct"]])
     gate.binomial_greater(result.scores["accuracy"], 0.5, name=f"{name}: binary-choice accuracy beats a coin flip",
-                          protocol=PROTOCOL, metric="accuracy")
+                          protocol=PROTOCOL, metric="accuracy", scale=BINARY)  # per item: the true label chosen or not
 
 
 # ----------------------------------------------------------------------------- extractor agreement

@@ -35,9 +35,13 @@ from musiceval.protocols.pairing import conditions as conditions_of, model_name
 from musiceval.protocols.base import CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings, register_protocol
 from musiceval.exclusions import Exclusion
 from musiceval.records import ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY, UNIT
 
 METRIC_UNITS = {"precision": "macro precision (0-1)", "recall": "macro recall (0-1)", "f1": "macro F1 (0-1)",
                 "accuracy": "exact label-set match (0-1)"}
+#: what one item's value is (musiceval.stats.scales): a label set matched exactly or not; per-item
+#: precision, recall and F1 of a label set in [0, 1]
+METRIC_SCALES = {"precision": UNIT, "recall": UNIT, "f1": UNIT, "accuracy": BINARY}
 
 
 @register_protocol
@@ -169,10 +173,11 @@ class FactualProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
-            return MetricInfo(PARSE_RATE, True, "share of answers naming a vocabulary label (0-1)")
+            return MetricInfo(PARSE_RATE, True, "share of answers naming a vocabulary label (0-1)", scale=BINARY)
         base = metric.removeprefix("same_tree_")
         return MetricInfo(metric, True, METRIC_UNITS.get(base, ""),
-                          "after mapping labels to their top-level genre" if metric.startswith("same_tree_") else "")
+                          "after mapping labels to their top-level genre" if metric.startswith("same_tree_") else "",
+                          scale=METRIC_SCALES.get(base))
 
     def scores(self, metric: str, condition: str = "correct") -> ItemScores:
         self.check(metric, condition)

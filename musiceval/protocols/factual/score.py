@@ -61,7 +61,8 @@ from musiceval.extraction import Vocabulary, load_vocabulary
 from musiceval.keys import Key
 from musiceval.protocols.factual.engine import CHUNK_RULES, Extract, extractor_agreement, llm_extractor, rule_extractor
 from musiceval.protocols.scoring import (ProtocolSettings, ScoreReport, ScoreRequest, by_condition, chance_rows,
-                                         excluded_entry, headline_scores, load_protocol_answers, resolve_format)
+                                         declared_scales, excluded_entry, headline_scores, load_protocol_answers,
+                                         resolve_format)
 from musiceval.ranges import PERMUTATIONS
 
 FLAGS = {
@@ -192,4 +193,5 @@ def _score_with(cls: type, request: ScoreRequest, vocab: Vocabulary, hierarchy: 
         extra["llm_calls"] = llm.extractor.n_calls
     return ScoreReport(correct["f1"].n, per_item=per_item + failures, failures=failures, extra=extra,
                        headline=headline_scores(protocol), chances=chance_rows(protocol, [protocol.headline]),
+                       scales=declared_scales(protocol, protocol.metrics),
                        **by_condition(blocks))

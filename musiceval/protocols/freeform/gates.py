@@ -74,7 +74,8 @@ def test_metric_scores_skyline_above_adversarial(run, gate, thresholds, metric):
     if not info.higher_is_better:
         hi, lo = lo, hi
     g.paired_greater(hi, lo, name=f"{run.model} {run.source} {metric}: skyline > adversarial",
-                     margin=g.margin(margin_for(thresholds[PROTOCOL], metric)), protocol=PROTOCOL, metric=metric)
+                     margin=g.margin(margin_for(thresholds[PROTOCOL], metric)), protocol=PROTOCOL, metric=metric,
+                     scale=info.scale)
 
 
 def test_condition_means_table(run, gate):

@@ -113,12 +113,13 @@ def test_answers_describe_their_own_audio_better_than_other_audio(live_freeform,
     run = live_freeform.run
     correct, other = run.scores(metric, "correct"), run.scores(metric, baseline)
     name = f"{metric}: live correct > {baseline}"
+    scale = run.metric_info(metric).scale
     if live_freeform.real_model:
         gate.paired_greater(correct, other, name=name, margin=margin_for(thresholds[PROTOCOL], metric),
-                            protocol=PROTOCOL, metric=metric)
+                            protocol=PROTOCOL, metric=metric, scale=scale)
     else:
         gate.paired_finding(correct, other, name=f"{metric}: live correct - {baseline} (tiny random model)",
-                            protocol=PROTOCOL, metric=metric,
+                            protocol=PROTOCOL, metric=metric, scale=scale,
                             detail=f"{live_freeform.spec}: a randomly initialised model's answers are noise; "
                                    "the gate applies to real models only")
 

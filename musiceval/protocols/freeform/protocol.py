@@ -42,6 +42,7 @@ from musiceval.protocols.pairing import conditions as conditions_of, model_name,
 from musiceval.protocols.base import (PARSE_RATE, QUESTION_PERMUTATION, MetricInfo, Protocol, ProtocolSettings,
                                       register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY
 
 
 def _without_random(evaluation, recorded: bool) -> list[Exclusion]:
@@ -180,11 +181,11 @@ class FreeformProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
-            return MetricInfo(PARSE_RATE, True, "share of non-empty answers (0-1)")
+            return MetricInfo(PARSE_RATE, True, "share of non-empty answers (0-1)", scale=BINARY)
         from musiceval.metrics.registry import get_metric
 
         spec = get_metric(metric)
-        return MetricInfo(metric, spec.higher_is_better, spec.unit, spec.description, spec.role)
+        return MetricInfo(metric, spec.higher_is_better, spec.unit, spec.description, spec.role, scale=spec.scale)
 
     def scores(self, metric: str, condition: str = "correct") -> ItemScores:
         self.check(metric, condition)

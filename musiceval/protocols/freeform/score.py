@@ -17,8 +17,8 @@ from musiceval.conditions import load_rewrites
 from musiceval.data.errors import InputError
 from musiceval.keys import Key, cache_dir_key
 from musiceval.protocols.freeform.engine import EMBEDDING_METRICS, FREEFORM_CONDITIONS, METRICS
-from musiceval.protocols.scoring import (ProtocolSettings, ScoreReport, ScoreRequest, by_condition, excluded_entry,
-                                         load_protocol_answers)
+from musiceval.protocols.scoring import (ProtocolSettings, ScoreReport, ScoreRequest, by_condition, declared_scales,
+                                         excluded_entry, load_protocol_answers)
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT
 
 FLAGS = {
@@ -132,4 +132,5 @@ def score_freeform(cls: type, request: ScoreRequest) -> ScoreReport:
     if rewrites is not None:
         extra["rewrite_sources"] = run.rewrite_sources
     return ScoreReport(n=len(data.items), **by_condition(out_metrics), per_item=list(per_item.values()),
-                       failures=list(failures.values()), extra=extra, headline=headline, paired=paired_scores)
+                       failures=list(failures.values()), extra=extra, headline=headline, paired=paired_scores,
+                       scales=declared_scales(protocol, metrics))

@@ -38,6 +38,7 @@ from musiceval.llm.cache import JSONCache
 from musiceval.protocols.judge.engine_replies import (PARSER_VERSION, parse_mmau_pro, parse_pairwise,
                                                       parse_pointwise, parse_rubric)
 from musiceval.redact import redact
+from musiceval.stats.scales import BINARY, UNIT, Scale, bounded
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: a dated snapshot (2024-08-06, 20241022) or a revision (@ and 7-40 hex digits) in a model id
@@ -409,6 +410,9 @@ class Mode:
     summary: str
     #: the unit of ``judge_score`` in this mode (the report's metric table)
     unit: str
+    #: what one judge reply's value is (:mod:`musiceval.stats.scales`); an item's score over several
+    #: samples or both seats is a mean of them (:meth:`~musiceval.stats.scales.Scale.averaged`)
+    scale: Scale = UNIT
     #: the score is a CORRECT/INCORRECT verdict: where the answer is known (a multiple-choice item)
     #: it is checked against exact scoring
     verdicts: bool = False
@@ -455,7 +459,7 @@ JUDGING: dict[str, Mode] = {
     "pointwise": Mode("pointwise_v1", (lambda q, ref, cand, _d: pointwise_prompt(q, ref, cand),),
                       lambda reply, _seat: (parse_pointwise(reply), None), _one_seat,
                       summary="CORRECT/INCORRECT against the reference", unit="share judged correct (0-1)",
-                      verdicts=True),
+                      scale=BINARY, verdicts=True),
     "pairwise": Mode("pairwise_v1", (lambda q, ref, cand, _d: pairwise_prompt(q, cand, ref),
                                      lambda q, ref, cand, _d: pairwise_prompt(q, ref, cand)),
                      lambda reply, seat: (_seat_value(parse_pairwise(reply), candidate_first=seat == 0), None),
@@ -464,11 +468,12 @@ JUDGING: dict[str, Mode] = {
     "rubric": Mode("rubric_v1", (lambda q, ref, cand, d: rubric_prompt(d, q, ref, cand),
                                  lambda q, ref, cand, d: rubric_prompt(d, q, cand, ref)), _rubric_read, _rubric_combine,
                    summary="the answer and the reference each scored 1-10, both seats: AIR-Bench's rule",
-                   unit="the answer's 1-10 score, mean of both seats"),
+                   unit="the answer's 1-10 score, mean of both seats", scale=bounded(1, 10)),
     "mmau-pro": Mode("mmau_pro_v1", (lambda q, ref, cand, _d: mmau_pro_prompt(q, ref, cand),),
                      lambda reply, _seat: (parse_mmau_pro(reply), None), _one_seat,
                      summary="the answer scored 1-5 against the reference: MMAU-Pro's rule",
-                     unit="the answer's 1-5 score (MMAU-Pro's OVERALL)", min_max_tokens=MMAU_PRO_MAX_TOKENS,
+                     unit="the answer's 1-5 score (MMAU-Pro's OVERALL)", scale=bounded(1, 5),
+                     min_max_tokens=MMAU_PRO_MAX_TOKENS,
                      long_reply=f"MMAU-Pro's judge reply (five lines with reasons; its evaluator allows "
                                 f"{MMAU_PRO_MAX_TOKENS} tokens)"),
 }

@@ -31,6 +31,7 @@ import pytest
 from musiceval.protocols.base import PARSE_RATE
 from musiceval.protocols.judge.engine import modes_with
 from musiceval.protocols.judge.protocol import SCORE
+from musiceval.stats.scales import BINARY, UNIT
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = ["test_judge_replies_are_readable", "test_judge_reads_the_answer", "test_judge_keeps_its_verdict_across_seats", "test_judge_agrees_with_itself",
@@ -45,14 +46,14 @@ def test_judge_replies_are_readable(run, gate, thresholds):
     bar = float(thresholds[PROTOCOL]["min_parse_rate"])
     gate.at_least(run.scores(PARSE_RATE, "correct"), bar,
                   name=f"{run.source}: the judge's replies are readable (parse rate at least {bar:.0%})",
-                  protocol=PROTOCOL, metric=PARSE_RATE)
+                  protocol=PROTOCOL, metric=PARSE_RATE, scale=run.metric_info(PARSE_RATE).scale)
 
 
 def test_judge_reads_the_answer(run, gate):
     audit = run.audit()
     gate.paired_greater(audit["reference_in_place"], audit["reference_moved"],
                         name=f"{run.source}: the judge scores each item's reference above another clip's",
-                        protocol=PROTOCOL, metric=SCORE)
+                        protocol=PROTOCOL, metric=SCORE, scale=run.metric_info(SCORE).scale)
 
 
 def test_judge_keeps_its_verdict_across_seats(run, gate, thresholds):
@@ -64,7 +65,8 @@ def test_judge_keeps_its_verdict_across_seats(run, gate, thresholds):
                   "orders", applicable=False)
     bar = 1.0 - float(thresholds[PROTOCOL]["max_flip_rate"])
     gate.at_least(same, bar, name=f"{run.source}: the judge keeps its verdict when the answers swap seats "
-                                  f"(at least {bar:g} of items)", protocol=PROTOCOL, metric="same_verdict_both_seats")
+                                  f"(at least {bar:g} of items)", protocol=PROTOCOL, metric="same_verdict_both_seats",
+                  scale=BINARY)  # per item: the same verdict in both seats or not
 
 
 def test_judge_agrees_with_itself(run, gate, thresholds):
@@ -74,7 +76,7 @@ def test_judge_agrees_with_itself(run, gate, thresholds):
                   "measure whether the judge agrees with itself", applicable=False)
     bar = float(thresholds[PROTOCOL]["min_self_consistency"])
     gate.at_least(agree, bar, name=f"{run.source}: the judge's samples agree with their majority (at least {bar:g})",
-                  protocol=PROTOCOL, metric="self_consistency")
+                  protocol=PROTOCOL, metric="self_consistency", scale=UNIT)  # per item: a share of its samples
 
 
 def test_judge_agrees_with_exact_scoring(run, gate, thresholds):
@@ -86,4 +88,4 @@ def test_judge_agrees_with_exact_scoring(run, gate, thresholds):
     bar = float(thresholds[PROTOCOL]["min_exact_agreement"])
     gate.at_least(agree, bar, name=f"{run.source}: the judge calls answers right as the option matcher does (at least "
                                    f"{bar:g} of items; Cohen's kappa {audit['kappa_with_exact']:.3f})",
-                  protocol=PROTOCOL, metric="agrees_with_exact")
+                  protocol=PROTOCOL, metric="agrees_with_exact", scale=BINARY)  # per item: agrees or not

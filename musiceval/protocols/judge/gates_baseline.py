@@ -7,6 +7,8 @@ two judged answers compared directly is the comparison judged benchmarks report.
 """
 from __future__ import annotations
 
+from musiceval.stats.scales import UNIT
+
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = ["test_judged_side_by_side_with_the_baseline"]
 PROTOCOL = "judge"
@@ -24,4 +26,5 @@ def test_judged_side_by_side_with_the_baseline(run, gate, baseline, thresholds):
     wins = run.against(other)
     bar = 0.5 - float(thresholds[PROTOCOL]["pairwise_margin"])
     gate.at_least(wins, bar, name=f"{run.model} {run.source}: judged side by side with {baseline.label}, both seats: "
-                                  f"wins (ties half) at least {bar:g}", protocol=PROTOCOL, metric="wins")
+                                  f"wins (ties half) at least {bar:g}", protocol=PROTOCOL, metric="wins",
+                  scale=UNIT)  # per item: win 1, tie 1/2, loss 0, averaged over both seats

@@ -41,6 +41,7 @@ from musiceval.protocols.judge.engine import (JUDGING, MODES, PARSER_VERSION, Ju
 from musiceval.protocols.scoring import ScoreReport, ScoreRequest, answers_report
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE, SHARE
 from musiceval.records import Item, ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY, UNIT
 
 SCORE = "judge_score"
 MOVED = "answer permutation"
@@ -264,11 +265,16 @@ class JudgeProtocol(Protocol):
         return list(self._failures)
 
     def metric_info(self, metric: str) -> MetricInfo:
+        mode = self.judge.settings.mode
+        # one reply per item (one seat, one sample) is the reply's own value; more are averaged
+        one_reply = self.judge.settings.samples == 1 and not JUDGING[mode].two_seats
         if metric == SCORE:
-            mode = self.judge.settings.mode
-            return MetricInfo(SCORE, True, JUDGING[mode].unit, f"LLM judge {self.judge.settings.model_id} ({mode})")
+            scale = JUDGING[mode].scale
+            return MetricInfo(SCORE, True, JUDGING[mode].unit, f"LLM judge {self.judge.settings.model_id} ({mode})",
+                              scale=scale if one_reply else scale.averaged())
         if metric == PARSE_RATE:
-            return MetricInfo(PARSE_RATE, True, "share of the judge's replies its parser could read (0-1)")
+            return MetricInfo(PARSE_RATE, True, "share of the judge's replies its parser could read (0-1)",
+                              scale=BINARY if one_reply else UNIT)
         return super().metric_info(metric)
 
     def _scores(self, metric: str, condition: str, judged: Mapping[str, Judged]) -> ItemScores:

@@ -43,6 +43,8 @@ from musiceval.models.cache import ResponseCache
 from musiceval.records import ItemScores
 from musiceval.protocols.checks import census_at_least
 from musiceval.protocols.mir.live import LiveTask, find_instruction_file, run_live_task
+from musiceval.protocols.mir.protocol import SCALES
+from musiceval.stats.scales import BINARY
 from musiceval.redact import redact
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
@@ -128,10 +130,11 @@ def _compare(gate, live: LiveTask, spec: str, where: str, *, release_gate: bool)
     if metric in LOWER_IS_BETTER:
         a, b = b, a
     name = f"live {task} ({where}) {metric} > trivial baseline"
+    scale = SCALES.get(metric)
     if release_gate:
-        gate.paired_greater(a, b, name=name, protocol=PROTOCOL, metric=metric)
+        gate.paired_greater(a, b, name=name, protocol=PROTOCOL, metric=metric, scale=scale)
         return
-    gate.paired_finding(a, b, name=name, protocol=PROTOCOL, metric=metric,
+    gate.paired_finding(a, b, name=name, protocol=PROTOCOL, metric=metric, scale=scale,
                         detail=f"model {spec}: {res.metrics[metric]:.4f} vs baseline {res.baseline_metrics[metric]:.4f}; "
                                f"{len(res.failures)} unparsed, {len(live.failures)} failed")
 
@@ -143,7 +146,7 @@ def test_every_cmi_bench_instruction_is_scored_or_a_counted_failure(mir_live, ga
     accounted = _accounted(runs)
     assert accounted.n == lines, f"{accounted.n} outcomes for {lines} instruction lines"
     census_at_least(gate, accounted, 1.0, check="mir/live_accounted", protocol=PROTOCOL,
-                    name="live mir: every instruction scored or a counted failure")
+                    name="live mir: every instruction scored or a counted failure", scale=BINARY)
 
 
 @pytest.mark.parametrize("task", SYNTH_TASKS)
@@ -170,4 +173,4 @@ def test_live_model_on_a_downloaded_cmi_bench(request, live_music_lm, data_dir, 
         _compare(gate, live, spec, "dataset", release_gate=False)
     census_at_least(gate, _accounted(runs), 1.0, check="mir/live_dataset_accounted",
                     name="live mir (dataset): every instruction scored or a counted failure",
-                    protocol=PROTOCOL)
+                    protocol=PROTOCOL, scale=BINARY)

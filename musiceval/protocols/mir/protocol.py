@@ -43,6 +43,7 @@ from musiceval.protocols.pairing import conditions as conditions_of, model_name,
 from musiceval.protocols.base import (CONTROL_CONDITIONS, PARSE_RATE, Chance, MetricInfo, Protocol, ProtocolSettings,
                                      register_protocol, with_exclusions)
 from musiceval.records import ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY, NON_NEGATIVE, SECONDS, UNBOUNDED, UNIT, Scale
 from musiceval.protocols.mir.metrics.compat import COMPAT_MODES
 from musiceval.schemas import OutputRecord
 
@@ -68,6 +69,19 @@ UNITS = {"accuracy": "accuracy (0-1)", "weighted_score": "MIREX weighted key sco
          "median estimate-to-reference boundary deviation (s)"}
 #: (family, metric) -> its unit where one metric name means another thing in that family
 FAMILY_UNITS = {("label_set", "item_f1"): "per-item label-set F1 (0-1)"}
+#: what one item's value is (musiceval.stats.scales): 0/1 outcomes, a number in a known range, or
+#: seconds; the gates' intervals follow it, never the values (docs/regression-gates.md, "Binary or
+#: continuous: the metric declares it")
+SCALES = {"accuracy": BINARY, "exact_match": BINARY,
+          **{m: UNIT for m in ("weighted_score", "f_measure", "cmlt", "amlt", "item_roc_auc", "item_f1",
+                               "overall_accuracy", "micro_f1", "macro_f1", "boundary_f1_05s", "boundary_f1_3s",
+                               "pairwise_f1", "rand_index", "bleu", "bleu4", "meteor", "rouge_l")},
+          # BERTScore: cosines' F1, at most 1 (below 0 when rescaled with a baseline)
+          **{m: Scale(high=1.0) for m in ("bertscore_precision", "bertscore_recall", "bertscore_f1")},
+          # WER and CER exceed 1 with insertions
+          "wer": NON_NEGATIVE, "cer": NON_NEGATIVE, "deviation_ref_to_est": SECONDS, "deviation_est_to_ref": SECONDS,
+          # R^2's per-item contribution and the adjusted Rand index have no range a gate may assume
+          "r2": UNBOUNDED, "ari": Scale(high=1.0)}
 
 
 def records_by_condition(answers: AnswerSet) -> dict[str, list[OutputRecord]]:
@@ -283,9 +297,9 @@ class MirProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == PARSE_RATE:
-            return MetricInfo(PARSE_RATE, True, "share of responses the task's parser read (0-1)")
+            return MetricInfo(PARSE_RATE, True, "share of responses the task's parser read (0-1)", scale=BINARY)
         unit = FAMILY_UNITS.get((self.family, metric), UNITS.get(metric, ""))
-        return MetricInfo(metric, metric not in LOWER_IS_BETTER, unit, f"{self.task} ({self.family})")
+        return MetricInfo(metric, metric not in LOWER_IS_BETTER, unit, f"{self.task} ({self.family})", scale=SCALES.get(metric))
 
     def _unparsed(self, condition: str) -> dict[str, str]:
         """item id -> reason of every response scored by the task's rule although it did not parse."""

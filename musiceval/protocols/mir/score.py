@@ -35,7 +35,8 @@ from musiceval.keys import Key, cache_dir_key
 from musiceval.protocols.mir.engine import DEFAULT_ENCODER, name_models
 from musiceval.protocols.mir.metrics.compat import COMPAT_MODES
 from musiceval.protocols.mir.metrics.tasks import TaskError
-from musiceval.protocols.scoring import (ScoreReport, ScoreRequest, chance_rows, excluded_entry, headline_scores,
+from musiceval.protocols.scoring import (ScoreReport, ScoreRequest, chance_rows, declared_scales, excluded_entry,
+                                         headline_scores,
                                          load_protocol_answers)
 from musiceval.ranges import AT_LEAST_ONE, NON_NEGATIVE_INT
 
@@ -115,7 +116,7 @@ def score_mir(cls: type, request: ScoreRequest) -> ScoreReport:
             bar.update(1)
     return ScoreReport(
         n=len(answers.items) + len(answers.failures), metrics=result.metrics, per_item=per_item, failures=failures,
-        headline=headline, chances=chance_rows(protocol, headline),
+        headline=headline, chances=chance_rows(protocol, headline), scales=declared_scales(protocol, headline),
         extra={"task": result.task, **({"variant": answers.extra["variant"]} if answers.extra.get("variant") else {}),
                "model": answers.model, "compat": result.compat, **excluded_entry(protocol),
                "baseline": result.baseline_metrics, "breakdown": result.breakdown, "notes": result.notes,

@@ -37,6 +37,7 @@ from musiceval.protocols.synth.protocol import SynthProtocol
 from musiceval.records import Item, ItemScores
 from musiceval.redact import redact, redacted_repr
 from musiceval.protocols.checks import census_at_least
+from musiceval.stats.scales import BINARY
 
 #: the tests and fixtures this module contributes (``musiceval.evals.release_gates`` gathers them)
 __all__ = [
@@ -94,7 +95,7 @@ def test_every_item_is_answered_under_every_condition(live_run, gate, thresholds
     values = {f"{i.id}/{c}": float((i.id, c) in answered) for i in live_run.items for c in ASKED_CONDITIONS}
     scores = ItemScores.from_mapping("answered", values, failures=live_run.first.failures)
     census_at_least(gate, scores, float(thresholds[PROTOCOL]["min_answered_rate"]), check="live/answered",
-                    name="live: every (item, condition) gets a response", protocol=PROTOCOL)
+                    name="live: every (item, condition) gets a response", protocol=PROTOCOL, scale=BINARY)
 
 
 def test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings(live_run, gate):
@@ -108,7 +109,7 @@ def test_a_rerun_is_served_from_the_cache_with_identical_answers_and_settings(li
     for key in first:
         values.setdefault(f"{key[0]}/{key[1]}/{key[2]}", 0.0)
     census_at_least(gate, ItemScores.from_mapping("served_from_cache", values), 1.0, check="live/served_from_cache",
-                    name="live: a rerun reuses every cached response", protocol=PROTOCOL)
+                    name="live: a rerun reuses every cached response", protocol=PROTOCOL, scale=BINARY)
 
 
 def test_accuracy_on_synthesised_questions_is_reported(live_run, gate, thresholds):
@@ -131,4 +132,4 @@ def test_a_real_model_beats_chance_on_instruments_and_keys(live_run, gate, thres
     # tail is bounded by the binomial's at the mean rate (Hoeffding 1956, for counts >= n*p0 + 1),
     # so the exact binomial test at the mean rate is conservative.
     gate.binomial_greater(scores, run.uniform_chance(scores), name="live: instrument and key accuracy beats chance",
-                          protocol=PROTOCOL)
+                          protocol=PROTOCOL, scale=run.metric_info("accuracy").scale)

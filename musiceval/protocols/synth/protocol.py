@@ -32,6 +32,7 @@ from musiceval.protocols.pairing import model_name, orphans, pairs
 from musiceval.protocols.base import MetricInfo, Protocol, ProtocolSettings
 from musiceval.protocols.synth.metrics import CHANCE, TASKS, answer_is_correct
 from musiceval.records import Item, ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY
 
 ACCURACY = "accuracy"
 
@@ -87,7 +88,7 @@ class SynthProtocol(Protocol):
 
     def metric_info(self, metric: str) -> MetricInfo:
         if metric == ACCURACY:
-            return MetricInfo(ACCURACY, True, "accuracy (0-1)", "the answer states the clip's ground truth")
+            return MetricInfo(ACCURACY, True, "accuracy (0-1)", "the answer states the clip's ground truth", scale=BINARY)
         return super().metric_info(metric)
 
     def scores(self, metric: str, condition: str = "correct", *, tasks: Iterable[str] = TASKS) -> ItemScores:

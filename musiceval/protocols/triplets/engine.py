@@ -39,6 +39,7 @@ from musiceval.metrics.triplets import (
     triplet_correct_indexed,
 )
 from musiceval.records import ItemFailure, ItemScores
+from musiceval.stats.scales import BINARY, UNIT, Scale
 
 MODES = ("paper", "negation", *VARIANTS)
 
@@ -60,6 +61,12 @@ class TripletEvaluation:
 
     def per_prompt(self) -> dict[str, float]:
         return {c: float(v.mean()) if v.size else float("nan") for c, v in self.correct.items()}
+
+    @property
+    def scale(self) -> Scale:
+        """What one triplet's value is: right or wrong under one prompt condition, the share of the
+        conditions that order it right under several (:mod:`musiceval.stats.scales`)."""
+        return BINARY if len(self.correct) == 1 else UNIT
 
     def item_scores(self, metric: str = "triplet_accuracy") -> ItemScores:
         """Per triplet, the fraction of conditions under which it is correct; clustered by anchor."""

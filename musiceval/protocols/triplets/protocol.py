@@ -85,7 +85,8 @@ class TripletProtocol(Protocol):
         return list(self.evaluation.failures)
 
     def metric_info(self, metric: str) -> MetricInfo:
-        return MetricInfo("accuracy", True, "triplet accuracy (0-1)", "anchor closer to the positive than to the negative")
+        return MetricInfo("accuracy", True, "triplet accuracy (0-1)", "anchor closer to the positive than to the negative",
+                          scale=self.evaluation.scale)
 
     def scores(self, metric: str = "accuracy", condition: str = "correct") -> ItemScores:
         self.check(metric, condition)

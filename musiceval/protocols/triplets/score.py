@@ -54,7 +54,8 @@ def score_triplets(request: ScoreRequest) -> ScoreReport:
     failures = [{"item_id": f.item_id, "error": f.reason} for f in result.failures]
     extra = {"encoder": encoder_spec, "triplets": str(source), "prompts": mode, "n_other_kind": result.n_other_kind}
     return ScoreReport(result.n, result.summary(), per_item=per_item, failures=failures, extra=extra, source=str(source),
-                       headline={"triplet_accuracy": result.item_scores()} if result.n else {})
+                       headline={"triplet_accuracy": result.item_scores()} if result.n else {},
+                       scales={"triplet_accuracy": result.scale})
 
 
 def _no_triplets(source: str, triplets, ontology) -> str:
