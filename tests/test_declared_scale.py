@@ -277,3 +277,22 @@ def test_musiceval_score_prints_the_interval_on_the_declared_scale():
     read, _ = summarize("demo", seconds, {})
     assert declared["lead_s"]["high"] > 1.0 and "shape=continuous" in declared["lead_s"]["method"]
     assert read["lead_s"]["high"] <= 1.0 and "Clopper-Pearson" in read["lead_s"]["method"]
+
+
+def test_a_finding_not_shifted_keeps_the_exact_interval_of_0_1_outcomes():
+    """``interval_finding`` with nothing subtracted (the human-baseline reference line) records the
+    interval the gates use for the declared accuracy: Clopper-Pearson, not a bound for [0, 1]."""
+    values = np.array([1.0] * 3 + [0.0] * 9)
+    gate = Gate(GateConfig())
+    found = gate.interval_finding(_scores(values, "accuracy"), name="human line", scale=BINARY)
+    ci = gate.interval(values, None, name="human line", scale=BINARY)
+    assert found.ci == pytest.approx((ci.low, ci.high)) and "Clopper-Pearson" in found.test
+    assert 0.05 < ci.low < 0.06 and 0.57 < ci.high < 0.58
+    assert BINARY.shifted(0.0) is BINARY and not BINARY.shifted(-0.25).binary
+
+
+def test_a_control_that_contradicts_the_declaration_names_its_condition_and_the_fix():
+    correct = _scores(np.array([1.0, 0.0] * 10), "accuracy")
+    moved = _scores(np.full(20, 1 / 3), "accuracy", condition="answer permutation")
+    with pytest.raises(ValueError, match=r"accuracy \(answer permutation\): declared binary .* scale\(metric, condition\)"):
+        Gate(GateConfig()).paired_greater(correct, moved, name="listens", metric="accuracy", scale=BINARY)

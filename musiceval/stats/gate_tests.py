@@ -214,7 +214,8 @@ def declared(test: Callable[..., GateResult]) -> Callable[..., GateResult]:
         handed = [a for a in args if isinstance(a, ItemScores)]
         if scale is not None:
             for s in handed:
-                scale.check(s.values, metric=kwargs.get("metric") or s.metric)
+                metric = kwargs.get("metric") or s.metric
+                scale.check(s.values, metric=f"{metric} ({s.condition})" if s.condition not in ("", "correct") else metric)
         result = test(*args, scale=scale, **kwargs)
         return replace(result, scale=describe(scale, *(s.values for s in handed if s.n)))
     return run

@@ -74,8 +74,8 @@ class Scale:
         return Scale(low=self.low - self.high, high=self.high - self.low)
 
     def shifted(self, by: float) -> "Scale":
-        """Of ``values + by`` (the values minus a chance level)."""
-        return Scale(low=self.low + by, high=self.high + by)
+        """Of ``values + by`` (the values minus a chance level): 0/1 outcomes no more unless ``by`` is 0."""
+        return self if by == 0 else Scale(low=self.low + by, high=self.high + by)
 
     def negated(self) -> "Scale":
         """Of ``-values`` (a lower-is-better metric turned so that higher is better)."""
@@ -110,7 +110,9 @@ class Scale:
                     raise ValueError(
                         f"{metric}: declared binary (0/1 outcomes) but {bad.size} of its {arr.size} per-item values "
                         f"are not 0 or 1 (e.g. {bad[0]:g}); declare the metric continuous with its range in its "
-                        "MetricInfo(scale=...) (musiceval.stats.scales), or score each item 0 or 1")
+                        "MetricInfo(scale=...), a derived condition that scores an item otherwise (an expected "
+                        "accuracy over moved answers) in its protocol's scale(metric, condition) "
+                        "(musiceval.stats.scales), or score each item 0 or 1")
             elif float(arr.min()) < self.low - _slack(self.low) or float(arr.max()) > self.high + _slack(self.high):
                 raise ValueError(
                     f"{metric}: declared {self.label} but its per-item values run from {float(arr.min()):.10g} to "
