@@ -90,11 +90,10 @@ def read_notes(path: Path) -> list[tuple[str, str, str]]:
     """``(onset, offset, label)`` of every note of a label CSV, as the generator's cells; ValueError
     names the file and the first row (1-based) it cannot read."""
     rows: list[tuple[int, list[str]]] = []
-    with open(path, encoding="utf-8") as fh:
-        for no, line in enumerate(fh, start=1):
-            line = line.split("#")[0].strip(" \r\n")  # np.genfromtxt: comments, then the line stripped
-            if line:
-                rows.append((no, line.split(",")))
+    for no, line in enumerate(_lines(path), start=1):
+        line = line.split("#")[0].strip(" \r\n")  # np.genfromtxt: comments, then the line stripped
+        if line:
+            rows.append((no, line.split(",")))
     if not rows or _is_number(rows[0][1][0]):
         raise ValueError(f"{path}: the first row is not a header (onset_time,offset_time,IPT,note); pass "
                          "Guzheng_Tech99's label CSVs")
@@ -109,6 +108,13 @@ def read_notes(path: Path) -> list[tuple[str, str, str]]:
     if not notes:
         raise ValueError(f"{path}: a header and no note; a Guzheng_Tech99 label CSV has one row per note")
     return notes
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").split("\n")  # read in text mode: \r\n and \r are \n
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start}); pass Guzheng_Tech99's label CSVs") from None
 
 
 def _is_number(text: str) -> bool:

@@ -71,19 +71,22 @@ def read_melody(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """``(times, Hz)`` of a ``_MELODY2.csv`` as float32 arrays; ValueError names the file and the first
     row (1-based) that is not ``time,Hz`` with finite numbers and a frequency of 0 or more."""
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue  # np.genfromtxt skips blank lines
-            cols = line.strip().split(",")
-            try:
-                t, f = (float(c) for c in cols) if len(cols) == 2 else (math.nan, math.nan)
-            except ValueError:
-                t = f = math.nan
-            if not (math.isfinite(t) and math.isfinite(f)) or f < 0:
-                raise ValueError(f"{path}: row {no} {line.strip()[:60]!r} is not time,Hz (two finite numbers, Hz 0 "
-                                 "or more); pass MedleyDB-Melody's melody2 CSVs")
-            rows.append((t, f))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start}); pass MedleyDB-Melody's melody2 CSVs") from None
+    for no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue  # np.genfromtxt skips blank lines
+        cols = line.strip().split(",")
+        try:
+            t, f = (float(c) for c in cols) if len(cols) == 2 else (math.nan, math.nan)
+        except ValueError:
+            t = f = math.nan
+        if not (math.isfinite(t) and math.isfinite(f)) or f < 0:
+            raise ValueError(f"{path}: row {no} {line.strip()[:60]!r} is not time,Hz (two finite numbers, Hz 0 "
+                             "or more); pass MedleyDB-Melody's melody2 CSVs")
+        rows.append((t, f))
     if len(rows) < 2:
         raise ValueError(f"{path}: {len(rows)} rows; a MedleyDB-Melody melody2 CSV has one per frame (the "
                          "generator cannot read fewer than two)")

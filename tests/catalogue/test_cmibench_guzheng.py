@@ -177,6 +177,23 @@ def test_a_malformed_label_file_is_refused_with_its_file_and_row(tmp_path, text,
     assert str(path) in str(err.value)
 
 
+def test_a_label_file_that_is_not_utf8_is_refused_with_its_name(tmp_path):
+    path = tmp_path / label_file("86")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(f"{HEADER}\n0.5,1.0,chanyin,60\n".encode() + b"\xff\xfe,1,2\n")
+    with pytest.raises(ValueError, match="not UTF-8 text") as err:
+        clips(path)
+    assert str(path) in str(err.value)
+
+
+def test_line_ends_and_comments_are_read_as_the_generator_reads_them(tmp_path):
+    path = tmp_path / label_file("86")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(f"{HEADER}\r\n0.5,1.0,chanyin,60 # a note\r\n\r\n12.25,13.0,yaozhi,61\r\n".encode())
+    assert clips(path) == _generator_clips(path) == [
+        (0.0, "[('0.5000', '1.0000', 'Vibrato')]"), (10.0, "[('12.2500', '13.0000', 'Tremolo')]")]
+
+
 def _dataset(tmp_path: Path) -> Path:
     folder = tmp_path / "Guzheng_Tech99"
     _from_published(folder)

@@ -195,3 +195,12 @@ def test_musiceval_run_asks_the_tiny_model_and_scores_medleydb(tiny_qwen, mirror
     text = json.dumps(results)
     assert "MedleyDB" in text and "overall_accuracy" in text and "covers 6 of 29 items" in text
     assert len(results["meta"]["provenance"]["scorer"]["datasets"]["cmi-bench/MedleyDB"]["questions_sha256"]) == 26
+
+
+def test_a_csv_that_is_not_utf8_is_refused_with_its_name(tmp_path):
+    path = tmp_path / csv_name(TEST_TRACKS[3])
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"0.0,0.0\n0.0058,440.0\n\xff\xfe,1\n")
+    with pytest.raises(ValueError, match="not UTF-8 text") as err:
+        clips(path)
+    assert str(path) in str(err.value)
