@@ -30,7 +30,7 @@ at 5a071fa):
 
 Item ids are ``<line>|data/Guzheng/Guzheng_Tech99/data/audio/test/<track>.flac`` with the line the
 clip has in ``CMI_Guzheng_Tech.jsonl``, as the other CMI-Bench entries' are; the clips of a track share
-its group. A CSV whose first row is not a header, with fewer than one note, with a row that is not
+its group. A CSV whose first row is not a header, with no note, with a row that is not
 two finite times and a known technique, is refused with its file and row (the generator crashes on
 most of these; the dataset's files hold none). Scoring: the ``guzheng`` family.
 """
