@@ -32,17 +32,21 @@ def project(pytester):
 
 
 def _config(project, server, model: str = "judge-2024-08-06", extra: str = "", judge: str = "",
-            file: str = "musicqa.jsonl", items: int = 180) -> None:
+            file: str = "musicqa.jsonl", items: int | None = 180, judge_model: str = "") -> None:
+    """``musiceval.toml`` judging ``file`` by the endpoint judge ``model`` of ``server`` (none: an
+    address nothing answers), or by ``judge_model`` when given (a local one)."""
+    judge_model = judge_model or f"openai-compatible:{server.base_url if server else 'http://127.0.0.1:9/v1'}#{model}"
+    expected = f"expected_items = {items}" if items is not None else ""
     (project.path / "musiceval.toml").write_text(f"""
 [[model]]
 name = "MiDashengLM"
 [[model.answers]]
 protocol = "judge"
 file = "{file}"
-expected_items = {items}
+{expected}
 {extra}
 [judge]
-model = "openai-compatible:{server.base_url if server else 'http://127.0.0.1:9/v1'}#{model}"
+model = "{judge_model}"
 {judge}
 """, "utf-8")
 
@@ -252,16 +256,7 @@ def test_a_tiny_local_transformers_judge_runs_the_whole_judged_path(project, tmp
     model_dir = build_tiny_qwen2_audio(tmp_path / "tiny-judge")
     lines = (project.path / "musicqa.jsonl").read_text("utf-8").splitlines(keepends=True)[:36]  # 4 clips
     (project.path / "musicqa.jsonl").write_text("".join(lines), "utf-8")
-    (project.path / "musiceval.toml").write_text(f"""
-[[model]]
-name = "MiDashengLM"
-[[model.answers]]
-protocol = "judge"
-file = "musicqa.jsonl"
-[judge]
-model = "hf:{model_dir}"
-max_tokens = 8
-""", "utf-8")
+    _config(project, None, items=None, judge_model=f"hf:{model_dir}", judge="max_tokens = 8")
     out, run = _run(project)
     scorer = run["meta"]["provenance"]["scorer"]["protocols"]["judge"]["scorer"]
     assert scorer["model"] == f"hf:{model_dir}" and len(scorer["template_sha256"]) == 64

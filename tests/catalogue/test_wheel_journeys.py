@@ -62,3 +62,33 @@ def test_musiceval_run_with_repeats_from_the_installed_wheel_says_one_verdict(mu
     assert agree and agree[0]["outcome"] == "FINDING" and agree[0]["n"] == 4
     assert results["meta"]["repeats"] == 2
     assert "covers 4 of 320 items" in json.dumps(results["gates"])
+
+
+def test_an_entry_built_from_the_users_files_from_the_installed_wheel_says_one_verdict(musiceval_bin, tmp_path):
+    """``cmi-bench/Guzheng_Tech`` as a team takes it: ``data prepare`` from its Guzheng_Tech99 folder,
+    ``data check``, then ``musiceval run`` (default output folder) with an OpenAI-compatible model."""
+    from tests.catalogue.test_cmibench_guzheng import _dataset
+
+    folder, team, data = _dataset(tmp_path), tmp_path / "team", tmp_path / "data"
+    team.mkdir()
+    name, where = "cmi-bench/Guzheng_Tech", ["--data-root", str(data), "--no-progress"]
+    prepared = wheel_env.run([str(musiceval_bin), "data", "prepare", name, "--questions", str(folder), "--audio-dir",
+                              str(folder), *where], team, timeout=300)
+    assert prepared.returncode == 0, prepared.stderr[-2000:]
+    checked = wheel_env.run([str(musiceval_bin), "data", "check", name, *where], team, timeout=300)
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
+    with FakeOpenAIServer(reply=lambda body: "[('0.5000', '1.2000', 'Vibrato')]") as server:
+        done = wheel_env.run([str(musiceval_bin), "run", "--model", f"openai-compatible:{server.base_url}#echo",
+                              "--benchmarks", name, "--cache-dir", str(tmp_path / "cache"), *where], team)
+        asked = len(server.bodies)
+    (results_json,) = team.glob(".musiceval/runs/*/results/results.json")
+    results = json.loads(results_json.read_text(encoding="utf-8"))
+    verdict, last = results["verdict"], done.stdout.strip().splitlines()[-1]
+    # the 79 clips with audio answered (the first recording's is missing); clips of identical audio come from the cache
+    assert asked and "covers 79 of 94 items" in json.dumps(results), done.stderr[-3000:]
+    words = {"terminal": last.split(":")[1].strip(), "results.json": verdict}
+    for report in ("report.md", "report.html"):
+        text = (results_json.parent / report).read_text(encoding="utf-8")
+        words[report] = next(w for w in WORDS if f"musiceval: {w}:" in text)
+    assert set(words.values()) == {verdict}, words
+    assert done.returncode == (0 if verdict == "PASSED" else 1) and "unpinned: Guzheng_Tech" in last
